@@ -1,5 +1,18 @@
 //! Sediment: web archives (WARC, CDX) into a content-addressed wide-column store on
 //! RocksDB, and from there into JSON lines, SQLite crawl/summary databases and word
 //! indexes. See DESIGN.md for the data model.
+//!
+//! Modules follow the data flow: inputs (`input`) become captures (`capture`), the
+//! store (`store`, shaped by `schema` and `codec`) keeps them, outputs (`jsonl`) read
+//! them back; `commands` holds one short recipe per subcommand.
 
+pub mod capture;
+pub mod cli;
+pub mod codec;
+pub mod commands;
+pub mod input;
+pub mod jsonl;
 pub mod key;
+pub mod report;
+pub mod schema;
+pub mod store;

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Export/import rates of the store (issue 2) on N generated rows (default 1,000,000),
+# with references measured in the same run: reading the file (cat) and parsing every
+# line with Python's json module.
+# Usage: scripts/bench-store.sh [N] [WORKDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+n="${1:-1000000}"
+work="${2:-/tmp/sediment-bench-store}"
+cargo build --release --quiet
+rm -rf "$work" && mkdir -p "$work"
+python3 scripts/gen_rows.py "$n" > "$work/rows.jsonl"
+bytes=$(stat -c %s "$work/rows.jsonl")
+t() { local s=$(date +%s.%N); "$@"; local e=$(date +%s.%N); echo "$e - $s" | bc; }
+rate() { echo "scale=0; $n / $1" | bc; }
+
+t_cat=$(t sh -c "cat '$work/rows.jsonl' > /dev/null")
+t_py=$(t python3 -c "
+import json,sys
+for l in open('$work/rows.jsonl','rb'): json.loads(l)")
+t_import=$(t "$SEDIMENT_BIN" --store "$work/store" import-jsonl "$work/rows.jsonl" 2>"$work/import.log")
+t_export=$(t sh -c "'$SEDIMENT_BIN' --store '$work/store' export -o '$work/export.jsonl' 2>'$work/export.log'")
+t_import2=$(t "$SEDIMENT_BIN" --store "$work/store2" import-jsonl "$work/export.jsonl" 2>"$work/import2.log")
+"$SEDIMENT_BIN" --store "$work/store2" export -o "$work/export2.jsonl" 2>/dev/null
+cmp -s "$work/export.jsonl" "$work/export2.jsonl" && same=yes || same=NO
+
+echo "rows: $n ($((bytes / 1000000)) MB of JSON lines), machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
+printf '%-34s %8s s %12s rows/s\n' "cat (read floor)" "$t_cat" "$(rate "$t_cat")"
+printf '%-34s %8s s %12s rows/s\n' "python json.loads per line" "$t_py" "$(rate "$t_py")"
+printf '%-34s %8s s %12s rows/s\n' "sediment import-jsonl" "$t_import" "$(rate "$t_import")"
+printf '%-34s %8s s %12s rows/s\n' "sediment export" "$t_export" "$(rate "$t_export")"
+printf '%-34s %8s s %12s rows/s\n' "sediment import-jsonl (re-import)" "$t_import2" "$(rate "$t_import2")"
+echo "export → import → export byte-identical: $same"
+du -sh "$work/store" | awk '{print "store on disk: " $1}'

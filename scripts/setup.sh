@@ -1,0 +1,29 @@
+#!/usr/bin/env bash
+# Installs what building and testing Sediment needs on a Debian machine with a Rust
+# toolchain. Idempotent: does nothing when everything is present.
+#   - clang + libclang: RocksDB's Rust bindings are generated with bindgen.
+#   - python3 packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
+#     the equivalence tests compare against (tests skip with a message without them).
+#   - wget: makes the fixture crawls (scripts/make-fixtures.sh).
+set -euo pipefail
+
+need_apt=()
+command -v clang >/dev/null 2>&1 || need_apt+=(clang)
+ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need_apt+=(libclang-dev)
+command -v wget >/dev/null 2>&1 || need_apt+=(wget)
+command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
+if [ ${#need_apt[@]} -gt 0 ]; then
+  echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+if command -v python3 >/dev/null 2>&1; then
+  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc' >/dev/null 2>&1; then
+    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc (reference implementations for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc >&2 \
+      || echo "setup: pip install failed; equivalence tests will skip" >&2
+  fi
+fi

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Runs the whole test suite: formatting, lints, unit and integration tests.
+# Everything builds in release mode so RocksDB is compiled once, for tests and binaries alike.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/setup.sh
+. scripts/env.sh
+cargo fmt --check
+cargo clippy --release --all-targets -- -D warnings
+cargo test --release "$@"

@@ -1,0 +1,69 @@
+//! Command-line interface: global options and dispatch to one module per subcommand.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use clap::{Parser, Subcommand};
+
+use crate::commands;
+
+#[derive(Parser)]
+#[command(
+    name = "sediment",
+    version,
+    about = "Web archives (WARC, CDX) into a content-addressed wide-column store on RocksDB, and out again as JSON lines, SQLite databases and word indexes."
+)]
+pub struct Cli {
+    /// The store directory (an embedded RocksDB).
+    #[arg(
+        long,
+        global = true,
+        env = "SEDIMENT_STORE",
+        default_value = "./sediment-store"
+    )]
+    pub store: PathBuf,
+
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand)]
+pub enum Command {
+    /// Print the table schema (families, qualifiers, types, versions, compression).
+    Schema(commands::schema::Args),
+    /// Print one row as a JSON object.
+    Get(commands::get::Args),
+    /// Write rows as JSON lines.
+    Export(commands::export::Args),
+    /// Read rows from JSON lines written by `export`.
+    ImportJsonl(commands::import_jsonl::Args),
+    /// Read rows from tab-separated dumps of the original HBase table.
+    ImportHbaseTsv(commands::import_hbase_tsv::Args),
+    /// Print counts: rows, cells per column, MIME types, payload bytes, captures, disk size.
+    Stats(commands::stats::Args),
+}
+
+pub fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Schema(args) => commands::schema::run(args),
+        Command::Get(args) => commands::get::run(&cli.store, args),
+        Command::Export(args) => commands::export::run(&cli.store, args),
+        Command::ImportJsonl(args) => commands::import_jsonl::run(&cli.store, args),
+        Command::ImportHbaseTsv(args) => commands::import_hbase_tsv::run(&cli.store, args),
+        Command::Stats(args) => commands::stats::run(&cli.store, args),
+    };
+    match result {
+        Ok(code) => code,
+        Err(err) => {
+            // A closed pipe (`sediment export | head`) is not an error worth a message.
+            if let Some(io) = err.downcast_ref::<std::io::Error>()
+                && io.kind() == std::io::ErrorKind::BrokenPipe
+            {
+                return ExitCode::SUCCESS;
+            }
+            eprintln!("sediment: error: {err:#}");
+            ExitCode::FAILURE
+        }
+    }
+}

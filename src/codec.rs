@@ -1,0 +1,255 @@
+//! Cell value codecs: how each schema type is stored as bytes and shown as JSON.
+//!
+//! Stored bytes follow the original HBase table: JSON cells are UTF-8 JSON text,
+//! strings are UTF-8, integers are 8 bytes big-endian (`Bytes.toBytes(long)`).
+//! JSON cells are stored in one canonical form (compact, keys sorted) so that an
+//! export → import → export round trip is byte-identical whatever the input spacing.
+
+use serde_json::Value;
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ValueType {
+    Json,
+    String,
+    U64,
+    I64,
+}
+
+#[derive(Debug, thiserror::Error, PartialEq, Eq)]
+pub enum CodecError {
+    #[error("expected {expected} for a {value_type} column, found {found}")]
+    WrongJsonType {
+        value_type: &'static str,
+        expected: &'static str,
+        found: &'static str,
+    },
+    #[error("{0} is out of range for a {1} column")]
+    OutOfRange(String, &'static str),
+    #[error("stored {0} cell has {1} bytes, expected 8")]
+    BadIntegerWidth(&'static str, usize),
+    #[error("not valid JSON: {0}")]
+    BadJson(String),
+    #[error("not valid UTF-8")]
+    NotUtf8,
+}
+
+fn json_type_name(value: &Value) -> &'static str {
+    match value {
+        Value::Null => "null",
+        Value::Bool(_) => "a boolean",
+        Value::Number(_) => "a number",
+        Value::String(_) => "a string",
+        Value::Array(_) => "an array",
+        Value::Object(_) => "an object",
+    }
+}
+
+impl ValueType {
+    pub fn from_name(name: &str) -> Option<ValueType> {
+        match name {
+            "json" => Some(ValueType::Json),
+            "string" => Some(ValueType::String),
+            "u64" => Some(ValueType::U64),
+            "i64" => Some(ValueType::I64),
+            _ => None,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            ValueType::Json => "json",
+            ValueType::String => "string",
+            ValueType::U64 => "u64",
+            ValueType::I64 => "i64",
+        }
+    }
+
+    /// Encodes a JSON value (as read from an export line) into stored bytes.
+    pub fn encode_json(self, value: &Value) -> Result<Vec<u8>, CodecError> {
+        let wrong = |expected| CodecError::WrongJsonType {
+            value_type: self.name(),
+            expected,
+            found: json_type_name(value),
+        };
+        match self {
+            ValueType::Json => Ok(canonical_json(value)),
+            ValueType::String => match value {
+                Value::String(s) => Ok(s.as_bytes().to_vec()),
+                _ => Err(wrong("a string")),
+            },
+            ValueType::U64 => match value {
+                Value::Number(n) => n
+                    .as_u64()
+                    .map(|v| v.to_be_bytes().to_vec())
+                    .ok_or_else(|| CodecError::OutOfRange(n.to_string(), "u64")),
+                _ => Err(wrong("an integer")),
+            },
+            ValueType::I64 => match value {
+                Value::Number(n) => n
+                    .as_i64()
+                    .map(|v| v.to_be_bytes().to_vec())
+                    .ok_or_else(|| CodecError::OutOfRange(n.to_string(), "i64")),
+                _ => Err(wrong("an integer")),
+            },
+        }
+    }
+
+    /// Encodes a cell given as text (a TSV field): JSON cells are parsed, integers read
+    /// as decimal, strings taken as they are.
+    pub fn encode_text(self, text: &str) -> Result<Vec<u8>, CodecError> {
+        match self {
+            ValueType::Json => {
+                let value: Value =
+                    serde_json::from_str(text).map_err(|e| CodecError::BadJson(e.to_string()))?;
+                Ok(canonical_json(&value))
+            }
+            ValueType::String => Ok(text.as_bytes().to_vec()),
+            ValueType::U64 => text
+                .trim()
+                .parse::<u64>()
+                .map(|v| v.to_be_bytes().to_vec())
+                .map_err(|_| CodecError::OutOfRange(text.to_string(), "u64")),
+            ValueType::I64 => text
+                .trim()
+                .parse::<i64>()
+                .map(|v| v.to_be_bytes().to_vec())
+                .map_err(|_| CodecError::OutOfRange(text.to_string(), "i64")),
+        }
+    }
+
+    /// Appends the JSON spelling of stored bytes to `out` (for exports).
+    pub fn write_json(self, stored: &[u8], out: &mut Vec<u8>) -> Result<(), CodecError> {
+        match self {
+            // Stored JSON is canonical already (every write path goes through
+            // `canonical_json` or a serializer with sorted fields), so copy it.
+            ValueType::Json => {
+                if stored.is_empty() {
+                    return Err(CodecError::BadJson("empty cell".into()));
+                }
+                out.extend_from_slice(stored);
+            }
+            ValueType::String => {
+                let text = std::str::from_utf8(stored).map_err(|_| CodecError::NotUtf8)?;
+                write_json_string(text, out);
+            }
+            ValueType::U64 => {
+                let v = u64::from_be_bytes(
+                    stored
+                        .try_into()
+                        .map_err(|_| CodecError::BadIntegerWidth("u64", stored.len()))?,
+                );
+                out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+            }
+            ValueType::I64 => {
+                let v = i64::from_be_bytes(
+                    stored
+                        .try_into()
+                        .map_err(|_| CodecError::BadIntegerWidth("i64", stored.len()))?,
+                );
+                out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
+            }
+        }
+        Ok(())
+    }
+
+    /// Decodes stored bytes into a JSON value (for `get` and tests).
+    pub fn decode(self, stored: &[u8]) -> Result<Value, CodecError> {
+        let mut text = Vec::with_capacity(stored.len() + 2);
+        self.write_json(stored, &mut text)?;
+        serde_json::from_slice(&text).map_err(|e| CodecError::BadJson(e.to_string()))
+    }
+}
+
+/// Compact JSON with object keys sorted (serde_json's default map is ordered by key).
+pub fn canonical_json(value: &Value) -> Vec<u8> {
+    // Serializing a Value cannot fail: its keys are strings and it holds no non-finite floats.
+    serde_json::to_vec(value).unwrap_or_default()
+}
+
+/// Appends `text` as a JSON string literal.
+pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
+    // Writing to a Vec cannot fail.
+    let _ = serde_json::to_writer(&mut *out, text);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn round_trip(t: ValueType, v: Value) -> Value {
+        let stored = t.encode_json(&v).unwrap();
+        t.decode(&stored).unwrap()
+    }
+
+    #[test]
+    fn every_type_round_trips() {
+        assert_eq!(round_trip(ValueType::U64, json!(0)), json!(0));
+        assert_eq!(round_trip(ValueType::U64, json!(u64::MAX)), json!(u64::MAX));
+        assert_eq!(round_trip(ValueType::I64, json!(-5)), json!(-5));
+        assert_eq!(round_trip(ValueType::I64, json!(i64::MIN)), json!(i64::MIN));
+        assert_eq!(
+            round_trip(ValueType::String, json!("tab\there \"quoted\" é")),
+            json!("tab\there \"quoted\" é")
+        );
+        let obj = json!({"u": "http://x/", "c": 2, "nested": {"b": [1, 2.5, null, true]}});
+        assert_eq!(round_trip(ValueType::Json, obj.clone()), obj);
+    }
+
+    #[test]
+    fn integers_are_eight_bytes_big_endian() {
+        assert_eq!(
+            ValueType::U64.encode_json(&json!(1050532)).unwrap(),
+            vec![0, 0, 0, 0, 0, 0x10, 0x07, 0xa4]
+        );
+        assert_eq!(
+            ValueType::I64.encode_json(&json!(200)).unwrap(),
+            200i64.to_be_bytes().to_vec()
+        );
+        assert_eq!(
+            ValueType::I64.encode_json(&json!(-1)).unwrap(),
+            vec![0xff; 8]
+        );
+        assert_eq!(
+            ValueType::U64.encode_text("361006").unwrap(),
+            361006u64.to_be_bytes().to_vec()
+        );
+    }
+
+    #[test]
+    fn json_cells_are_canonical() {
+        let spaced = r#"{"o": 984263791, "c": 1, "d": "2017-10-27T22:21:13"}"#;
+        let stored = ValueType::Json.encode_text(spaced).unwrap();
+        assert_eq!(
+            String::from_utf8(stored).unwrap(),
+            r#"{"c":1,"d":"2017-10-27T22:21:13","o":984263791}"#
+        );
+    }
+
+    #[test]
+    fn wrong_types_are_refused_with_reasons() {
+        let err = ValueType::U64.encode_json(&json!("12")).unwrap_err();
+        assert_eq!(
+            err.to_string(),
+            "expected an integer for a u64 column, found a string"
+        );
+        assert!(matches!(
+            ValueType::U64.encode_json(&json!(-1)),
+            Err(CodecError::OutOfRange(_, "u64"))
+        ));
+        assert!(matches!(
+            ValueType::U64.encode_json(&json!(1.5)),
+            Err(CodecError::OutOfRange(_, "u64"))
+        ));
+        assert!(ValueType::String.encode_json(&json!(3)).is_err());
+        assert!(matches!(
+            ValueType::Json.encode_text("{bad"),
+            Err(CodecError::BadJson(_))
+        ));
+        assert_eq!(
+            ValueType::U64.decode(&[1, 2, 3]),
+            Err(CodecError::BadIntegerWidth("u64", 3))
+        );
+        assert_eq!(ValueType::String.decode(&[0xff]), Err(CodecError::NotUtf8));
+    }
+}

@@ -1,0 +1,45 @@
+//! `sediment get KEY`: one row as a JSON object.
+
+use std::io::Write;
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::jsonl::write_row;
+use crate::key::Sha1Key;
+use crate::store::Store;
+use crate::store::cells::Projection;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Row key: base32, 40-character hex, or sha1:BASE32.
+    pub key: String,
+    /// Versions per cell to show (with their timestamps).
+    #[arg(long)]
+    pub versions: Option<usize>,
+}
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let key = Sha1Key::parse(&args.key)?;
+    let store = Store::open(store_path)?;
+    let mut projection = Projection::all(store.schema());
+    projection.versions = args.versions.unwrap_or(1).max(1);
+    let Some(row) = store.read_row(&key, &projection)? else {
+        bail!(
+            "no row with key {key} ({}) in {}",
+            key.to_hex(),
+            store_path.display()
+        );
+    };
+    let mut out = Vec::new();
+    write_row(
+        store.schema(),
+        &row,
+        args.versions.is_some(),
+        &mut out,
+        &mut Vec::new(),
+    );
+    std::io::stdout().write_all(&out)?;
+    super::finished()
+}

@@ -1,0 +1,108 @@
+//! `sediment import-jsonl`: rows written by `export`, read back losslessly.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+use rayon::prelude::*;
+
+use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
+use crate::jsonl::{LineError, ParsedRow, parse_row};
+use crate::report::{Location, Report};
+use crate::store::Store;
+use crate::store::writer::{Writer, now_millis};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// JSON-lines files (plain or gzip), or `-` for standard input.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Stop at the first bad line (exit status 1).
+    #[arg(long)]
+    pub strict: bool,
+    /// Apply inputs the store has already ingested.
+    #[arg(long)]
+    pub force: bool,
+    /// Write every bad line to this file (JSON lines: file, line, reason, raw).
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
+}
+
+const COMMAND: &str = "import-jsonl";
+
+/// A line number, the raw line, and its parse (`None` for a blank line).
+type ParsedLine<'a> = (u64, &'a [u8], Option<Result<ParsedRow, LineError>>);
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let report = Report::new(COMMAND)
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())?
+        .with_progress(None, "lines");
+    let ts = now_millis();
+    for input in plan_inputs(&store, COMMAND, "", &args.files, |_| true)? {
+        if input.done_before.is_some() && !args.force {
+            eprintln!(
+                "{}: already imported, skipped (use --force to apply again)",
+                input.display()
+            );
+            report.count("inputs_skipped", 1);
+            continue;
+        }
+        let rows_before = report.counts().get("rows");
+        let name = input.display();
+        let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
+        let mut writer = Writer::new(&store, ts);
+        while let Some(chunk) = chunks.next_chunk()? {
+            let parsed: Vec<ParsedLine> = chunk
+                .lines()
+                .collect::<Vec<_>>()
+                .into_par_iter()
+                .map(|(n, line)| {
+                    let blank = line.iter().all(u8::is_ascii_whitespace);
+                    (n, line, (!blank).then(|| parse_row(store.schema(), line)))
+                })
+                .collect();
+            for (line_no, raw, result) in parsed {
+                report.count("lines", 1);
+                match result {
+                    None => report.count("blank_lines", 1),
+                    Some(Ok(row)) => {
+                        for cell in &row.cells {
+                            match cell.ts {
+                                Some(t) => {
+                                    writer.put_cell_at(&row.key, cell.column, t, &cell.value)
+                                }
+                                None => writer.put_cell(&row.key, cell.column, &cell.value),
+                            }
+                        }
+                        writer.end_record()?;
+                        report.count("rows", 1);
+                        report.count("cells", row.cells.len() as u64);
+                    }
+                    Some(Err(e)) => {
+                        let at = Location {
+                            file: name.clone(),
+                            line: Some(line_no),
+                            offset: None,
+                        };
+                        report.problem(at, e.code, &e.message, Some(raw))?;
+                    }
+                }
+            }
+            report.progress().set_position(report.counts().get("lines"));
+        }
+        writer.finish()?;
+        store.flush()?;
+        let rows = report.counts().get("rows") - rows_before;
+        record_done(
+            &store,
+            COMMAND,
+            "",
+            &input,
+            serde_json::json!({ "rows": rows }),
+        )?;
+    }
+    report.finish("lines", None)?;
+    super::finished()
+}

@@ -1,0 +1,255 @@
+//! Opening inputs (files, gzip, stdin) and deciding which ones a run must apply.
+
+use std::fs::File;
+use std::io::{self, BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use flate2::bufread::MultiGzDecoder;
+
+use crate::key::Sha1Key;
+use crate::store::Store;
+use crate::store::registry::{InputRecord, content_sha1};
+
+const READ_BUFFER: usize = 1 << 20;
+
+/// True for the gzip magic bytes.
+pub fn is_gzip(prefix: &[u8]) -> bool {
+    prefix.starts_with(&[0x1f, 0x8b])
+}
+
+/// Opens a line-oriented input: `-` is stdin; gzip is detected from the bytes, not the name.
+pub fn open_lines(path: &Path) -> Result<Box<dyn BufRead + Send>> {
+    let raw: Box<dyn Read + Send> = if path == Path::new("-") {
+        Box::new(io::stdin())
+    } else {
+        Box::new(File::open(path).with_context(|| format!("cannot open {}", path.display()))?)
+    };
+    let mut reader = BufReader::with_capacity(READ_BUFFER, raw);
+    let head = reader
+        .fill_buf()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if is_gzip(head) {
+        Ok(Box::new(BufReader::with_capacity(
+            READ_BUFFER,
+            MultiGzDecoder::new(reader),
+        )))
+    } else {
+        Ok(Box::new(reader))
+    }
+}
+
+/// An input of a run, and whether the store already has it.
+#[derive(Debug, Clone)]
+pub struct PlannedInput {
+    pub path: PathBuf,
+    /// `None` for stdin, which cannot be recognized again.
+    pub content: Option<Sha1Key>,
+    pub size: Option<u64>,
+    /// Already ingested with the same options by an earlier run.
+    pub done_before: Option<InputRecord>,
+}
+
+impl PlannedInput {
+    pub fn display(&self) -> String {
+        self.path.display().to_string()
+    }
+}
+
+/// Expands directories (recursively, files whose name passes `accept`), hashes every
+/// file, and looks each up in the store's input registry.
+pub fn plan_inputs(
+    store: &Store,
+    command: &str,
+    options: &str,
+    paths: &[PathBuf],
+    accept: impl Fn(&Path) -> bool,
+) -> Result<Vec<PlannedInput>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_dir(path, &accept, &mut files)
+                .with_context(|| format!("cannot list {}", path.display()))?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let mut planned = Vec::with_capacity(files.len());
+    for path in files {
+        if path == Path::new("-") {
+            planned.push(PlannedInput {
+                path,
+                content: None,
+                size: None,
+                done_before: None,
+            });
+            continue;
+        }
+        let size = std::fs::metadata(&path)
+            .with_context(|| format!("cannot read {}", path.display()))?
+            .len();
+        let content = content_sha1(&path)?;
+        let done_before = store.completed_input(command, &content, options)?;
+        planned.push(PlannedInput {
+            path,
+            content: Some(content),
+            size: Some(size),
+            done_before,
+        });
+    }
+    Ok(planned)
+}
+
+fn collect_dir(
+    dir: &Path,
+    accept: &impl Fn(&Path) -> bool,
+    out: &mut Vec<PathBuf>,
+) -> io::Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    entries.sort_by_key(|e| e.path());
+    for entry in entries {
+        let path = entry.path();
+        if entry.file_type()?.is_dir() {
+            collect_dir(&path, accept, out)?;
+        } else if accept(&path) {
+            out.push(path);
+        }
+    }
+    Ok(())
+}
+
+/// Records a finished input in the registry (no-op for stdin).
+pub fn record_done(
+    store: &Store,
+    command: &str,
+    options: &str,
+    input: &PlannedInput,
+    summary: serde_json::Value,
+) -> Result<()> {
+    let (Some(content), Some(size)) = (input.content, input.size) else {
+        return Ok(());
+    };
+    store.record_input(
+        &content,
+        &InputRecord {
+            command: command.to_string(),
+            path: input.display(),
+            size,
+            sha1: content.to_hex(),
+            options: options.to_string(),
+            completed_ms: crate::store::writer::now_millis(),
+            summary,
+        },
+    )
+}
+
+/// A block of whole lines read from an input, for parallel parsing.
+pub struct LineChunk {
+    /// 1-based number of the first line in the chunk.
+    pub first_line: u64,
+    pub data: Vec<u8>,
+}
+
+impl LineChunk {
+    /// (line number, line without its `\n` / `\r\n`).
+    pub fn lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
+        let data = self.data.as_slice();
+        let body = data.strip_suffix(b"\n").unwrap_or(data);
+        let mut n = self.first_line;
+        (!data.is_empty())
+            .then(|| body.split(|&b| b == b'\n'))
+            .into_iter()
+            .flatten()
+            .map(move |line| {
+                let number = n;
+                n += 1;
+                (number, line.strip_suffix(b"\r").unwrap_or(line))
+            })
+    }
+}
+
+/// Reads an input in chunks of about `chunk_bytes`, each ending at a line boundary.
+pub struct LineChunks<R> {
+    reader: R,
+    chunk_bytes: usize,
+    next_line: u64,
+    /// Bytes read so far (uncompressed), for progress.
+    pub bytes_read: u64,
+}
+
+impl<R: BufRead> LineChunks<R> {
+    pub fn new(reader: R, chunk_bytes: usize) -> Self {
+        LineChunks {
+            reader,
+            chunk_bytes,
+            next_line: 1,
+            bytes_read: 0,
+        }
+    }
+
+    /// The next chunk, `None` at the end of the input.
+    pub fn next_chunk(&mut self) -> io::Result<Option<LineChunk>> {
+        let mut data = Vec::with_capacity(self.chunk_bytes + 4096);
+        while data.len() < self.chunk_bytes {
+            let n = self.reader.read_until(b'\n', &mut data)?;
+            if n == 0 {
+                break;
+            }
+        }
+        if data.is_empty() {
+            return Ok(None);
+        }
+        self.bytes_read += data.len() as u64;
+        let lines =
+            memchr::memchr_iter(b'\n', &data).count() as u64 + u64::from(!data.ends_with(b"\n"));
+        let chunk = LineChunk {
+            first_line: self.next_line,
+            data,
+        };
+        self.next_line += lines;
+        Ok(Some(chunk))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn chunks_keep_line_numbers() {
+        let text = b"a\nbb\r\n\nccc";
+        let mut chunks = LineChunks::new(&text[..], 3);
+        let mut seen = Vec::new();
+        while let Some(chunk) = chunks.next_chunk().unwrap() {
+            for (n, line) in chunk.lines() {
+                seen.push((n, String::from_utf8(line.to_vec()).unwrap()));
+            }
+        }
+        assert_eq!(
+            seen,
+            vec![
+                (1, "a".into()),
+                (2, "bb".into()),
+                (3, "".into()),
+                (4, "ccc".into())
+            ]
+        );
+        assert_eq!(chunks.bytes_read, text.len() as u64);
+    }
+
+    #[test]
+    fn opens_gzip_by_content() {
+        use std::io::Write;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("lines.txt");
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(b"one\ntwo\n").unwrap();
+        std::fs::write(&path, gz.finish().unwrap()).unwrap();
+        let mut text = String::new();
+        open_lines(&path)
+            .unwrap()
+            .read_to_string(&mut text)
+            .unwrap();
+        assert_eq!(text, "one\ntwo\n");
+    }
+}

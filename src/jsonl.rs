@@ -1,0 +1,279 @@
+//! Rows as JSON lines, and back.
+//!
+//! `{"key":"<BASE32>","sha1hex":"…","f:c":{…},"file:size":123,…}`: columns in schema
+//! order, JSON cells embedded as JSON, integers as numbers, strings as strings. With
+//! versions, each column is an array of `{"ts":<ms>,"value":…}`, newest first.
+
+use serde_json::Value;
+
+use crate::codec::write_json_string;
+use crate::key::Sha1Key;
+use crate::schema::{ColumnId, Schema};
+use crate::store::cells::Row;
+
+/// Appends one row as a JSON line (with the trailing newline) to `out`.
+/// Cells that cannot be decoded (a corrupt integer width, say) are reported in
+/// `bad_cells` and left out rather than producing invalid JSON.
+pub fn write_row(
+    schema: &Schema,
+    row: &Row,
+    with_versions: bool,
+    out: &mut Vec<u8>,
+    bad_cells: &mut Vec<String>,
+) {
+    let mut key = [0u8; 32];
+    row.key.write_base32(&mut key);
+    out.extend_from_slice(b"{\"key\":\"");
+    out.extend_from_slice(&key);
+    out.extend_from_slice(b"\",\"sha1hex\":\"");
+    out.extend_from_slice(row.key.to_hex().as_bytes());
+    out.push(b'"');
+    for cell in &row.cells {
+        let column = schema.column(cell.column);
+        let mark = out.len();
+        out.push(b',');
+        write_json_string(&format!("{}:{}", column.family, column.qualifier), out);
+        out.push(b':');
+        let ok = if with_versions {
+            out.push(b'[');
+            let mut ok = true;
+            for (i, version) in cell.versions.iter().enumerate() {
+                if i > 0 {
+                    out.push(b',');
+                }
+                out.extend_from_slice(b"{\"ts\":");
+                out.extend_from_slice(itoa::Buffer::new().format(version.ts).as_bytes());
+                out.extend_from_slice(b",\"value\":");
+                ok &= column.value_type.write_json(&version.value, out).is_ok();
+                out.push(b'}');
+            }
+            out.push(b']');
+            ok
+        } else {
+            match cell.versions.first() {
+                Some(v) => column.value_type.write_json(&v.value, out).is_ok(),
+                None => false,
+            }
+        };
+        if !ok {
+            out.truncate(mark);
+            bad_cells.push(format!(
+                "{} {}:{}",
+                row.key, column.family, column.qualifier
+            ));
+        }
+    }
+    out.extend_from_slice(b"}\n");
+}
+
+/// A cell read from a JSON line: stored bytes and, when the line gave one, a timestamp.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedCell {
+    pub column: ColumnId,
+    pub ts: Option<u64>,
+    pub value: Vec<u8>,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ParsedRow {
+    pub key: Sha1Key,
+    pub cells: Vec<ParsedCell>,
+}
+
+/// Why a JSON line was refused; `code` is the stable name used in reports.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{message}")]
+pub struct LineError {
+    pub code: &'static str,
+    pub message: String,
+}
+
+fn line_error(code: &'static str, message: impl Into<String>) -> LineError {
+    LineError {
+        code,
+        message: message.into(),
+    }
+}
+
+/// Parses one exported JSON line.
+pub fn parse_row(schema: &Schema, line: &[u8]) -> Result<ParsedRow, LineError> {
+    let value: Value = serde_json::from_slice(line)
+        .map_err(|e| line_error("bad_json", format!("not valid JSON: {e}")))?;
+    let Value::Object(fields) = value else {
+        return Err(line_error("bad_json", "a row must be a JSON object"));
+    };
+    let key_text = fields
+        .get("key")
+        .and_then(Value::as_str)
+        .ok_or_else(|| line_error("missing_key", "no \"key\" field"))?;
+    let key = Sha1Key::parse(key_text).map_err(|e| line_error("bad_key", e.to_string()))?;
+    let mut cells = Vec::new();
+    for (name, value) in &fields {
+        match name.as_str() {
+            "key" => continue,
+            "sha1hex" => {
+                let matches = value
+                    .as_str()
+                    .and_then(|h| Sha1Key::from_hex(h.as_bytes()))
+                    .is_some_and(|h| h == key);
+                if !matches {
+                    return Err(line_error(
+                        "bad_key",
+                        format!("sha1hex {value} does not match key {key_text}"),
+                    ));
+                }
+                continue;
+            }
+            _ => {}
+        }
+        let column = schema
+            .column_id(name)
+            .ok_or_else(|| line_error("unknown_column", format!("unknown column {name:?}")))?;
+        let value_type = schema.column(column).value_type;
+        let encode = |v: &Value| {
+            value_type
+                .encode_json(v)
+                .map_err(|e| line_error("bad_value", format!("{name}: {e}")))
+        };
+        match value {
+            Value::Array(versions)
+                if value_type != crate::codec::ValueType::Json || is_versions(versions) =>
+            {
+                for version in versions {
+                    let ts = version.get("ts").and_then(Value::as_u64).ok_or_else(|| {
+                        line_error(
+                            "bad_value",
+                            format!("{name}: a version needs a numeric \"ts\""),
+                        )
+                    })?;
+                    let v = version.get("value").ok_or_else(|| {
+                        line_error("bad_value", format!("{name}: a version needs a \"value\""))
+                    })?;
+                    cells.push(ParsedCell {
+                        column,
+                        ts: Some(ts),
+                        value: encode(v)?,
+                    });
+                }
+            }
+            Value::Null => continue,
+            v => cells.push(ParsedCell {
+                column,
+                ts: None,
+                value: encode(v)?,
+            }),
+        }
+    }
+    Ok(ParsedRow { key, cells })
+}
+
+/// A JSON column whose value is itself an array is ambiguous with the versions form;
+/// it is read as versions only when every element looks like `{"ts":…,"value":…}`.
+fn is_versions(items: &[Value]) -> bool {
+    !items.is_empty()
+        && items.iter().all(|v| {
+            v.as_object()
+                .is_some_and(|o| o.len() == 2 && o.contains_key("ts") && o.contains_key("value"))
+        })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::store::cells::{Cell, Version};
+
+    fn sample_row(schema: &Schema) -> Row {
+        let col = |n: &str| schema.column_id(n).unwrap();
+        Row {
+            key: Sha1Key::parse("3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ").unwrap(),
+            cells: vec![
+                Cell {
+                    column: col("f:c"),
+                    versions: vec![Version {
+                        ts: 5,
+                        value: br#"{"c":1,"u":"http://x/"}"#.to_vec(),
+                    }],
+                },
+                Cell {
+                    column: col("file:size"),
+                    versions: vec![Version {
+                        ts: 5,
+                        value: 13264u64.to_be_bytes().to_vec(),
+                    }],
+                },
+                Cell {
+                    column: col("file:mime"),
+                    versions: vec![
+                        Version {
+                            ts: 9,
+                            value: b"application/pdf".to_vec(),
+                        },
+                        Version {
+                            ts: 5,
+                            value: b"text/html".to_vec(),
+                        },
+                    ],
+                },
+            ],
+        }
+    }
+
+    #[test]
+    fn writes_the_design_shape() {
+        let schema = Schema::embedded().unwrap();
+        let mut out = Vec::new();
+        write_row(
+            &schema,
+            &sample_row(&schema),
+            false,
+            &mut out,
+            &mut Vec::new(),
+        );
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "{\"key\":\"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ\",\"sha1hex\":\"da39a3ee5e6b4b0d3255bfef95601890afd80709\",\
+             \"f:c\":{\"c\":1,\"u\":\"http://x/\"},\"file:size\":13264,\"file:mime\":\"application/pdf\"}\n"
+        );
+    }
+
+    #[test]
+    fn round_trips_with_and_without_versions() {
+        let schema = Schema::embedded().unwrap();
+        let row = sample_row(&schema);
+        for with_versions in [false, true] {
+            let mut out = Vec::new();
+            write_row(&schema, &row, with_versions, &mut out, &mut Vec::new());
+            let parsed = parse_row(&schema, out.trim_ascii_end()).unwrap();
+            assert_eq!(parsed.key, row.key);
+            let n = if with_versions { 4 } else { 3 };
+            assert_eq!(parsed.cells.len(), n, "{}", String::from_utf8_lossy(&out));
+            if with_versions {
+                assert!(parsed.cells.iter().all(|c| c.ts.is_some()));
+            }
+        }
+    }
+
+    #[test]
+    fn refuses_bad_lines_with_codes() {
+        let schema = Schema::embedded().unwrap();
+        let code = |line: &str| parse_row(&schema, line.as_bytes()).unwrap_err().code;
+        assert_eq!(code("{"), "bad_json");
+        assert_eq!(code("[1]"), "bad_json");
+        assert_eq!(code(r#"{"f:c":{}}"#), "missing_key");
+        assert_eq!(code(r#"{"key":"XYZ"}"#), "bad_key");
+        assert_eq!(
+            code(
+                r#"{"key":"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","sha1hex":"0000000000000000000000000000000000000000"}"#
+            ),
+            "bad_key"
+        );
+        assert_eq!(
+            code(r#"{"key":"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","f:zz":1}"#),
+            "unknown_column"
+        );
+        assert_eq!(
+            code(r#"{"key":"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","file:size":"big"}"#),
+            "bad_value"
+        );
+    }
+}

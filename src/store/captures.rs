@@ -1,0 +1,326 @@
+//! The capture key spaces and the derivation of file rows from captures.
+//!
+//! `capture` keys: `SURT ‖ 0x00 ‖ timestamp(14) ‖ 0x00 ‖ file ‖ 0x00 ‖ position(8)`,
+//! the wayback/CDX order. `capture_by_digest` keys: `digest(20) ‖ timestamp(14) ‖ file ‖
+//! 0x00 ‖ position(8)`, so the captures of one payload are listed in the order that
+//! defines "the first capture": (capture time, WARC or CDX file name, offset).
+//!
+//! File rows are a pure function of the set of captures of a digest, recomputed for
+//! the digests a run touched (the `dirty` family). That is what makes ingestion
+//! independent of thread count, input order, and interruptions.
+
+use anyhow::Result;
+use rocksdb::{ReadOptions, WriteBatch};
+use serde::Serialize;
+
+use crate::capture::{Capture, iso_date};
+use crate::key::Sha1Key;
+use crate::schema::ColumnId;
+use crate::store::cells::{ROW_LEN, cell_key, row_upper_bound};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
+
+pub fn capture_key(capture: &Capture, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(capture.surt.as_bytes());
+    out.push(0);
+    out.extend_from_slice(capture.ts.as_bytes());
+    out.push(0);
+    push_tie_breaker(capture, out);
+}
+
+pub fn by_digest_key(digest: &Sha1Key, capture: &Capture, out: &mut Vec<u8>) {
+    out.clear();
+    out.extend_from_slice(digest.as_bytes());
+    out.extend_from_slice(capture.ts.as_bytes());
+    push_tie_breaker(capture, out);
+}
+
+fn push_tie_breaker(capture: &Capture, out: &mut Vec<u8>) {
+    let (file, position) = capture.tie_breaker();
+    out.extend_from_slice(file.as_bytes());
+    out.push(0);
+    out.extend_from_slice(&position.to_be_bytes());
+}
+
+/// `f:c`, fields in alphabetical order so the serialized JSON is canonical.
+#[derive(Serialize)]
+struct DedupeRecord<'a> {
+    c: u64,
+    d: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    f: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    i: Option<&'a str>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    o: Option<u64>,
+    u: &'a str,
+}
+
+/// `file:cdx`, fields in alphabetical order.
+#[derive(Serialize)]
+struct CdxCell<'a> {
+    #[serde(skip_serializing_if = "Option::is_none")]
+    c_size: Option<u64>,
+    dt: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    offset: Option<u64>,
+    surt: &'a str,
+    url: &'a str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    warc: Option<&'a str>,
+}
+
+/// The derived cells of one file row.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct DerivedRow {
+    pub dedupe: Vec<u8>,
+    pub cdx: Vec<u8>,
+    pub mime: Option<String>,
+    pub size: Option<u64>,
+}
+
+/// Derives a file row from the captures of one digest, given in first-capture order.
+/// `None` when no capture may locate the file (e.g. only revisits or filtered-out
+/// captures are known).
+pub fn derive_row(captures: &[Capture]) -> Option<DerivedRow> {
+    let first = captures.iter().find(|c| c.locates_file())?;
+    let count = captures.iter().filter(|c| c.counts()).count() as u64;
+    let dedupe = DedupeRecord {
+        c: count,
+        d: iso_date(&first.ts),
+        f: first.warc_name(),
+        i: first.record_id.as_deref(),
+        o: first.offset,
+        u: &first.url,
+    };
+    let cdx = CdxCell {
+        c_size: first.c_size,
+        dt: &first.ts,
+        offset: first.offset,
+        surt: &first.surt,
+        url: &first.url,
+        warc: first.warc.as_deref(),
+    };
+    let mime = first
+        .mime
+        .clone()
+        .or_else(|| captures.iter().find_map(|c| c.mime.clone()));
+    let size = first.size.or_else(|| captures.iter().find_map(|c| c.size));
+    Some(DerivedRow {
+        dedupe: serde_json::to_vec(&dedupe).unwrap_or_default(),
+        cdx: serde_json::to_vec(&cdx).unwrap_or_default(),
+        mime,
+        size,
+    })
+}
+
+/// The columns the derivation writes.
+pub struct DerivedColumns {
+    pub dedupe: ColumnId,
+    pub cdx: ColumnId,
+    pub mime: ColumnId,
+    pub size: ColumnId,
+}
+
+impl DerivedColumns {
+    pub fn resolve(store: &Store) -> Result<DerivedColumns> {
+        let schema = store.schema();
+        let get = |name: &str| {
+            schema
+                .column_id(name)
+                .ok_or_else(|| anyhow::anyhow!("the schema lacks column {name}"))
+        };
+        Ok(DerivedColumns {
+            dedupe: get("f:c")?,
+            cdx: get("file:cdx")?,
+            mime: get("file:mime")?,
+            size: get("file:size")?,
+        })
+    }
+}
+
+/// Appends the puts for a derived row to a batch.
+pub fn put_derived_row(
+    store: &Store,
+    columns: &DerivedColumns,
+    batch: &mut WriteBatch,
+    row: &Sha1Key,
+    derived: &DerivedRow,
+    ts: u64,
+) {
+    let mut put = |column: ColumnId, value: &[u8]| {
+        let qualifier = &store.schema().column(column).qualifier;
+        batch.put_cf(
+            store.family_cf(column.family),
+            cell_key(row, qualifier, ts),
+            value,
+        );
+    };
+    put(columns.dedupe, &derived.dedupe);
+    put(columns.cdx, &derived.cdx);
+    if let Some(mime) = &derived.mime {
+        put(columns.mime, mime.as_bytes());
+    }
+    if let Some(size) = derived.size {
+        put(columns.size, &size.to_be_bytes());
+    }
+}
+
+/// Reads the captures of one digest in first-capture order.
+pub fn captures_of_digest(store: &Store, digest: &Sha1Key) -> Result<Vec<Capture>> {
+    let mut opts = ReadOptions::default();
+    opts.set_iterate_upper_bound(row_upper_bound(digest.as_bytes()));
+    let mut iter = store.db().raw_iterator_cf_opt(store.cf(CF_BY_DIGEST), opts);
+    iter.seek(digest.as_bytes());
+    let mut out = Vec::new();
+    while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
+        if !key.starts_with(digest.as_bytes()) {
+            break;
+        }
+        if let Ok(capture) = Capture::from_json(value) {
+            out.push(capture);
+        }
+        iter.next();
+    }
+    iter.status()?;
+    Ok(out)
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub struct MaterializeStats {
+    /// Digests whose captures were looked at.
+    pub digests: u64,
+    /// File rows (re)written.
+    pub rows: u64,
+    /// Digests with captures but no capture that may locate a file.
+    pub without_file: u64,
+}
+
+/// Recomputes the file rows of every dirty digest and clears the marks, in batches.
+/// Safe to interrupt: a mark is removed in the same batch that writes its row.
+pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
+    let columns = DerivedColumns::resolve(store)?;
+    let mut stats = MaterializeStats::default();
+    let mut dirty = store.db().raw_iterator_cf(store.cf(CF_DIRTY));
+    dirty.seek_to_first();
+    let mut by_digest = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
+    let mut batch = WriteBatch::default();
+    let mut captures: Vec<Capture> = Vec::new();
+    while let Some(key) = dirty.key() {
+        let Some(digest) = Sha1Key::from_slice(key) else {
+            batch.delete_cf(store.cf(CF_DIRTY), key);
+            dirty.next();
+            continue;
+        };
+        stats.digests += 1;
+        captures.clear();
+        by_digest.seek(digest.as_bytes());
+        while let (Some(k), Some(v)) = (by_digest.key(), by_digest.value()) {
+            if k.get(..ROW_LEN) != Some(digest.as_bytes().as_slice()) {
+                break;
+            }
+            if let Ok(capture) = Capture::from_json(v) {
+                captures.push(capture);
+            }
+            by_digest.next();
+        }
+        by_digest.status()?;
+        match derive_row(&captures) {
+            Some(row) => {
+                put_derived_row(store, &columns, &mut batch, &digest, &row, ts);
+                stats.rows += 1;
+            }
+            None => stats.without_file += 1,
+        }
+        batch.delete_cf(store.cf(CF_DIRTY), digest.as_bytes());
+        if batch.size_in_bytes() >= 4 << 20 {
+            store
+                .db()
+                .write_opt(std::mem::take(&mut batch), &Store::bulk_write_options())?;
+        }
+        dirty.next();
+    }
+    dirty.status()?;
+    store.db().write_opt(batch, &Store::bulk_write_options())?;
+    Ok(stats)
+}
+
+/// Number of captures in URL order (every capture, whatever its status).
+pub fn count_captures(store: &Store) -> Result<u64> {
+    let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
+    iter.seek_to_first();
+    let mut n = 0;
+    while iter.valid() {
+        n += 1;
+        iter.next();
+    }
+    iter.status()?;
+    Ok(n)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::CaptureKind;
+
+    fn capture(ts: &str, offset: u64, passes: bool) -> Capture {
+        Capture {
+            surt: "org,example)/a.pdf".into(),
+            ts: ts.into(),
+            url: "http://example.org/a.pdf".into(),
+            source: "x.cdx".into(),
+            warc: Some("ITEM/x.warc.gz".into()),
+            offset: Some(offset),
+            c_size: Some(10),
+            status: Some(200),
+            mime: Some("application/pdf".into()),
+            digest: Some(Sha1Key([1; 20])),
+            passes,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn derived_row_uses_the_first_passing_capture_and_counts_revisits() {
+        let mut revisit = capture("20200101000000", 5, false);
+        revisit.kind = CaptureKind::Revisit;
+        let filtered_out = capture("20190101000000", 1, false);
+        let first = capture("20200101000000", 3, true);
+        let later = capture("20210101000000", 2, true);
+        // first-capture order: the caller passes captures sorted by key
+        let row = derive_row(&[filtered_out, first, revisit, later]).unwrap();
+        assert_eq!(
+            String::from_utf8(row.dedupe).unwrap(),
+            r#"{"c":3,"d":"2020-01-01T00:00:00Z","f":"x.warc.gz","o":3,"u":"http://example.org/a.pdf"}"#
+        );
+        assert_eq!(
+            String::from_utf8(row.cdx).unwrap(),
+            r#"{"c_size":10,"dt":"20200101000000","offset":3,"surt":"org,example)/a.pdf","url":"http://example.org/a.pdf","warc":"ITEM/x.warc.gz"}"#
+        );
+        assert_eq!(row.mime.as_deref(), Some("application/pdf"));
+        assert_eq!(row.size, None);
+    }
+
+    #[test]
+    fn no_row_without_a_locating_capture() {
+        let mut revisit = capture("20200101000000", 5, true);
+        revisit.kind = CaptureKind::Revisit;
+        assert_eq!(
+            derive_row(&[revisit, capture("20200101000000", 1, false)]),
+            None
+        );
+    }
+
+    #[test]
+    fn keys_order_captures_by_time_file_offset() {
+        let (mut a, mut b) = (Vec::new(), Vec::new());
+        let d = Sha1Key([1; 20]);
+        by_digest_key(&d, &capture("20200101000000", 900, true), &mut a);
+        by_digest_key(&d, &capture("20200101000001", 1, true), &mut b);
+        assert!(a < b);
+        capture_key(&capture("20200101000000", 2, true), &mut a);
+        capture_key(&capture("20200101000000", 10, true), &mut b);
+        assert!(a < b, "offsets compare numerically");
+        assert!(a.starts_with(b"org,example)/a.pdf\x0020200101000000\x00x.warc.gz\x00"));
+    }
+}

@@ -1,0 +1,150 @@
+//! Which inputs the store has ingested, by content hash, so re-runs are no-ops and an
+//! interrupted run is completed by running it again.
+//!
+//! An input is recorded only after everything it produced is durable (flushed), so a
+//! recorded input is always complete.
+
+use std::fs::File;
+use std::io::Read;
+use std::path::Path;
+
+use anyhow::{Context, Result};
+use serde::{Deserialize, Serialize};
+use sha1::{Digest, Sha1};
+
+use crate::key::Sha1Key;
+use crate::store::{CF_META, Store};
+
+const PREFIX: &str = "input/";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct InputRecord {
+    /// Which command ingested it (`backfill-cdx`, `import-warc`, …).
+    pub command: String,
+    /// Path as given on the command line when it was ingested.
+    pub path: String,
+    pub size: u64,
+    /// SHA-1 of the file's bytes, hex.
+    pub sha1: String,
+    /// Options that change what the input writes (e.g. the file filter).
+    pub options: String,
+    pub completed_ms: u64,
+    /// The input's own report (counts), for `sediment stats` and curious users.
+    pub summary: serde_json::Value,
+}
+
+/// SHA-1 of a file's bytes, streamed.
+pub fn content_sha1(path: &Path) -> Result<Sha1Key> {
+    let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
+    let mut hasher = Sha1::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file
+            .read(&mut buf)
+            .with_context(|| format!("cannot read {}", path.display()))?;
+        if n == 0 {
+            break;
+        }
+        hasher.update(&buf[..n]);
+    }
+    Ok(Sha1Key(hasher.finalize().into()))
+}
+
+fn registry_key(command: &str, content: &Sha1Key, options: &str) -> Vec<u8> {
+    format!("{PREFIX}{command}/{}/{options}", content.to_hex()).into_bytes()
+}
+
+impl Store {
+    /// The record of an input already ingested by `command` with the same options.
+    pub fn completed_input(
+        &self,
+        command: &str,
+        content: &Sha1Key,
+        options: &str,
+    ) -> Result<Option<InputRecord>> {
+        let key = registry_key(command, content, options);
+        Ok(match self.db().get_cf(self.cf(CF_META), key)? {
+            Some(bytes) => serde_json::from_slice(&bytes).ok(),
+            None => None,
+        })
+    }
+
+    /// Records an input as complete. Call only after the data it wrote is flushed.
+    pub fn record_input(&self, content: &Sha1Key, record: &InputRecord) -> Result<()> {
+        let key = registry_key(&record.command, content, &record.options);
+        let mut wo = rocksdb::WriteOptions::default();
+        wo.set_sync(true);
+        self.db()
+            .put_cf_opt(self.cf(CF_META), key, serde_json::to_vec(record)?, &wo)?;
+        Ok(())
+    }
+
+    /// Every recorded input.
+    pub fn inputs(&self) -> Result<Vec<InputRecord>> {
+        let mut out = Vec::new();
+        let mut iter = self.db().raw_iterator_cf(self.cf(CF_META));
+        iter.seek(PREFIX.as_bytes());
+        while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
+            if !k.starts_with(PREFIX.as_bytes()) {
+                break;
+            }
+            if let Ok(rec) = serde_json::from_slice(v) {
+                out.push(rec);
+            }
+            iter.next();
+        }
+        iter.status()?;
+        Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn hashes_files_and_remembers_inputs() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("empty");
+        std::fs::write(&file, b"").unwrap();
+        let hash = content_sha1(&file).unwrap();
+        assert_eq!(hash.to_base32(), "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+
+        let store = Store::open(&dir.path().join("store")).unwrap();
+        assert!(
+            store
+                .completed_input("backfill-cdx", &hash, "")
+                .unwrap()
+                .is_none()
+        );
+        let rec = InputRecord {
+            command: "backfill-cdx".into(),
+            path: file.display().to_string(),
+            size: 0,
+            sha1: hash.to_hex(),
+            options: "status=200".into(),
+            completed_ms: 1,
+            summary: serde_json::json!({"lines": 0}),
+        };
+        store.record_input(&hash, &rec).unwrap();
+        assert_eq!(
+            store
+                .completed_input("backfill-cdx", &hash, "status=200")
+                .unwrap(),
+            Some(rec.clone())
+        );
+        assert!(
+            store
+                .completed_input("backfill-cdx", &hash, "other")
+                .unwrap()
+                .is_none()
+        );
+        assert!(
+            store
+                .completed_input("import-warc", &hash, "status=200")
+                .unwrap()
+                .is_none()
+        );
+        assert_eq!(store.inputs().unwrap(), vec![rec]);
+    }
+}

@@ -1,0 +1,104 @@
+//! The single write path shared by every ingest command.
+//!
+//! Operations are collected in a RocksDB write batch; a batch is only written at a
+//! record boundary (`end_record`), so each input record lands atomically. Captures are
+//! merged, not overwritten, and cells are keyed by (row, column, timestamp), so applying
+//! the same input twice leaves the same visible store.
+
+use anyhow::Result;
+use rocksdb::WriteBatch;
+
+use crate::capture::Capture;
+use crate::key::Sha1Key;
+use crate::schema::ColumnId;
+use crate::store::captures::{by_digest_key, capture_key};
+use crate::store::cells::cell_key;
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
+
+/// Batches larger than this are written at the next record boundary.
+const BATCH_BYTES: usize = 4 << 20;
+
+pub struct Writer<'s> {
+    store: &'s Store,
+    batch: WriteBatch,
+    /// Timestamp (ms) given to cells written without an explicit one: one per run,
+    /// like an HBase bulk job.
+    ts: u64,
+    capture_key_buf: Vec<u8>,
+}
+
+/// Milliseconds since the Unix epoch.
+pub fn now_millis() -> u64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_millis() as u64)
+}
+
+impl<'s> Writer<'s> {
+    pub fn new(store: &'s Store, ts: u64) -> Writer<'s> {
+        Writer {
+            store,
+            batch: WriteBatch::default(),
+            ts,
+            capture_key_buf: Vec::with_capacity(256),
+        }
+    }
+
+    pub fn store(&self) -> &'s Store {
+        self.store
+    }
+
+    pub fn run_timestamp(&self) -> u64 {
+        self.ts
+    }
+
+    pub fn put_cell(&mut self, row: &Sha1Key, column: ColumnId, value: &[u8]) {
+        self.put_cell_at(row, column, self.ts, value);
+    }
+
+    pub fn put_cell_at(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: &[u8]) {
+        let schema = self.store.schema();
+        let qualifier = &schema.column(column).qualifier;
+        let cf = self.store.family_cf(column.family);
+        self.batch.put_cf(cf, cell_key(row, qualifier, ts), value);
+    }
+
+    /// Records a capture in both capture orders and marks its digest for the
+    /// recomputation of the derived file cells.
+    pub fn add_capture(&mut self, capture: &Capture) {
+        let value = capture.to_json();
+        capture_key(capture, &mut self.capture_key_buf);
+        self.batch
+            .merge_cf(self.store.cf(CF_CAPTURE), &self.capture_key_buf, &value);
+        if let Some(digest) = capture.digest {
+            by_digest_key(&digest, capture, &mut self.capture_key_buf);
+            self.batch
+                .merge_cf(self.store.cf(CF_BY_DIGEST), &self.capture_key_buf, &value);
+            self.batch
+                .put_cf(self.store.cf(CF_DIRTY), digest.as_bytes(), []);
+        }
+    }
+
+    /// Marks the end of one input record: the batch may be written now.
+    pub fn end_record(&mut self) -> Result<()> {
+        if self.batch.size_in_bytes() >= BATCH_BYTES {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        if !self.batch.is_empty() {
+            let batch = std::mem::take(&mut self.batch);
+            self.store
+                .db()
+                .write_opt(batch, &Store::bulk_write_options())?;
+        }
+        Ok(())
+    }
+
+    /// Writes what is left. Call at the end of the input (or of a chunk of it).
+    pub fn finish(mut self) -> Result<()> {
+        self.write_batch()
+    }
+}

@@ -1,0 +1,78 @@
+//! Helpers shared by the integration tests: running the binary, finding the corpus.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+/// The shared corpus of real files, or `None` (with a message) when this checkout has none.
+pub fn corpus(relative: &str) -> Option<PathBuf> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("../shared/corpus")
+        .join(relative);
+    if path.exists() {
+        Some(path)
+    } else {
+        eprintln!("corpus file {} not found, skipping", path.display());
+        None
+    }
+}
+
+pub fn fixture(relative: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("fixtures")
+        .join(relative)
+}
+
+pub struct Run {
+    pub status: i32,
+    pub stdout: String,
+    pub stderr: String,
+}
+
+pub fn sediment(store: &Path, args: &[&str]) -> Run {
+    sediment_in(store, args, None)
+}
+
+pub fn sediment_in(store: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
+    use std::io::Write;
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_sediment"));
+    cmd.arg("--store").arg(store).args(args);
+    let output: Output = match stdin {
+        None => cmd.output().expect("run sediment"),
+        Some(input) => {
+            cmd.stdin(std::process::Stdio::piped())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped());
+            let mut child = cmd.spawn().expect("spawn sediment");
+            child
+                .stdin
+                .take()
+                .expect("stdin")
+                .write_all(input)
+                .expect("write stdin");
+            child.wait_with_output().expect("wait sediment")
+        }
+    };
+    Run {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+/// Runs and asserts success, returning stdout.
+pub fn ok(store: &Path, args: &[&str]) -> String {
+    let run = sediment(store, args);
+    assert_eq!(
+        run.status, 0,
+        "sediment {args:?} failed\nstdout:\n{}\nstderr:\n{}",
+        run.stdout, run.stderr
+    );
+    run.stdout
+}
+
+pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
+    text.lines()
+        .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
+        .collect()
+}
