@@ -446,16 +446,38 @@ impl Document {
         found
     }
 
-    /// First element matching `.//a/b/…` (see [`Document::find_all`]).
+    /// First element matching `.//a/b/…` (see [`Document::find_all`]), in the same
+    /// order, stopping at the first hit.
     pub fn find(
         &self,
         id: ElementId,
         path: &[&str],
         keep: impl Fn(ElementId) -> bool,
     ) -> Option<ElementId> {
-        // Paths here are short and documents small; reuse find_all for one definition
-        // of the matching order.
-        self.find_all(id, path, keep).into_iter().next()
+        let (first, rest) = path.split_first()?;
+        self.walk(id, |v| match v {
+            Visit::Element(e) if self.is(e, first) => match self.first_below(e, rest, &keep) {
+                Some(hit) => ControlFlow::Break(hit),
+                None => ControlFlow::Continue(()),
+            },
+            _ => ControlFlow::Continue(()),
+        })
+    }
+
+    /// First element reached from `e` by the child steps `rest` that satisfies `keep`
+    /// (recursion depth = path length, a handful).
+    fn first_below(
+        &self,
+        e: ElementId,
+        rest: &[&str],
+        keep: &impl Fn(ElementId) -> bool,
+    ) -> Option<ElementId> {
+        match rest.split_first() {
+            None => keep(e).then_some(e),
+            Some((step, more)) => self
+                .children_named(e, step)
+                .find_map(|c| self.first_below(c, more, keep)),
+        }
     }
 
     /// The text nodes below `id`, in document order.
@@ -523,6 +545,12 @@ mod tests {
             all.iter().map(|&e| doc.text(e)).collect::<Vec<_>>(),
             ["1", "2"]
         );
+        let first = doc.find(doc.root, &["a", "b"], |_| true).unwrap();
+        assert_eq!(doc.text(first), "1");
+        let second = doc.find(doc.root, &["a", "b"], |e| doc.text(e) == "2");
+        assert_eq!(second, Some(all[1]));
+        assert_eq!(doc.find(doc.root, &["a", "c", "d"], |_| true), None);
+        assert_eq!(doc.find(doc.root, &[], |_| true), None);
     }
 
     #[test]
