@@ -2,9 +2,9 @@
 //! RocksDB, and from there into JSON lines, SQLite crawl/summary databases and word
 //! indexes. See DESIGN.md for the data model.
 //!
-//! Modules follow the data flow: inputs (`input`) become captures (`capture`), the
-//! store (`store`, shaped by `schema` and `codec`) keeps them, outputs (`jsonl`) read
-//! them back; `commands` holds one short recipe per subcommand.
+//! Modules follow the data flow: inputs (`input`, `warc`, `cdx`) become captures
+//! (`capture`), the store (`store`, shaped by `schema` and `codec`) keeps them, outputs
+//! (`jsonl`, projections) read them back; `commands` holds one short recipe per subcommand.
 
 pub mod capture;
 pub mod cli;
@@ -16,3 +16,4 @@ pub mod key;
 pub mod report;
 pub mod schema;
 pub mod store;
+pub mod tei;
