@@ -2,4 +2,5 @@
 //! RocksDB, and from there into JSON lines, SQLite crawl/summary databases and word
 //! indexes. See DESIGN.md for the data model.
 
+pub mod html;
 pub mod key;
