@@ -63,6 +63,19 @@ fn deep_nesting() {
 }
 
 #[test]
+fn stack_scans_under_a_deep_stack() {
+    // Each of these tokens makes the tree builder scan the whole stack of open elements.
+    let html = format!("{}{}", repeat("<span>", 600), repeat("</x>", 2_500_000));
+    let d = run("10 MB of end tags under 600 spans", html.as_bytes());
+    // The work budget cuts it short.
+    assert!(d.limits.truncated);
+    let html = format!("<ul>{}{}", repeat("<span>", 480), repeat("<li>", 2_500_000));
+    run("10 MB of <li> under 480 spans", html.as_bytes());
+    let html = format!("{}{}", repeat("<div>", 480), repeat("<p>", 3_300_000));
+    run("10 MB of <p> under 480 divs", html.as_bytes());
+}
+
+#[test]
 fn formatting_element_reconstruction() {
     // Distinct unclosed formatting elements that every paragraph must reopen.
     let mut html = String::new();
@@ -156,4 +169,77 @@ fn fifty_megabyte_document() {
     // The node limit stops parsing part of the way through.
     assert!(d.limits.truncated);
     assert!(d.links.len() >= 50_000, "{}", d.links.len());
+}
+
+#[test]
+fn random_tag_soup_does_not_panic() {
+    // Fragments chosen to reach the unusual parts of tree construction: tables and foster
+    // parenting, templates, foreign content, formatting elements, frames, base and meta.
+    const PIECES: [&str; 48] = [
+        "<a href=x>",
+        "</a>",
+        "<b>",
+        "</b>",
+        "<i id=1>",
+        "</i>",
+        "<p>",
+        "</p>",
+        "<div>",
+        "</div>",
+        "<table>",
+        "</table>",
+        "<tr>",
+        "<td>",
+        "</td>",
+        "<th>",
+        "<caption>",
+        "<colgroup>",
+        "<template>",
+        "</template>",
+        "<svg>",
+        "</svg>",
+        "<math>",
+        "<mi>",
+        "<foreignObject>",
+        "<desc>",
+        "<select>",
+        "<option>",
+        "<frameset>",
+        "<frame src=f>",
+        "<base href=/b/>",
+        "<meta charset=utf-8>",
+        "<main>",
+        "<article>",
+        "<nav>",
+        "<h1>",
+        "</h2>",
+        "<pre>",
+        "<q>",
+        "<br>",
+        "</br>",
+        "text ",
+        "&amp;",
+        "&#0;",
+        "\0",
+        "<!--",
+        "-->",
+        "<script>",
+    ];
+    let base = Url::parse("http://example.com/").unwrap();
+    let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+    let start = Instant::now();
+    for _ in 0..3000 {
+        let mut html = String::new();
+        for _ in 0..150 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            html.push_str(PIECES[(state % PIECES.len() as u64) as usize]);
+        }
+        analyze(html.as_bytes(), None, &base);
+    }
+    eprintln!(
+        "3000 random tag soups in {:.2} s",
+        start.elapsed().as_secs_f64()
+    );
 }

@@ -30,7 +30,7 @@
 //! as link text.
 //!
 //! Whitespace is collapsed to one space (Unicode white space, so also U+00A0). Block-level
-//! elements and `br` start a new line; table cells, and any element that changes the field
+//! elements and `br`, and line breaks inside `pre`, start a new line; table cells, and any element that changes the field
 //! text goes to, separate words with a space. Fields hold no empty lines and no leading or
 //! trailing white space.
 //!
@@ -44,8 +44,10 @@
 //! `object[data]` and `script[src]`, in document order, resolved against `<base href>` (the
 //! first one, itself resolved against the document URL). Not reported: empty values, values
 //! that do not parse as URLs, and the schemes `javascript:`, `data:`, `about:`, `blob:`,
-//! `vbscript:`. Elements inside `svg` and inside `template` contents are not looked at. At
-//! most [`MAX_LINKS`] links are collected.
+//! `vbscript:`. Links inside hidden elements, `head`, `nav` and `footer` are reported (with
+//! their location flags); elements inside `svg`, inside `template` contents and inside
+//! `noscript` (which is parsed as text, as by a browser that runs scripts) are not looked at.
+//! At most [`MAX_LINKS`] links are collected.
 //!
 //! Link text: for `a`, its text content including nav/footer text and the `alt` of images
 //! inside, else its `aria-label`, else its `title`; for `img` and `area`, `alt`; for the
@@ -58,8 +60,9 @@
 //!
 //! # Limits
 //! Hostile documents are parsed in linear time: see [`dom`] for the parser guards (at most
-//! 128 attributes per tag, 512 open elements, two million nodes). Analysis walks the tree
-//! without recursion.
+//! 128 attributes per tag, 256 open elements, two million nodes, and a work budget of 16
+//! units per input byte). What they cut is reported in [`Document::limits`]. Analysis walks
+//! the tree without recursion.
 
 mod dates;
 mod decode;
