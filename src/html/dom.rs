@@ -17,12 +17,13 @@
 //!   hides its source.
 //! * [`MAX_NODES`]: after two million nodes the rest of the document is not parsed and the
 //!   result is marked truncated.
-//! * A work budget: each tag costs the current depth (what the tree builder's stack scans
-//!   cost at most), other tokens 1; when the total exceeds [`WORK_PER_BYTE`] per input byte
-//!   plus [`WORK_ALLOWANCE`], the rest of the document is not parsed (truncated). Real pages
-//!   use 1–5 per byte (2.8 on average, 5.2 at most, over the 262 HTML pages of the test
-//!   corpus); a page of end tags under a deep stack of inline elements uses 64 and took
-//!   20 seconds per 10 MB before this guard, 2 seconds with it.
+//! * A work budget: each tag costs the number of open and active formatting elements (what
+//!   the tree builder's stack scans cost at most), other tokens 1; when the total exceeds
+//!   [`WORK_PER_BYTE`] per input byte plus [`WORK_ALLOWANCE`], the rest of the document is
+//!   not parsed (truncated). Real pages
+//!   use 0.5 per byte on average and 0.9 at most (the 262 HTML pages of the test corpus); a
+//!   page of end tags under a deep stack of inline elements uses 64 and took 20 seconds per
+//!   10 MB before this guard.
 
 use std::borrow::Cow;
 use std::cell::{Cell, Ref, RefCell};
@@ -43,15 +44,13 @@ pub const MAX_OPEN_ELEMENTS: i64 = 256;
 /// Nodes (elements, text runs, comments) after which parsing stops.
 pub const MAX_NODES: usize = 2_000_000;
 /// Parse work allowed per input byte (see the module documentation).
-pub const WORK_PER_BYTE: u64 = 16;
+pub const WORK_PER_BYTE: u64 = 8;
 /// Parse work allowed on top of [`WORK_PER_BYTE`], so that short documents are never cut.
-pub const WORK_ALLOWANCE: u64 = 4_000_000;
+pub const WORK_ALLOWANCE: u64 = 1_000_000;
 
 /// Input is handed to the tokenizer in slices of this size so the node budget can stop
 /// parsing early.
 const FEED_CHUNK: usize = 64 * 1024;
-/// At most one exact recount of the tree builder's state per this many tokens.
-const RESYNC_INTERVAL: u64 = 64;
 
 pub type NodeId = u32;
 const NONE: NodeId = u32::MAX;
@@ -160,8 +159,6 @@ impl Dom {
 /// The tree builder's sink: the arena plus the counters the guards read.
 struct Sink {
     nodes: RefCell<Vec<Node>>,
-    elements_created: Cell<i64>,
-    elements_popped: Cell<i64>,
 }
 
 /// Name returned for a non-element handle; the tree builder promises never to ask, but a
@@ -185,8 +182,6 @@ impl Sink {
     fn new() -> Sink {
         Sink {
             nodes: RefCell::new(vec![Node::new(NodeData::Document)]),
-            elements_created: Cell::new(0),
-            elements_popped: Cell::new(0),
         }
     }
 
@@ -291,7 +286,6 @@ impl TreeSink for Sink {
         mut attrs: Vec<Attribute>,
         flags: ElementFlags,
     ) -> NodeId {
-        self.elements_created.set(self.elements_created.get() + 1);
         let hidden = hides(&attrs);
         attrs.retain(is_kept);
         attrs.truncate(MAX_ATTRIBUTES);
@@ -363,10 +357,6 @@ impl TreeSink for Sink {
         _public_id: StrTendril,
         _system_id: StrTendril,
     ) {
-    }
-
-    fn pop(&self, _node: &NodeId) {
-        self.elements_popped.set(self.elements_popped.get() + 1);
     }
 
     fn get_template_contents(&self, target: &NodeId) -> NodeId {
@@ -522,17 +512,15 @@ impl html5ever::interface::Tracer for HandleCounter {
 /// Sits between tokenizer and tree builder and enforces [`MAX_OPEN_ELEMENTS`],
 /// [`MAX_NODES`] and the work budget.
 ///
-/// Recounting the tree builder's state costs time proportional to its size, so it is done
-/// only when a cheap upper bound says the limit may be reached: the count at the last recount,
-/// plus elements created, minus elements popped, plus start tags forwarded since (each can add
-/// one active formatting entry or marker).
+/// Before each tag it counts the handles the tree builder holds (open elements, active
+/// formatting elements, a few singletons). That costs the same order as the stack scans the
+/// tree builder itself does per tag, and is exact: html5ever pops most elements without
+/// telling the sink, so counting creations and pops would not be. The count is reused for a
+/// run of dropped start tags, which change nothing.
 struct Guard {
     builder: TreeBuilder<NodeId, Sink>,
-    synced_count: Cell<i64>,
-    synced_created: Cell<i64>,
-    synced_popped: Cell<i64>,
-    start_tags_since_sync: Cell<i64>,
-    tokens_since_sync: Cell<u64>,
+    /// The handle count, while still valid.
+    held: Cell<Option<i64>>,
     dropped_start_tags: Cell<u64>,
     work: Cell<u64>,
     work_budget: u64,
@@ -577,42 +565,23 @@ fn always_forwarded(name: &LocalName) -> bool {
 }
 
 impl Guard {
-    fn estimate(&self) -> i64 {
-        let sink = &self.builder.sink;
-        self.synced_count.get() + (sink.elements_created.get() - self.synced_created.get())
-            - (sink.elements_popped.get() - self.synced_popped.get())
-            + self.start_tags_since_sync.get()
-    }
-
-    /// An upper bound of the open-element stack's depth, the most any stack scan of the tree
-    /// builder costs for one token.
-    fn depth_estimate(&self) -> i64 {
-        let sink = &self.builder.sink;
-        self.synced_count.get() + (sink.elements_created.get() - self.synced_created.get())
-            - (sink.elements_popped.get() - self.synced_popped.get())
-    }
-
-    fn resync(&self) {
+    fn handles_held(&self) -> i64 {
+        if let Some(count) = self.held.get() {
+            return count;
+        }
         let counter = HandleCounter(Cell::new(0));
         self.builder.trace_handles(&counter);
-        self.synced_count.set(counter.0.get());
-        self.synced_created
-            .set(self.builder.sink.elements_created.get());
-        self.synced_popped
-            .set(self.builder.sink.elements_popped.get());
-        self.start_tags_since_sync.set(0);
-        self.tokens_since_sync.set(0);
+        self.held.set(Some(counter.0.get()));
+        counter.0.get()
     }
 
-    /// Whether a start tag must be dropped to respect [`MAX_OPEN_ELEMENTS`].
-    fn at_depth_limit(&self) -> bool {
-        if self.estimate() < MAX_OPEN_ELEMENTS {
-            return false;
+    /// Adds work; false once the budget is spent.
+    fn spend(&self, cost: u64) -> bool {
+        self.work.set(self.work.get() + cost);
+        if self.work.get() > self.work_budget {
+            self.over_budget.set(true);
         }
-        if self.tokens_since_sync.get() >= RESYNC_INTERVAL {
-            self.resync();
-        }
-        self.estimate() >= MAX_OPEN_ELEMENTS
+        !self.over_budget.get()
     }
 }
 
@@ -627,28 +596,26 @@ impl TokenSink for Guard {
             self.over_budget.set(true);
             return TokenSinkResult::Continue;
         }
-        self.tokens_since_sync.set(self.tokens_since_sync.get() + 1);
-        if let Token::TagToken(tag) = &token
-            && tag.kind == TagKind::StartTag
-            && !always_forwarded(&tag.name)
-        {
-            if self.at_depth_limit() {
-                self.dropped_start_tags
-                    .set(self.dropped_start_tags.get() + 1);
-                return TokenSinkResult::Continue;
-            }
-            self.start_tags_since_sync
-                .set(self.start_tags_since_sync.get() + 1);
-        }
         let cost = match &token {
-            Token::TagToken(_) => self.depth_estimate().max(1) as u64,
+            Token::TagToken(tag) => {
+                let held = self.handles_held();
+                if tag.kind == TagKind::StartTag
+                    && !always_forwarded(&tag.name)
+                    && held >= MAX_OPEN_ELEMENTS
+                {
+                    self.dropped_start_tags
+                        .set(self.dropped_start_tags.get() + 1);
+                    self.spend(1);
+                    return TokenSinkResult::Continue;
+                }
+                held.max(1) as u64
+            }
             _ => 1,
         };
-        self.work.set(self.work.get() + cost);
-        if self.work.get() > self.work_budget {
-            self.over_budget.set(true);
+        if !self.spend(cost) {
             return TokenSinkResult::Continue;
         }
+        self.held.set(None);
         self.builder.process_token(token, line_number)
     }
 
@@ -668,11 +635,7 @@ pub fn parse(html: &str) -> Dom {
     let (limited, cut_attribute_tags) = limit_attributes(html);
     let guard = Guard {
         builder: TreeBuilder::new(Sink::new(), TreeBuilderOpts::default()),
-        synced_count: Cell::new(0),
-        synced_created: Cell::new(0),
-        synced_popped: Cell::new(0),
-        start_tags_since_sync: Cell::new(0),
-        tokens_since_sync: Cell::new(0),
+        held: Cell::new(None),
         dropped_start_tags: Cell::new(0),
         work: Cell::new(0),
         work_budget: WORK_ALLOWANCE + WORK_PER_BYTE * limited.len() as u64,

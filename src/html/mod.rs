@@ -60,7 +60,7 @@
 //!
 //! # Limits
 //! Hostile documents are parsed in linear time: see [`dom`] for the parser guards (at most
-//! 128 attributes per tag, 256 open elements, two million nodes, and a work budget of 16
+//! 128 attributes per tag, 256 open elements, two million nodes, and a work budget of 8
 //! units per input byte). What they cut is reported in [`Document::limits`]. Analysis walks
 //! the tree without recursion.
 
