@@ -10,6 +10,7 @@ pub mod capture;
 pub mod cli;
 pub mod codec;
 pub mod commands;
+pub mod html;
 pub mod input;
 pub mod jsonl;
 pub mod key;

@@ -1,0 +1,925 @@
+//! A compact arena DOM built by html5ever, with guards that keep parsing linear on hostile
+//! input.
+//!
+//! html5ever implements the WHATWG tree-construction algorithm faithfully, including the parts
+//! that cost time proportional to the depth of the open-element stack or to the number of
+//! attributes on one tag. Pages made to exploit that (100,000 nested `<div>`s, a tag with a
+//! million distinct attributes, thousands of unclosed formatting elements) would take minutes or
+//! hours. Four guards bound the work:
+//!
+//! * [`MAX_ATTRIBUTES`]: attributes beyond the 128th on one tag are cut from the text before
+//!   tokenizing ([`limit_attributes`]), because the tokenizer's duplicate-attribute check is
+//!   quadratic in the attribute count.
+//! * [`MAX_OPEN_ELEMENTS`]: a filter between tokenizer and tree builder drops start tags while
+//!   the open-element stack plus the list of active formatting elements holds 256 entries
+//!   (browsers cap the DOM depth the same way; Blink at 512; real pages stay far below 100).
+//!   Void and raw-text elements are always let through, so a `<script>` at the limit still
+//!   hides its source.
+//! * [`MAX_NODES`]: after two million nodes the rest of the document is not parsed and the
+//!   result is marked truncated.
+//! * A work budget: each tag costs the number of open and active formatting elements (what
+//!   the tree builder's stack scans cost at most), other tokens 1; when the total exceeds
+//!   [`WORK_PER_BYTE`] per input byte plus [`WORK_ALLOWANCE`], the rest of the document is
+//!   not parsed (truncated). Real pages
+//!   use 0.5 per byte on average and 0.9 at most (the 262 HTML pages of the test corpus); a
+//!   page of end tags under a deep stack of inline elements uses 64 and took 20 seconds per
+//!   10 MB before this guard.
+
+use std::borrow::Cow;
+use std::cell::{Cell, Ref, RefCell};
+use std::sync::LazyLock;
+
+use html5ever::interface::{ElemName, ElementFlags, NodeOrText, QuirksMode, TreeSink};
+use html5ever::tendril::StrTendril;
+use html5ever::tokenizer::{
+    BufferQueue, TagKind, Token, TokenSink, TokenSinkResult, Tokenizer, TokenizerOpts,
+};
+use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
+use html5ever::{Attribute, LocalName, Namespace, QualName, TokenizerResult, local_name, ns};
+
+/// Attributes kept per element; the rest are cut before tokenizing.
+pub const MAX_ATTRIBUTES: usize = 128;
+/// Open elements plus active formatting elements above which start tags are dropped.
+pub const MAX_OPEN_ELEMENTS: i64 = 256;
+/// Nodes (elements, text runs, comments) after which parsing stops.
+pub const MAX_NODES: usize = 2_000_000;
+/// Parse work allowed per input byte (see the module documentation).
+pub const WORK_PER_BYTE: u64 = 8;
+/// Parse work allowed on top of [`WORK_PER_BYTE`], so that short documents are never cut.
+pub const WORK_ALLOWANCE: u64 = 1_000_000;
+
+/// Input is handed to the tokenizer in slices of this size so the node budget can stop
+/// parsing early.
+const FEED_CHUNK: usize = 64 * 1024;
+
+pub type NodeId = u32;
+const NONE: NodeId = u32::MAX;
+pub const DOCUMENT: NodeId = 0;
+
+pub struct Element {
+    pub name: QualName,
+    /// Only the attributes analysis reads ([`KEPT_ATTRIBUTES`]), at most [`MAX_ATTRIBUTES`].
+    pub attrs: Vec<Attribute>,
+    /// The element hides its content: a `hidden` attribute, `aria-hidden="true"`, or an
+    /// inline style with `display:none` or `visibility:hidden`.
+    pub hidden: bool,
+    template_contents: NodeId,
+    annotation_xml_integration_point: bool,
+}
+
+impl Element {
+    /// The value of an attribute without namespace, by its (lower-case) local name.
+    pub fn attr(&self, name: &str) -> Option<&str> {
+        self.attrs
+            .iter()
+            .find(|a| a.name.ns == ns!() && &*a.name.local == name)
+            .map(|a| &*a.value)
+    }
+
+    /// The element's local name if it is in the HTML namespace.
+    pub fn html_name(&self) -> Option<&str> {
+        (self.name.ns == ns!(html)).then_some(&*self.name.local)
+    }
+}
+
+pub enum NodeData {
+    /// The document, or a template's content fragment.
+    Document,
+    Element(Element),
+    Text(StrTendril),
+    /// Comments, processing instructions: kept as nodes only so the tree builder can move them.
+    Other,
+}
+
+pub struct Node {
+    pub parent: NodeId,
+    pub prev_sibling: NodeId,
+    pub next_sibling: NodeId,
+    pub first_child: NodeId,
+    pub last_child: NodeId,
+    pub data: NodeData,
+}
+
+impl Node {
+    fn new(data: NodeData) -> Node {
+        Node {
+            parent: NONE,
+            prev_sibling: NONE,
+            next_sibling: NONE,
+            first_child: NONE,
+            last_child: NONE,
+            data,
+        }
+    }
+}
+
+/// The parsed document. Node 0 is the document; template contents hang off their template
+/// element and are not children of it (so a walk over children skips them, as rendering does).
+pub struct Dom {
+    pub nodes: Vec<Node>,
+    /// Parsing stopped early because of [`MAX_NODES`] or the work budget.
+    pub truncated: bool,
+    /// Parse work spent (see the module documentation).
+    pub work: u64,
+    /// Start tags dropped because of [`MAX_OPEN_ELEMENTS`].
+    pub dropped_start_tags: u64,
+    /// Tags whose attributes were cut because of [`MAX_ATTRIBUTES`].
+    pub cut_attribute_tags: u64,
+}
+
+fn id(x: NodeId) -> Option<usize> {
+    (x != NONE).then_some(x as usize)
+}
+
+impl Dom {
+    pub fn node(&self, n: NodeId) -> &Node {
+        &self.nodes[n as usize]
+    }
+
+    pub fn element(&self, n: NodeId) -> Option<&Element> {
+        match &self.nodes.get(n as usize)?.data {
+            NodeData::Element(e) => Some(e),
+            _ => None,
+        }
+    }
+
+    pub fn first_child(&self, n: NodeId) -> Option<NodeId> {
+        id(self.nodes[n as usize].first_child).map(|x| x as NodeId)
+    }
+
+    pub fn next_sibling(&self, n: NodeId) -> Option<NodeId> {
+        id(self.nodes[n as usize].next_sibling).map(|x| x as NodeId)
+    }
+
+    pub fn parent(&self, n: NodeId) -> Option<NodeId> {
+        id(self.nodes[n as usize].parent).map(|x| x as NodeId)
+    }
+}
+
+/// The tree builder's sink: the arena plus the counters the guards read.
+struct Sink {
+    nodes: RefCell<Vec<Node>>,
+}
+
+/// Name returned for a non-element handle; the tree builder promises never to ask, but a
+/// wrong answer is better than a panic.
+static NO_NAME: LazyLock<QualName> =
+    LazyLock::new(|| QualName::new(None, ns!(), LocalName::from("")));
+
+#[derive(Debug)]
+struct NameRef<'a>(Ref<'a, QualName>);
+
+impl ElemName for NameRef<'_> {
+    fn ns(&self) -> &Namespace {
+        &self.0.ns
+    }
+    fn local_name(&self) -> &LocalName {
+        &self.0.local
+    }
+}
+
+impl Sink {
+    fn new() -> Sink {
+        Sink {
+            nodes: RefCell::new(vec![Node::new(NodeData::Document)]),
+        }
+    }
+
+    fn new_node(&self, data: NodeData) -> NodeId {
+        let mut nodes = self.nodes.borrow_mut();
+        nodes.push(Node::new(data));
+        (nodes.len() - 1) as NodeId
+    }
+
+    fn node_count(&self) -> usize {
+        self.nodes.borrow().len()
+    }
+
+    fn detach(nodes: &mut [Node], child: NodeId) {
+        let c = child as usize;
+        let (parent, prev, next) = (
+            nodes[c].parent,
+            nodes[c].prev_sibling,
+            nodes[c].next_sibling,
+        );
+        if let Some(p) = id(parent) {
+            if nodes[p].first_child == child {
+                nodes[p].first_child = next;
+            }
+            if nodes[p].last_child == child {
+                nodes[p].last_child = prev;
+            }
+        }
+        if let Some(p) = id(prev) {
+            nodes[p].next_sibling = next;
+        }
+        if let Some(n) = id(next) {
+            nodes[n].prev_sibling = prev;
+        }
+        nodes[c].parent = NONE;
+        nodes[c].prev_sibling = NONE;
+        nodes[c].next_sibling = NONE;
+    }
+
+    fn append_child(nodes: &mut [Node], parent: NodeId, child: NodeId) {
+        Self::detach(nodes, child);
+        let last = nodes[parent as usize].last_child;
+        nodes[child as usize].parent = parent;
+        nodes[child as usize].prev_sibling = last;
+        match id(last) {
+            Some(l) => nodes[l].next_sibling = child,
+            None => nodes[parent as usize].first_child = child,
+        }
+        nodes[parent as usize].last_child = child;
+    }
+
+    fn insert_before(nodes: &mut [Node], sibling: NodeId, child: NodeId) {
+        Self::detach(nodes, child);
+        let s = sibling as usize;
+        let (parent, prev) = (nodes[s].parent, nodes[s].prev_sibling);
+        nodes[child as usize].parent = parent;
+        nodes[child as usize].prev_sibling = prev;
+        nodes[child as usize].next_sibling = sibling;
+        nodes[s].prev_sibling = child;
+        match id(prev) {
+            Some(p) => nodes[p].next_sibling = child,
+            None => {
+                if let Some(p) = id(parent) {
+                    nodes[p].first_child = child;
+                }
+            }
+        }
+    }
+
+    fn valid(&self, n: NodeId) -> bool {
+        (n as usize) < self.nodes.borrow().len()
+    }
+}
+
+impl TreeSink for Sink {
+    type Handle = NodeId;
+    type Output = Sink;
+    type ElemName<'a> = NameRef<'a>;
+
+    fn finish(self) -> Sink {
+        self
+    }
+
+    fn parse_error(&self, _msg: Cow<'static, str>) {}
+
+    fn get_document(&self) -> NodeId {
+        DOCUMENT
+    }
+
+    fn elem_name<'a>(&'a self, target: &'a NodeId) -> NameRef<'a> {
+        NameRef(Ref::map(self.nodes.borrow(), |nodes| {
+            match nodes.get(*target as usize).map(|n| &n.data) {
+                Some(NodeData::Element(e)) => &e.name,
+                _ => &NO_NAME,
+            }
+        }))
+    }
+
+    fn create_element(
+        &self,
+        name: QualName,
+        mut attrs: Vec<Attribute>,
+        flags: ElementFlags,
+    ) -> NodeId {
+        let hidden = hides(&attrs);
+        attrs.retain(is_kept);
+        attrs.truncate(MAX_ATTRIBUTES);
+        let template_contents = if flags.template {
+            self.new_node(NodeData::Document)
+        } else {
+            NONE
+        };
+        self.new_node(NodeData::Element(Element {
+            name,
+            attrs,
+            hidden,
+            template_contents,
+            annotation_xml_integration_point: flags.mathml_annotation_xml_integration_point,
+        }))
+    }
+
+    fn create_comment(&self, _text: StrTendril) -> NodeId {
+        self.new_node(NodeData::Other)
+    }
+
+    fn create_pi(&self, _target: StrTendril, _data: StrTendril) -> NodeId {
+        self.new_node(NodeData::Other)
+    }
+
+    fn append(&self, parent: &NodeId, child: NodeOrText<NodeId>) {
+        if !self.valid(*parent) {
+            return;
+        }
+        match child {
+            NodeOrText::AppendNode(c) => {
+                if self.valid(c) {
+                    Self::append_child(&mut self.nodes.borrow_mut(), *parent, c);
+                }
+            }
+            NodeOrText::AppendText(text) => {
+                let mut nodes = self.nodes.borrow_mut();
+                if let Some(last) = id(nodes[*parent as usize].last_child)
+                    && let NodeData::Text(t) = &mut nodes[last].data
+                {
+                    t.push_tendril(&text);
+                    return;
+                }
+                nodes.push(Node::new(NodeData::Text(text)));
+                let c = (nodes.len() - 1) as NodeId;
+                Self::append_child(&mut nodes, *parent, c);
+            }
+        }
+    }
+
+    fn append_based_on_parent_node(
+        &self,
+        element: &NodeId,
+        prev_element: &NodeId,
+        child: NodeOrText<NodeId>,
+    ) {
+        let has_parent =
+            self.valid(*element) && self.nodes.borrow()[*element as usize].parent != NONE;
+        if has_parent {
+            self.append_before_sibling(element, child);
+        } else {
+            self.append(prev_element, child);
+        }
+    }
+
+    fn append_doctype_to_document(
+        &self,
+        _name: StrTendril,
+        _public_id: StrTendril,
+        _system_id: StrTendril,
+    ) {
+    }
+
+    fn get_template_contents(&self, target: &NodeId) -> NodeId {
+        match self.nodes.borrow().get(*target as usize).map(|n| &n.data) {
+            Some(NodeData::Element(e)) if e.template_contents != NONE => e.template_contents,
+            _ => *target,
+        }
+    }
+
+    fn same_node(&self, x: &NodeId, y: &NodeId) -> bool {
+        x == y
+    }
+
+    fn set_quirks_mode(&self, _mode: QuirksMode) {}
+
+    fn append_before_sibling(&self, sibling: &NodeId, new_node: NodeOrText<NodeId>) {
+        if !self.valid(*sibling) {
+            return;
+        }
+        let mut nodes = self.nodes.borrow_mut();
+        let child = match new_node {
+            NodeOrText::AppendNode(c) if (c as usize) < nodes.len() => c,
+            NodeOrText::AppendNode(_) => return,
+            NodeOrText::AppendText(text) => {
+                if let Some(prev) = id(nodes[*sibling as usize].prev_sibling)
+                    && let NodeData::Text(t) = &mut nodes[prev].data
+                {
+                    t.push_tendril(&text);
+                    return;
+                }
+                nodes.push(Node::new(NodeData::Text(text)));
+                (nodes.len() - 1) as NodeId
+            }
+        };
+        Self::insert_before(&mut nodes, *sibling, child);
+    }
+
+    fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
+        let mut nodes = self.nodes.borrow_mut();
+        if let Some(NodeData::Element(e)) = nodes.get_mut(*target as usize).map(|n| &mut n.data) {
+            e.hidden |= hides(&attrs);
+            for attr in attrs.into_iter().filter(is_kept) {
+                if e.attrs.len() >= MAX_ATTRIBUTES {
+                    break;
+                }
+                if !e.attrs.iter().any(|a| a.name == attr.name) {
+                    e.attrs.push(attr);
+                }
+            }
+        }
+    }
+
+    fn remove_from_parent(&self, target: &NodeId) {
+        if self.valid(*target) {
+            Self::detach(&mut self.nodes.borrow_mut(), *target);
+        }
+    }
+
+    fn reparent_children(&self, node: &NodeId, new_parent: &NodeId) {
+        if !self.valid(*node) || !self.valid(*new_parent) {
+            return;
+        }
+        let mut nodes = self.nodes.borrow_mut();
+        while let Some(c) = id(nodes[*node as usize].first_child) {
+            Self::append_child(&mut nodes, *new_parent, c as NodeId);
+        }
+    }
+
+    fn is_mathml_annotation_xml_integration_point(&self, handle: &NodeId) -> bool {
+        matches!(
+            self.nodes.borrow().get(*handle as usize).map(|n| &n.data),
+            Some(NodeData::Element(e)) if e.annotation_xml_integration_point
+        )
+    }
+}
+
+/// The attributes the analysis reads. The sink drops all others (`class`, `id`, event
+/// handlers, `data-*`…) as elements are created: the tree builder keeps its own copies of the
+/// attributes it needs, and the DOM of a large page shrinks considerably.
+pub const KEPT_ATTRIBUTES: [&str; 19] = [
+    "href",
+    "src",
+    "poster",
+    "data",
+    "rel",
+    "type",
+    "as",
+    "alt",
+    "title",
+    "aria-label",
+    "role",
+    "lang",
+    "xml:lang",
+    "name",
+    "property",
+    "itemprop",
+    "http-equiv",
+    "content",
+    "charset",
+];
+
+fn is_kept(attr: &Attribute) -> bool {
+    KEPT_ATTRIBUTES.contains(&&*attr.name.local)
+}
+
+/// Whether these attributes hide the element.
+fn hides(attrs: &[Attribute]) -> bool {
+    attrs.iter().any(|a| match &*a.name.local {
+        "hidden" => true,
+        "aria-hidden" => a.value.trim().eq_ignore_ascii_case("true"),
+        "style" => style_hides(&a.value),
+        _ => false,
+    })
+}
+
+fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
+    haystack
+        .as_bytes()
+        .windows(needle.len())
+        .any(|w| w.eq_ignore_ascii_case(needle.as_bytes()))
+}
+
+/// An inline style that hides the element: a `display:none` or `visibility:hidden`
+/// declaration.
+pub fn style_hides(style: &str) -> bool {
+    if !contains_ignore_case(style, "none") && !contains_ignore_case(style, "hidden") {
+        return false;
+    }
+    let compact: String = style
+        .chars()
+        .filter(|c| !c.is_ascii_whitespace())
+        .map(|c| c.to_ascii_lowercase())
+        .collect();
+    compact.split(';').any(|d| {
+        matches!(
+            d.trim_end_matches("!important"),
+            "display:none" | "visibility:hidden"
+        )
+    })
+}
+
+/// Counts the handles the tree builder holds: open elements, active formatting elements, and
+/// a few singletons (document, head, form).
+struct HandleCounter(Cell<i64>);
+
+impl html5ever::interface::Tracer for HandleCounter {
+    type Handle = NodeId;
+    fn trace_handle(&self, _node: &NodeId) {
+        self.0.set(self.0.get() + 1);
+    }
+}
+
+/// Sits between tokenizer and tree builder and enforces [`MAX_OPEN_ELEMENTS`],
+/// [`MAX_NODES`] and the work budget.
+///
+/// Before each tag it counts the handles the tree builder holds (open elements, active
+/// formatting elements, a few singletons). That costs the same order as the stack scans the
+/// tree builder itself does per tag, and is exact: html5ever pops most elements without
+/// telling the sink, so counting creations and pops would not be. The count is reused for a
+/// run of dropped start tags, which change nothing.
+struct Guard {
+    builder: TreeBuilder<NodeId, Sink>,
+    /// The handle count, while still valid.
+    held: Cell<Option<i64>>,
+    dropped_start_tags: Cell<u64>,
+    work: Cell<u64>,
+    work_budget: u64,
+    over_budget: Cell<bool>,
+}
+
+/// Start tags that never stay on the stack of open elements for long: void elements close
+/// at once, raw-text elements at their own end tag (and dropping `<script>` would turn its
+/// source into visible text).
+fn always_forwarded(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("area")
+            | local_name!("base")
+            | local_name!("basefont")
+            | local_name!("bgsound")
+            | local_name!("br")
+            | local_name!("col")
+            | local_name!("embed")
+            | local_name!("frame")
+            | local_name!("hr")
+            | local_name!("img")
+            | local_name!("input")
+            | local_name!("keygen")
+            | local_name!("link")
+            | local_name!("meta")
+            | local_name!("param")
+            | local_name!("source")
+            | local_name!("track")
+            | local_name!("wbr")
+            | local_name!("script")
+            | local_name!("style")
+            | local_name!("xmp")
+            | local_name!("iframe")
+            | local_name!("noembed")
+            | local_name!("noframes")
+            | local_name!("noscript")
+            | local_name!("textarea")
+            | local_name!("title")
+            | local_name!("plaintext")
+    )
+}
+
+impl Guard {
+    fn handles_held(&self) -> i64 {
+        if let Some(count) = self.held.get() {
+            return count;
+        }
+        let counter = HandleCounter(Cell::new(0));
+        self.builder.trace_handles(&counter);
+        self.held.set(Some(counter.0.get()));
+        counter.0.get()
+    }
+
+    /// Adds work; false once the budget is spent.
+    fn spend(&self, cost: u64) -> bool {
+        self.work.set(self.work.get() + cost);
+        if self.work.get() > self.work_budget {
+            self.over_budget.set(true);
+        }
+        !self.over_budget.get()
+    }
+}
+
+impl TokenSink for Guard {
+    type Handle = NodeId;
+
+    fn process_token(&self, token: Token, line_number: u64) -> TokenSinkResult<NodeId> {
+        if self.over_budget.get() {
+            return TokenSinkResult::Continue;
+        }
+        if self.builder.sink.node_count() >= MAX_NODES {
+            self.over_budget.set(true);
+            return TokenSinkResult::Continue;
+        }
+        let cost = match &token {
+            Token::TagToken(tag) => {
+                let held = self.handles_held();
+                if tag.kind == TagKind::StartTag
+                    && !always_forwarded(&tag.name)
+                    && held >= MAX_OPEN_ELEMENTS
+                {
+                    self.dropped_start_tags
+                        .set(self.dropped_start_tags.get() + 1);
+                    self.spend(1);
+                    return TokenSinkResult::Continue;
+                }
+                held.max(1) as u64
+            }
+            _ => 1,
+        };
+        if !self.spend(cost) {
+            return TokenSinkResult::Continue;
+        }
+        self.held.set(None);
+        self.builder.process_token(token, line_number)
+    }
+
+    fn end(&self) {
+        self.builder.end();
+    }
+
+    fn adjusted_current_node_present_but_not_in_html_namespace(&self) -> bool {
+        self.builder
+            .adjusted_current_node_present_but_not_in_html_namespace()
+    }
+}
+
+/// Parses an HTML document (already decoded) into a [`Dom`], with the guards described in
+/// the module documentation.
+pub fn parse(html: &str) -> Dom {
+    let (limited, cut_attribute_tags) = limit_attributes(html);
+    let guard = Guard {
+        builder: TreeBuilder::new(Sink::new(), TreeBuilderOpts::default()),
+        held: Cell::new(None),
+        dropped_start_tags: Cell::new(0),
+        work: Cell::new(0),
+        work_budget: WORK_ALLOWANCE + WORK_PER_BYTE * limited.len() as u64,
+        over_budget: Cell::new(false),
+    };
+    let tokenizer = Tokenizer::new(guard, TokenizerOpts::default());
+    let input = BufferQueue::default();
+    let mut rest: &str = &limited;
+    while !rest.is_empty() && !tokenizer.sink.over_budget.get() {
+        let mut end = rest.len().min(FEED_CHUNK);
+        while !rest.is_char_boundary(end) {
+            end += 1;
+        }
+        input.push_back(StrTendril::from_slice(&rest[..end]));
+        rest = &rest[end..];
+        while !matches!(tokenizer.feed(&input), TokenizerResult::Done) {}
+    }
+    tokenizer.end();
+    let guard = tokenizer.sink;
+    let truncated = guard.over_budget.get();
+    let dropped_start_tags = guard.dropped_start_tags.get();
+    let work = guard.work.get();
+    let sink = guard.builder.sink;
+    Dom {
+        nodes: sink.nodes.into_inner(),
+        truncated,
+        work,
+        dropped_start_tags,
+        cut_attribute_tags,
+    }
+}
+
+/// Removes the attributes beyond [`MAX_ATTRIBUTES`] from every tag, returning the text
+/// (borrowed when nothing was cut) and the number of tags changed.
+///
+/// This is a light tag scanner, not a tokenizer: it skips comments, and the content of
+/// `script`, `style` and the other raw-text elements (outside `<svg>`/`<math>`, where they are
+/// ordinary elements), and otherwise reads tags and attributes the way the HTML tokenizer
+/// does. Where it misreads a document, only tag-like text with more than 128 attribute-like
+/// words is affected, which does not occur in real pages.
+pub fn limit_attributes(html: &str) -> (Cow<'_, str>, u64) {
+    let b = html.as_bytes();
+    let mut cuts: Vec<(usize, usize)> = Vec::new();
+    let mut pos = 0;
+    let mut foreign_depth: usize = 0;
+    while let Some(off) = memchr::memchr(b'<', &b[pos..]) {
+        let lt = pos + off;
+        let next = b.get(lt + 1).copied().unwrap_or(0);
+        if b[lt + 1..].starts_with(b"!--") {
+            pos = match memchr::memmem::find(&b[lt + 4..], b"-->") {
+                Some(e) => lt + 4 + e + 3,
+                None => b.len(),
+            };
+            continue;
+        }
+        if next == b'!' || next == b'?' {
+            pos = match memchr::memchr(b'>', &b[lt + 1..]) {
+                Some(e) => lt + 1 + e + 1,
+                None => b.len(),
+            };
+            continue;
+        }
+        let (is_end, name_start) = if next == b'/' {
+            (true, lt + 2)
+        } else {
+            (false, lt + 1)
+        };
+        if !b.get(name_start).is_some_and(|c| c.is_ascii_alphabetic()) {
+            pos = lt + 1;
+            continue;
+        }
+        let mut i = name_start;
+        while i < b.len() && !is_tag_space(b[i]) && b[i] != b'/' && b[i] != b'>' {
+            i += 1;
+        }
+        let name = &b[name_start..i];
+        let (tag_end, cut_from) = scan_attributes(b, i);
+        if let Some(from) = cut_from {
+            cuts.push((from, tag_end.min(b.len())));
+        }
+        pos = (tag_end + 1).min(b.len());
+        let is_foreign = name.eq_ignore_ascii_case(b"svg") || name.eq_ignore_ascii_case(b"math");
+        if is_foreign {
+            if is_end {
+                foreign_depth = foreign_depth.saturating_sub(1);
+            } else if b.get(tag_end.wrapping_sub(1)) != Some(&b'/') {
+                foreign_depth += 1;
+            }
+        }
+        if !is_end && foreign_depth == 0 {
+            if name.eq_ignore_ascii_case(b"plaintext") {
+                break;
+            }
+            if RAW_TEXT.iter().any(|r| name.eq_ignore_ascii_case(r)) {
+                pos = find_end_tag(b, pos, name);
+            }
+        }
+    }
+    if cuts.is_empty() {
+        return (Cow::Borrowed(html), 0);
+    }
+    let mut out = String::with_capacity(html.len());
+    let mut from = 0;
+    for &(start, end) in &cuts {
+        out.push_str(&html[from..start]);
+        from = end;
+    }
+    out.push_str(&html[from..]);
+    (Cow::Owned(out), cuts.len() as u64)
+}
+
+const RAW_TEXT: [&[u8]; 9] = [
+    b"script",
+    b"style",
+    b"xmp",
+    b"iframe",
+    b"noembed",
+    b"noframes",
+    b"noscript",
+    b"textarea",
+    b"title",
+];
+
+fn is_tag_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
+}
+
+/// Reads the attributes of a tag whose name ends before `i`. Returns the position of the
+/// closing `>` (or the end of input) and, when the tag has too many attributes, the position
+/// where the first surplus attribute starts. Cut positions are always at ASCII bytes, so they
+/// are character boundaries.
+fn scan_attributes(b: &[u8], mut i: usize) -> (usize, Option<usize>) {
+    let mut count = 0;
+    let mut cut_from = None;
+    loop {
+        while i < b.len() && (is_tag_space(b[i]) || b[i] == b'/') {
+            i += 1;
+        }
+        if i >= b.len() || b[i] == b'>' {
+            return (i, cut_from);
+        }
+        count += 1;
+        if count > MAX_ATTRIBUTES && cut_from.is_none() {
+            cut_from = Some(i);
+        }
+        // The name: a leading '=' belongs to it, as in the tokenizer.
+        i += 1;
+        while i < b.len() && !is_tag_space(b[i]) && !matches!(b[i], b'/' | b'>' | b'=') {
+            i += 1;
+        }
+        while i < b.len() && is_tag_space(b[i]) {
+            i += 1;
+        }
+        if i < b.len() && b[i] == b'=' {
+            i += 1;
+            while i < b.len() && is_tag_space(b[i]) {
+                i += 1;
+            }
+            match b.get(i) {
+                Some(&q @ (b'"' | b'\'')) => {
+                    i = match memchr::memchr(q, &b[i + 1..]) {
+                        Some(e) => i + 1 + e + 1,
+                        None => b.len(),
+                    };
+                }
+                _ => {
+                    while i < b.len() && !is_tag_space(b[i]) && b[i] != b'>' {
+                        i += 1;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// Position of the `<` of the first `</name` (any case) at or after `from`, or the end.
+fn find_end_tag(b: &[u8], mut from: usize, name: &[u8]) -> usize {
+    while let Some(off) = memchr::memmem::find(&b[from..], b"</") {
+        let at = from + off;
+        let candidate = &b[at + 2..];
+        if candidate.len() >= name.len() && candidate[..name.len()].eq_ignore_ascii_case(name) {
+            return at;
+        }
+        from = at + 2;
+    }
+    b.len()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text_of(dom: &Dom) -> String {
+        dom.nodes
+            .iter()
+            .filter_map(|n| match &n.data {
+                NodeData::Text(t) => Some(&**t),
+                _ => None,
+            })
+            .collect()
+    }
+
+    #[test]
+    fn parses_a_simple_document() {
+        let dom = parse("<title>T</title><p>Hello <b>world</b>");
+        assert!(!dom.truncated);
+        assert_eq!(text_of(&dom), "THello world");
+        let names: Vec<&str> = dom
+            .nodes
+            .iter()
+            .filter_map(|n| match &n.data {
+                NodeData::Element(e) => Some(&*e.name.local),
+                _ => None,
+            })
+            .collect();
+        assert_eq!(names, ["html", "head", "title", "body", "p", "b"]);
+    }
+
+    #[test]
+    fn attributes_beyond_the_limit_are_cut() {
+        let mut html = String::from("<p");
+        for i in 0..200 {
+            html.push_str(&format!(" a{i}=\"v\""));
+        }
+        html.push_str(" title='x'>text</p><script>if (a<b c d) {}</script>");
+        let (limited, cuts) = limit_attributes(&html);
+        assert_eq!(cuts, 1);
+        assert!(limited.contains(" a127=\"v\""));
+        assert!(!limited.contains("a128"));
+        assert!(limited.ends_with(">text</p><script>if (a<b c d) {}</script>"));
+        // The title beyond the limit is gone.
+        let dom = parse(&html);
+        let p = dom.nodes.iter().find_map(|n| match &n.data {
+            NodeData::Element(e) if &*e.name.local == "p" => Some(e),
+            _ => None,
+        });
+        assert_eq!(p.map(|e| e.attr("title")), Some(None));
+        assert_eq!(dom.cut_attribute_tags, 1);
+    }
+
+    #[test]
+    fn hiding_styles() {
+        assert!(style_hides("color: red; DISPLAY : none"));
+        assert!(style_hides("visibility:hidden !important"));
+        assert!(!style_hides("overflow: hidden; border: none"));
+    }
+
+    #[test]
+    fn only_read_attributes_are_kept() {
+        let dom =
+            parse("<a href=/x class=big id=a1 onclick=go() data-x=1 style='display:none'>x</a>");
+        let a = dom.nodes.iter().find_map(|n| match &n.data {
+            NodeData::Element(e) if &*e.name.local == "a" => Some(e),
+            _ => None,
+        });
+        let a = a.expect("an a element");
+        assert_eq!(a.attrs.len(), 1);
+        assert_eq!(a.attr("href"), Some("/x"));
+        assert!(a.hidden);
+    }
+
+    #[test]
+    fn untouched_text_is_borrowed() {
+        let html = "<!-- <a b c> --><script>x<y</script><p class=a>hi";
+        assert!(matches!(limit_attributes(html), (Cow::Borrowed(_), 0)));
+    }
+
+    #[test]
+    fn deep_nesting_is_capped() {
+        let html = "<div>".repeat(100_000) + "deep text" + &"</div>".repeat(100_000);
+        let dom = parse(&html);
+        assert!(dom.dropped_start_tags > 99_000);
+        assert_eq!(text_of(&dom), "deep text");
+        // Depth of the text node.
+        let text = dom
+            .nodes
+            .iter()
+            .position(|n| matches!(n.data, NodeData::Text(_)));
+        let mut depth = 0;
+        let mut at = text.map(|t| t as NodeId);
+        while let Some(n) = at {
+            at = dom.parent(n);
+            depth += 1;
+        }
+        assert!(depth <= MAX_OPEN_ELEMENTS as usize + 2, "depth {depth}");
+    }
+}

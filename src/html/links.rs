@@ -1,0 +1,374 @@
+//! Classification of links: destination type, locality, rel flags.
+
+use url::Url;
+
+/// What a link points to, with the summary database's codes ([`DestinationType::code`]).
+///
+/// Decided in this order:
+/// 1. Communication: schemes `mailto`, `tel`, `sms`, `mms`, `xmpp`, `sip`, `sips`, `callto`,
+///    `facetime`, `skype`, `im`, `irc`, `ircs`, `fax`, `geo`, `whatsapp`, `matrix`.
+/// 2. The element: `img` and `video[poster]` are images, `audio` audio, `video` video,
+///    `iframe`/`frame` documents, `script` scripts; `source` uses its `type` attribute, then its
+///    parent (`video`, `audio`, `picture`), then the URL's extension.
+/// 3. For `link`, the rel tokens: `stylesheet` → stylesheet; `icon`, `apple-touch-icon`,
+///    `apple-touch-icon-precomposed`, `mask-icon` → image; `modulepreload` → script;
+///    `preload`/`prefetch` use the `as` attribute (script, style, image, audio, video,
+///    document, font → file); `alternate` with a feed `type` → feed; `manifest` → file.
+/// 4. The `type` attribute (a MIME type, parameters ignored): RSS/Atom/JSON Feed/RDF → feed,
+///    `text/css` → stylesheet, JavaScript/ECMAScript → script, `image/*`, `audio/*`,
+///    `video/*`, HTML/XHTML → document, anything else → file.
+/// 5. The extension of the URL's last path segment (see [`by_extension`]); no extension
+///    means document — except for `embed` and `object`, which default to media, and `link`
+///    elements, which default to document.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum DestinationType {
+    File,
+    Document,
+    Feed,
+    Stylesheet,
+    Script,
+    Media,
+    Image,
+    Audio,
+    Video,
+    Communication,
+}
+
+impl DestinationType {
+    /// The code stored in the summary database.
+    pub fn code(self) -> i64 {
+        match self {
+            DestinationType::File => 0,
+            DestinationType::Document => 1,
+            DestinationType::Feed => 2,
+            DestinationType::Stylesheet => 3,
+            DestinationType::Script => 4,
+            DestinationType::Media => 100,
+            DestinationType::Image => 101,
+            DestinationType::Audio => 102,
+            DestinationType::Video => 103,
+            DestinationType::Communication => 1000,
+        }
+    }
+}
+
+/// Where a link points relative to the page that contains it, with the summary database's
+/// codes ([`LinkLocality::code`]).
+///
+/// "Same site" means the same host name once a leading `www.` is removed from both, whatever
+/// the scheme and port (`http://www.example.org/` and `https://example.org:8443/x` are the same
+/// site; `blog.example.org` is another site). URLs without a host (`mailto:`) are other sites.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum LinkLocality {
+    /// The same document: the URLs differ at most in the fragment.
+    SelfDocument,
+    /// Another document on the same site.
+    SameSite,
+    /// Another site.
+    OtherSite,
+}
+
+impl LinkLocality {
+    pub fn code(self) -> i64 {
+        match self {
+            LinkLocality::SelfDocument => 0,
+            LinkLocality::SameSite => 1,
+            LinkLocality::OtherSite => 2,
+        }
+    }
+}
+
+/// The tokens of a `rel` attribute: the three the summary database has columns for, and the
+/// others, lower-cased, in document order, without duplicates.
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Rel {
+    pub nofollow: bool,
+    pub me: bool,
+    pub tag: bool,
+    pub other: Vec<String>,
+}
+
+impl Rel {
+    pub fn parse(value: &str) -> Rel {
+        let mut rel = Rel::default();
+        for token in value.split_ascii_whitespace() {
+            let token = token.to_ascii_lowercase();
+            match token.as_str() {
+                "nofollow" => rel.nofollow = true,
+                "me" => rel.me = true,
+                "tag" => rel.tag = true,
+                _ if !rel.other.contains(&token) => rel.other.push(token),
+                _ => {}
+            }
+        }
+        rel
+    }
+
+    pub fn has(&self, token: &str) -> bool {
+        match token {
+            "nofollow" => self.nofollow,
+            "me" => self.me,
+            "tag" => self.tag,
+            _ => self.other.iter().any(|t| t == token),
+        }
+    }
+}
+
+const COMMUNICATION_SCHEMES: [&str; 17] = [
+    "mailto", "tel", "sms", "mms", "xmpp", "sip", "sips", "callto", "facetime", "skype", "im",
+    "irc", "ircs", "fax", "geo", "whatsapp", "matrix",
+];
+
+/// Schemes that do not name a fetchable resource; links with them are not reported.
+pub fn is_ignored_scheme(scheme: &str) -> bool {
+    matches!(
+        scheme,
+        "javascript" | "data" | "about" | "blob" | "vbscript"
+    )
+}
+
+/// The attributes of a link element that classification looks at.
+pub struct LinkSource<'a> {
+    /// Lower-case element name.
+    pub tag: &'a str,
+    /// The attribute the URL came from (`href`, `src`, `poster`, `data`).
+    pub attribute: &'a str,
+    /// The parent element's name (for `source`).
+    pub parent_tag: Option<&'a str>,
+    pub rel: &'a Rel,
+    pub type_attr: Option<&'a str>,
+    pub as_attr: Option<&'a str>,
+}
+
+pub fn destination_type(source: &LinkSource, url: &Url) -> DestinationType {
+    use DestinationType::*;
+    if COMMUNICATION_SCHEMES.contains(&url.scheme()) {
+        return Communication;
+    }
+    let by_type = source.type_attr.and_then(by_mime_type);
+    match source.tag {
+        "img" => return Image,
+        "video" if source.attribute == "poster" => return Image,
+        "video" => return Video,
+        "audio" => return Audio,
+        "iframe" | "frame" => return Document,
+        "script" => return Script,
+        "source" => {
+            return by_type
+                .or(match source.parent_tag {
+                    Some("video") => Some(Video),
+                    Some("audio") => Some(Audio),
+                    Some("picture") => Some(Image),
+                    _ => None,
+                })
+                .or_else(|| by_extension(url))
+                .unwrap_or(Media);
+        }
+        "embed" | "object" => return by_type.or_else(|| by_extension(url)).unwrap_or(Media),
+        "link" => {
+            let rel = source.rel;
+            if rel.has("stylesheet") {
+                return Stylesheet;
+            }
+            if [
+                "icon",
+                "apple-touch-icon",
+                "apple-touch-icon-precomposed",
+                "mask-icon",
+            ]
+            .iter()
+            .any(|t| rel.has(t))
+            {
+                return Image;
+            }
+            if rel.has("modulepreload") {
+                return Script;
+            }
+            if rel.has("preload") || rel.has("prefetch") {
+                let by_as = source
+                    .as_attr
+                    .map(|a| a.trim().to_ascii_lowercase())
+                    .and_then(|a| match a.as_str() {
+                        "script" | "worker" | "sharedworker" | "serviceworker" => Some(Script),
+                        "style" => Some(Stylesheet),
+                        "image" => Some(Image),
+                        "audio" => Some(Audio),
+                        "video" => Some(Video),
+                        "document" => Some(Document),
+                        "font" | "fetch" | "track" => Some(File),
+                        _ => None,
+                    });
+                if let Some(t) = by_as {
+                    return t;
+                }
+            }
+            if rel.has("manifest") {
+                return File;
+            }
+            return by_type.or_else(|| by_extension(url)).unwrap_or(Document);
+        }
+        _ => {}
+    }
+    by_type.or_else(|| by_extension(url)).unwrap_or(Document)
+}
+
+/// The destination type a MIME type names; None for an empty value.
+pub fn by_mime_type(mime: &str) -> Option<DestinationType> {
+    use DestinationType::*;
+    let essence = mime
+        .split(';')
+        .next()
+        .unwrap_or("")
+        .trim()
+        .to_ascii_lowercase();
+    if essence.is_empty() {
+        return None;
+    }
+    Some(match essence.as_str() {
+        "application/rss+xml"
+        | "application/atom+xml"
+        | "application/feed+json"
+        | "application/rdf+xml" => Feed,
+        "text/css" => Stylesheet,
+        "text/javascript"
+        | "application/javascript"
+        | "application/x-javascript"
+        | "text/ecmascript"
+        | "application/ecmascript"
+        | "module" => Script,
+        "text/html" | "application/xhtml+xml" => Document,
+        _ if essence.starts_with("image/") => Image,
+        _ if essence.starts_with("audio/") => Audio,
+        _ if essence.starts_with("video/") => Video,
+        _ => File,
+    })
+}
+
+/// The destination type the extension of the URL's last path segment suggests; None when
+/// the segment has no extension (or the path ends in `/`).
+///
+/// Documents: html, htm, xhtml, shtml, php, asp, aspx, jsp, jspx, cfm, cgi, pl. Feeds: rss,
+/// atom, and `.xml` files whose name contains "rss", "atom" or "feed". Stylesheets: css.
+/// Scripts: js, mjs. Images: png, jpg, jpeg, jfif, gif, webp, svg, avif, bmp, ico, tif, tiff,
+/// apng. Audio: mp3, ogg, oga, opus, wav, flac, m4a, aac, weba, mid, midi. Video: mp4, webm,
+/// ogv, mov, avi, mkv, m4v, mpg, mpeg, wmv, flv, 3gp. Media: swf. Anything else (pdf, zip,
+/// txt, …): file.
+pub fn by_extension(url: &Url) -> Option<DestinationType> {
+    use DestinationType::*;
+    let segment = url.path().rsplit('/').next().unwrap_or("");
+    let (stem, extension) = segment.rsplit_once('.')?;
+    if extension.is_empty() {
+        return None;
+    }
+    let extension = extension.to_ascii_lowercase();
+    Some(match extension.as_str() {
+        "html" | "htm" | "xhtml" | "shtml" | "php" | "asp" | "aspx" | "jsp" | "jspx" | "cfm"
+        | "cgi" | "pl" => Document,
+        "rss" | "atom" => Feed,
+        "xml" => {
+            let stem = stem.to_ascii_lowercase();
+            if ["rss", "atom", "feed"].iter().any(|w| stem.contains(w)) {
+                Feed
+            } else {
+                File
+            }
+        }
+        "css" => Stylesheet,
+        "js" | "mjs" => Script,
+        "png" | "jpg" | "jpeg" | "jfif" | "gif" | "webp" | "svg" | "avif" | "bmp" | "ico"
+        | "tif" | "tiff" | "apng" => Image,
+        "mp3" | "ogg" | "oga" | "opus" | "wav" | "flac" | "m4a" | "aac" | "weba" | "mid"
+        | "midi" => Audio,
+        "mp4" | "webm" | "ogv" | "mov" | "avi" | "mkv" | "m4v" | "mpg" | "mpeg" | "wmv" | "flv"
+        | "3gp" => Video,
+        "swf" => Media,
+        _ => File,
+    })
+}
+
+/// Where `target` (without fragment) lies relative to `document` (without fragment).
+pub fn locality(target: &Url, document: &Url) -> LinkLocality {
+    if target.as_str() == document.as_str() {
+        return LinkLocality::SelfDocument;
+    }
+    match (target.host_str(), document.host_str()) {
+        (Some(a), Some(b)) if strip_www(a).eq_ignore_ascii_case(strip_www(b)) => {
+            LinkLocality::SameSite
+        }
+        _ => LinkLocality::OtherSite,
+    }
+}
+
+fn strip_www(host: &str) -> &str {
+    match host.get(..4) {
+        Some(prefix) if prefix.eq_ignore_ascii_case("www.") && host.len() > 4 => &host[4..],
+        _ => host,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn u(s: &str) -> Url {
+        Url::parse(s).unwrap()
+    }
+
+    #[test]
+    fn locality_rules() {
+        let doc = u("https://www.example.org/a/b.html");
+        assert_eq!(
+            locality(&u("https://www.example.org/a/b.html"), &doc),
+            LinkLocality::SelfDocument
+        );
+        assert_eq!(
+            locality(&u("http://example.org/"), &doc),
+            LinkLocality::SameSite
+        );
+        assert_eq!(
+            locality(&u("https://EXAMPLE.org:8443/x"), &doc),
+            LinkLocality::SameSite
+        );
+        assert_eq!(
+            locality(&u("https://blog.example.org/"), &doc),
+            LinkLocality::OtherSite
+        );
+        assert_eq!(
+            locality(&u("mailto:a@example.org"), &doc),
+            LinkLocality::OtherSite
+        );
+        assert_eq!(
+            locality(&u("https://www./"), &u("https://www./x")),
+            LinkLocality::SameSite
+        );
+    }
+
+    #[test]
+    fn rel_tokens() {
+        let rel = Rel::parse(" NoFollow  external me\ttag external ugc");
+        assert_eq!(
+            rel,
+            Rel {
+                nofollow: true,
+                me: true,
+                tag: true,
+                other: vec!["external".into(), "ugc".into()],
+            }
+        );
+    }
+
+    #[test]
+    fn extensions() {
+        let t = |s: &str| by_extension(&u(s));
+        assert_eq!(t("http://x/a/"), None);
+        assert_eq!(t("http://x/a"), None);
+        assert_eq!(t("http://x/a.PDF"), Some(DestinationType::File));
+        assert_eq!(
+            t("http://x/v1.2/index.html?q=a.png"),
+            Some(DestinationType::Document)
+        );
+        assert_eq!(t("http://x/feed.xml"), Some(DestinationType::Feed));
+        assert_eq!(t("http://x/sitemap.xml"), Some(DestinationType::File));
+        assert_eq!(t("http://x/.hidden"), Some(DestinationType::File));
+    }
+}

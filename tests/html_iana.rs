@@ -1,0 +1,181 @@
+//! HTML analysis on real pages: the iana.org captures of pywb's sample archive, extracted with
+//! Python's warcio (an independent WARC reader), and the throughput on them.
+
+use std::path::Path;
+use std::process::Command;
+use std::time::Instant;
+
+use sediment::html::{DestinationType, EncodingSource, LinkLocality, analyze};
+use url::Url;
+
+const WARC: &str = concat!(
+    env!("CARGO_MANIFEST_DIR"),
+    "/../shared/corpus/pywb/sample_archive/warcs/iana.warc.gz"
+);
+
+/// Writes each HTML response body to `dir/N.html` and returns (URL, Content-Type, path).
+fn extract_pages(dir: &Path) -> Option<Vec<(String, String, std::path::PathBuf)>> {
+    let script = r#"
+import sys
+from warcio.archiveiterator import ArchiveIterator
+n = 0
+with open(sys.argv[1], 'rb') as f:
+    for r in ArchiveIterator(f):
+        if r.rec_type != 'response' or not r.http_headers:
+            continue
+        ct = r.http_headers.get_header('Content-Type') or ''
+        if 'html' not in ct:
+            continue
+        body = r.content_stream().read()
+        if not body:
+            continue
+        path = '%s/%d.html' % (sys.argv[2], n)
+        open(path, 'wb').write(body)
+        print('%s\t%s\t%s' % (r.rec_headers.get_header('WARC-Target-URI'), ct, path))
+        n += 1
+"#;
+    let out = Command::new("python3")
+        .args(["-c", script, WARC])
+        .arg(dir)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        eprintln!("warcio failed: {}", String::from_utf8_lossy(&out.stderr));
+        return None;
+    }
+    Some(
+        String::from_utf8_lossy(&out.stdout)
+            .lines()
+            .filter_map(|l| {
+                let mut f = l.split('\t');
+                Some((f.next()?.to_owned(), f.next()?.to_owned(), f.next()?.into()))
+            })
+            .collect(),
+    )
+}
+
+#[test]
+fn iana_pages() {
+    if !Path::new(WARC).exists() {
+        eprintln!("corpus not found, skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let Some(pages) = extract_pages(dir.path()) else {
+        eprintln!("python3 with warcio not available, skipping");
+        return;
+    };
+    assert_eq!(pages.len(), 18);
+    let bodies: Vec<(Url, String, Vec<u8>)> = pages
+        .iter()
+        .map(|(u, ct, path)| {
+            (
+                Url::parse(u).unwrap(),
+                ct.clone(),
+                std::fs::read(path).unwrap(),
+            )
+        })
+        .collect();
+
+    for (url, ct, body) in &bodies {
+        let d = analyze(body, Some(ct), url);
+        assert_eq!(
+            d.encoding_source,
+            EncodingSource::ContentTypeHeader,
+            "{url}"
+        );
+        assert!(!d.had_decoding_errors, "{url}");
+        // Decoding is lossless for these UTF-8 and ASCII pages.
+        assert_eq!(d.text_utf8.as_bytes(), body.as_slice(), "{url}");
+        assert!(d.limits == Default::default(), "{url}");
+        if body.len() > 1000 {
+            assert!(d.description.title.is_some(), "{url}");
+            assert!(!d.pile.text.is_empty(), "{url}");
+            assert!(
+                d.links
+                    .iter()
+                    .any(|l| l.destination_type == DestinationType::Stylesheet),
+                "{url}"
+            );
+            assert!(
+                d.links.iter().any(|l| l.locality == LinkLocality::SameSite),
+                "{url}"
+            );
+        }
+    }
+
+    // The home page, checked in detail.
+    let (url, ct, body) = bodies
+        .iter()
+        .find(|(u, _, _)| u.as_str() == "http://www.iana.org/")
+        .unwrap();
+    let d = analyze(body, Some(ct), url);
+    assert_eq!(
+        d.description.title.as_deref(),
+        Some("Internet Assigned Numbers Authority")
+    );
+    assert_eq!(d.description.primary_language, None);
+    assert_eq!(
+        d.description.primary_headline.as_deref(),
+        Some("Internet Assigned Numbers Authority")
+    );
+    // No main or article element: the page header's text is secondary, the rest is text.
+    assert!(
+        d.pile
+            .secondary_text
+            .starts_with("The Internet Assigned Numbers Authority (IANA) is responsible")
+    );
+    assert!(d.pile.text.starts_with("IANA manages the DNS Root Zone"));
+    assert!(
+        d.description.indexiness > 0.0,
+        "{}",
+        d.description.indexiness
+    );
+    // The site map sits in a table in the footer.
+    let footer_links = d
+        .links
+        .iter()
+        .filter(|l| l.location.in_footer && l.location.in_table)
+        .count();
+    assert_eq!(footer_links, 17);
+    assert_eq!(d.links.iter().filter(|l| l.tag == "a").count(), 33);
+    let domains = d
+        .links
+        .iter()
+        .find(|l| l.url.as_str() == "http://www.iana.org/domains")
+        .unwrap();
+    assert_eq!(domains.destination_type, DestinationType::Document);
+
+    // Throughput: the typical pages (under 20 kB) many times, then all pages once.
+    let small: Vec<&(Url, String, Vec<u8>)> =
+        bodies.iter().filter(|(_, _, b)| b.len() < 20_000).collect();
+    let rounds = 100;
+    let start = Instant::now();
+    let mut checksum = 0usize;
+    for _ in 0..rounds {
+        for (url, ct, body) in &small {
+            checksum += analyze(body, Some(ct), url).links.len();
+        }
+    }
+    let took = start.elapsed().as_secs_f64();
+    let bytes: usize = small.iter().map(|(_, _, b)| b.len()).sum();
+    eprintln!(
+        "iana pages under 20 kB: {} pages x {rounds} in {took:.2} s = {:.0} pages/s, {:.1} MB/s (avg {} bytes; {checksum} links)",
+        small.len(),
+        (small.len() * rounds) as f64 / took,
+        (bytes * rounds) as f64 / took / 1e6,
+        bytes / small.len(),
+    );
+    let start = Instant::now();
+    for (url, ct, body) in &bodies {
+        analyze(body, Some(ct), url);
+    }
+    let took = start.elapsed().as_secs_f64();
+    let bytes: usize = bodies.iter().map(|(_, _, b)| b.len()).sum();
+    eprintln!(
+        "all {} iana pages ({:.2} MB): {took:.3} s = {:.1} MB/s",
+        bodies.len(),
+        bytes as f64 / 1e6,
+        bytes as f64 / took / 1e6
+    );
+}
