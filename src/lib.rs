@@ -3,3 +3,4 @@
 //! indexes. See DESIGN.md for the data model.
 
 pub mod key;
+pub mod warc;

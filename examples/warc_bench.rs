@@ -1,0 +1,75 @@
+//! Measure the WARC reader against the floor (gzip inflate + SHA-1 of every decompressed
+//! byte, single thread). Used by scripts/bench-warc-reader.sh.
+//!
+//! Usage: warc_bench floor|reader FILE
+
+use std::fs::File;
+use std::io::{BufReader, Read};
+use std::time::Instant;
+
+use flate2::read::MultiGzDecoder;
+use sediment::warc::{DigestCheck, WarcReader};
+use sha1::{Digest, Sha1};
+
+fn floor(path: &str) -> String {
+    let file = File::open(path).expect("open");
+    let mut decoder = MultiGzDecoder::new(BufReader::with_capacity(2 << 20, file));
+    let mut buf = vec![0u8; 1 << 20];
+    let mut sha1 = Sha1::new();
+    let mut total = 0u64;
+    loop {
+        let n = decoder.read(&mut buf).expect("inflate");
+        if n == 0 {
+            break;
+        }
+        sha1.update(&buf[..n]);
+        total += n as u64;
+    }
+    let digest: [u8; 20] = sha1.finalize().into();
+    format!("decompressed={total} sha1[0]={:02x}", digest[0])
+}
+
+fn reader(path: &str) -> String {
+    let file = File::open(path).expect("open");
+    let reader = WarcReader::new(file).expect("reader");
+    let (mut records, mut errors, mut matched, mut payload) = (0u64, 0u64, 0u64, 0u64);
+    for item in reader {
+        match item {
+            Ok(record) => {
+                records += 1;
+                if matches!(record.digest_check, DigestCheck::Match | DigestCheck::MatchDechunked) {
+                    matched += 1;
+                }
+                payload += record.payload.map_or(0, |p| p.length);
+            }
+            Err(_) => errors += 1,
+        }
+    }
+    format!("records={records} errors={errors} digests_ok={matched} payload_bytes={payload}")
+}
+
+fn main() {
+    let args: Vec<String> = std::env::args().collect();
+    if args.len() != 3 {
+        eprintln!("usage: warc_bench floor|reader FILE");
+        std::process::exit(2);
+    }
+    let size = std::fs::metadata(&args[2]).expect("stat").len();
+    let start = Instant::now();
+    let summary = match args[1].as_str() {
+        "floor" => floor(&args[2]),
+        "reader" => reader(&args[2]),
+        other => {
+            eprintln!("unknown mode {other}");
+            std::process::exit(2);
+        }
+    };
+    let seconds = start.elapsed().as_secs_f64();
+    println!(
+        "{:<6} {:>8.1} MB/s  ({} bytes in {:.3} s; {summary})",
+        args[1],
+        size as f64 / 1e6 / seconds,
+        size,
+        seconds
+    );
+}
