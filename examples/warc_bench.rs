@@ -37,7 +37,10 @@ fn reader(path: &str) -> String {
         match item {
             Ok(record) => {
                 records += 1;
-                if matches!(record.digest_check, DigestCheck::Match | DigestCheck::MatchDechunked) {
+                if matches!(
+                    record.digest_check,
+                    DigestCheck::Match | DigestCheck::MatchDechunked
+                ) {
                     matched += 1;
                 }
                 payload += record.payload.map_or(0, |p| p.length);

@@ -71,8 +71,11 @@ def main():
     joined = lambda parts: b"".join(parts)
 
     # Member 2 cut short (its last half and trailer gone), followed by the intact member 3.
+    # Raw deflate has no framing: the inflater reads on into member 3's bytes as if they
+    # were member 2's (here until a block with the final bit), so the break shows as a
+    # CRC-32 mismatch; the reader then looks for the next member from member 2's start.
     cut = comp[:2] + [comp[2][: len(comp[2]) // 2]] + comp[3:]
-    write("gz-truncated-member.warc.gz", joined(cut), [("gzip-data", offsets[2])], but(2))
+    write("gz-truncated-member.warc.gz", joined(cut), [("gzip-checksum", offsets[2])], but(2))
 
     garbage = b"this is not a gzip member\r\n" * 3
     write("gz-garbage-between-members.warc.gz", joined(comp[:3] + [garbage] + comp[3:]),
@@ -120,7 +123,10 @@ def main():
     parts = records[:2] + [drop_header(records[2], b"Content-Length")] + records[3:]
     write("warc-missing-content-length.warc", joined(parts),
           [("missing-content-length", plain_offsets[2])], but(2))
-    write("warc-cut-mid-record.warc", plain[: plain_offsets[4] + len(records[4]) // 2],
+    # Cut inside the block of record 4 (20 bytes before its end).
+    write("warc-cut-mid-record.warc", plain[: plain_offsets[4] + len(records[4]) - 20],
+          [("record-truncated", plain_offsets[4])], range(4))
+    write("warc-cut-in-header.warc", plain[: plain_offsets[4] + 100],
           [("record-truncated", plain_offsets[4])], range(4))
 
     with open(os.path.join(OUT, "manifest.json"), "w") as f:

@@ -27,7 +27,10 @@ fn corpus_warcs() -> Option<Vec<PathBuf>> {
             let name = path.file_name().unwrap().to_string_lossy().to_string();
             if path.is_dir() {
                 stack.push(path);
-            } else if name.ends_with(".warc") || name.ends_with(".warc.gz") || name.ends_with(".warc.gz.bad") {
+            } else if name.ends_with(".warc")
+                || name.ends_with(".warc.gz")
+                || name.ends_with(".warc.gz.bad")
+            {
                 files.push(path);
             }
         }
@@ -59,7 +62,11 @@ fn python_rows(args: &[&str]) -> Option<Vec<Value>> {
         return None;
     }
     let text = String::from_utf8(output.stdout).unwrap();
-    Some(text.lines().map(|l| serde_json::from_str(l).unwrap()).collect())
+    Some(
+        text.lines()
+            .map(|l| serde_json::from_str(l).unwrap())
+            .collect(),
+    )
 }
 
 fn hex(bytes: &[u8]) -> String {
@@ -67,7 +74,10 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn short(path: &Path) -> String {
-    path.strip_prefix(CORPUS).unwrap_or(path).display().to_string()
+    path.strip_prefix(CORPUS)
+        .unwrap_or(path)
+        .display()
+        .to_string()
 }
 
 /// Errors this reader reports where warcio reads on (with a warning) or gives up: each is
@@ -80,51 +90,85 @@ fn expected_errors(file: &str) -> Vec<ErrorKind> {
         "chatnoir-resiliparse/tests/data/clipped.warc.gz" => vec![ErrorKind::GzipTruncated],
         // The response's block is 2 bytes longer than its Content-Length.
         "warcio/test/data/example-trunc.warc" => vec![ErrorKind::ContentLengthMismatch],
-        // No record has a WARC-Record-ID, and the Content-Lengths of the last four are
-        // wrong (warcio gives up at the first of them).
-        "webarchive-commons/src/test/resources/org/archive/resource/html/link-extraction-test.warc" => vec![
-            ErrorKind::MissingHeader(WarcRecordId),
-            ErrorKind::MissingHeader(WarcRecordId),
-            ErrorKind::MissingHeader(WarcRecordId),
-            ErrorKind::MissingHeader(WarcRecordId),
-            ErrorKind::ContentLengthMismatch,
-            ErrorKind::ContentLengthMismatch,
-            ErrorKind::ContentLengthMismatch,
-            ErrorKind::ContentLengthMismatch,
-        ],
+        // The last request's block is longer than its Content-Length (320).
+        "pywb/sample_archive/warcs/example.warc" => vec![ErrorKind::ContentLengthMismatch],
+        // No record has a WARC-Record-ID (warcio gives up at the fifth record, whose HTTP
+        // head has a bare LF line end it does not expect; this reader reads all eight).
+        "webarchive-commons/src/test/resources/org/archive/resource/html/link-extraction-test.warc" =>
+        {
+            vec![ErrorKind::MissingHeader(WarcRecordId); 8]
+        }
         _ => vec![],
     }
 }
 
+/// Files warcio cannot read (one gzip member for the whole file, or members that do not
+/// line up with records): its rows are wrong, so they are compared with fastwarc instead
+/// (`files_warcio_refuses_equal_fastwarc`).
+const WARCIO_REFUSES: [&str; 4] = [
+    "pywb/sample_archive/warcs/example-bad.warc.gz.bad",
+    "warcio/test/data/example-bad.warc.gz.bad",
+    "warcio/test/data/example-bad-non-chunked.warc.gz",
+    "warcio/test/data/example-wrong-chunks.warc.gz",
+];
+
 /// Compare one record with warcio's row; differences go to `problems`.
-fn compare_with_warcio(file: &str, ours: &Record, row: &Value, clean: bool, problems: &mut Vec<String>) {
+fn compare_with_warcio(
+    file: &str,
+    ours: &Record,
+    row: &Value,
+    clean: bool,
+    problems: &mut Vec<String>,
+) {
+    let clean = clean && !ours.warnings.contains(&Warning::LooseTerminator);
     let mut check = |what: &str, a: Value, b: &Value| {
         if &a != b {
-            problems.push(format!("{file} @{}: {what}: ours {a}, warcio {b}", ours.offset));
+            problems.push(format!(
+                "{file} @{}: {what}: ours {a}, warcio {b}",
+                ours.offset
+            ));
         }
     };
     check("type", Value::from(ours.warc_type.as_str()), &row["type"]);
-    check("uri", ours.header("WARC-Target-URI").into(), &row["uri"]);
+    // warcio drops the angle brackets wget 1.14 wrote and percent-encodes spaces; the
+    // accessor drops the brackets and keeps the URI as written otherwise.
+    let uri = ours.target_uri().map(|u| u.replace(' ', "%20"));
+    check("uri", uri.into(), &row["uri"]);
     check("id", ours.record_id().into(), &row["id"]);
     // warcio's length of an uncompressed record stops before the CRLFCRLF after the
-    // block; ours includes it (the bytes the record occupies).
-    let expected_length = match (ours.compression, clean) {
-        (Compression::None, true) => ours.length - 4,
-        _ => ours.length,
+    // block; ours includes it (all the bytes the record occupies).
+    let expected_length = match ours.compression {
+        Compression::None => ours.header_length + ours.content_length,
+        Compression::Gzip => ours.length,
     };
-    check("length", expected_length.into(), &row["length"]);
+    if clean {
+        check("length", expected_length.into(), &row["length"]);
+    }
+    if ours.warnings.contains(&Warning::HttpHeadUnparseable) {
+        // A status line such as `HTTPX/1.1 200 OK` (pywb's example-extra.warc): warcio
+        // takes it as HTTP, this reader does not (the whole block is the payload).
+        return;
+    }
     check("has_http", ours.http.is_some().into(), &row["has_http"]);
-    if let Some(http) = &ours.http {
-        if http.status().is_some() || !row["status"].is_null() {
-            check("status", http.status().into(), &row["status"]);
-        }
+    if let Some(http) = &ours.http
+        && (http.status().is_some() || !row["status"].is_null())
+    {
+        check("status", http.status().into(), &row["status"]);
     }
     let Some(payload) = &ours.payload else {
         problems.push(format!("{file} @{}: no payload summary", ours.offset));
         return;
     };
-    check("payload_sha1", hex(&payload.sha1).into(), &row["payload_sha1"]);
-    check("payload_length", payload.length.into(), &row["payload_length"]);
+    check(
+        "payload_sha1",
+        hex(&payload.sha1).into(),
+        &row["payload_sha1"],
+    );
+    check(
+        "payload_length",
+        payload.length.into(),
+        &row["payload_length"],
+    );
     check("chunked", payload.chunked.into(), &row["chunked"]);
     if !row["dechunked_sha1"].is_null() {
         check(
@@ -133,7 +177,11 @@ fn compare_with_warcio(file: &str, ours: &Record, row: &Value, clean: bool, prob
             &row["dechunked_sha1"],
         );
     }
-    check("digest_check", ours.digest_check.name().into(), &row["digest_check"]);
+    check(
+        "digest_check",
+        ours.digest_check.name().into(),
+        &row["digest_check"],
+    );
 }
 
 #[test]
@@ -144,27 +192,41 @@ fn corpus_equals_warcio() {
     let mut compared = 0;
     for path in &files {
         let file = short(path);
-        let Some(mut rows) = python_rows(&[&script, path.to_str().unwrap()]) else { return };
+        let Some(mut rows) = python_rows(&[&script, path.to_str().unwrap()]) else {
+            return;
+        };
         let warcio_gave_up = rows.last().is_some_and(|r| r.get("error").is_some());
         if warcio_gave_up {
             rows.pop();
         }
         let items = read_all(path);
-        let errors: Vec<ErrorKind> = items.iter().filter_map(|i| i.as_ref().err().map(|e| e.kind)).collect();
+        let errors: Vec<ErrorKind> = items
+            .iter()
+            .filter_map(|i| i.as_ref().err().map(|e| e.kind))
+            .collect();
         if errors != expected_errors(&file) {
-            problems.push(format!("{file}: errors {:?}", items.iter().filter_map(|i| i.as_ref().err()).map(|e| e.to_string()).collect::<Vec<_>>()));
+            let shown: Vec<String> = items
+                .iter()
+                .filter_map(|i| i.as_ref().err())
+                .map(|e| e.to_string())
+                .collect();
+            problems.push(format!("{file}: errors {shown:?}"));
         }
-        // Records by offset, including those returned inside errors.
+        if WARCIO_REFUSES.contains(&file.as_str()) {
+            continue;
+        }
+        // Records by offset, including those returned inside errors (whose framing or
+        // payload is known to be off, so only their headers are compared).
         let mut by_offset: HashMap<u64, (&Record, bool)> = HashMap::new();
         for item in &items {
             match item {
                 Ok(record) => {
-                    let clean = !record.warnings.contains(&Warning::LooseTerminator);
-                    by_offset.insert(record.offset, (record, clean));
+                    by_offset.insert(record.offset, (record, true));
                 }
                 Err(error) => {
                     if let Some(record) = &error.record {
-                        by_offset.insert(record.offset, (record, false));
+                        let intact = matches!(error.kind, ErrorKind::MissingHeader(_));
+                        by_offset.insert(record.offset, (record, intact));
                     }
                 }
             }
@@ -172,31 +234,37 @@ fn corpus_equals_warcio() {
         for row in &rows {
             let offset = row["offset"].as_u64().unwrap();
             match by_offset.get(&offset) {
-                Some((record, clean)) => {
-                    // Where Content-Length is wrong, lengths legitimately differ.
+                Some((record, intact)) => {
                     let mut local = Vec::new();
-                    compare_with_warcio(&file, record, row, *clean, &mut local);
-                    if *clean || ours_ok(&items, offset) {
-                        problems.extend(local);
-                    } else {
-                        problems.extend(local.into_iter().filter(|p| !p.contains(": length:") && !p.contains("payload") && !p.contains("digest_check")));
+                    compare_with_warcio(&file, record, row, *intact, &mut local);
+                    if !intact {
+                        local.retain(|p| {
+                            [": type:", ": uri:", ": id:"].iter().any(|k| p.contains(k))
+                        });
                     }
+                    problems.extend(local);
                     compared += 1;
                 }
-                None => problems.push(format!("{file}: warcio has a record at {offset}, we do not")),
+                None => problems.push(format!(
+                    "{file}: warcio has a record at {offset}, we do not"
+                )),
             }
         }
-        let ours_ok_count = items.iter().filter(|i| i.is_ok()).count();
-        if !warcio_gave_up && ours_ok_count + errors.len() != rows.len() && errors.is_empty() {
-            problems.push(format!("{file}: {ours_ok_count} records, warcio {}", rows.len()));
+        let ours_count = by_offset.len();
+        if !warcio_gave_up && ours_count != rows.len() {
+            problems.push(format!(
+                "{file}: {ours_count} records, warcio {}",
+                rows.len()
+            ));
         }
     }
-    assert!(compared > 1500, "compared only {compared} records");
-    assert!(problems.is_empty(), "{} differences:\n{}", problems.len(), problems.join("\n"));
-}
-
-fn ours_ok(items: &[Result<Record, WarcError>], offset: u64) -> bool {
-    items.iter().any(|i| matches!(i, Ok(r) if r.offset == offset))
+    assert!(
+        problems.is_empty(),
+        "{} differences:\n{}",
+        problems.len(),
+        problems.join("\n")
+    );
+    assert!(compared > 1400, "compared only {compared} records");
 }
 
 const FASTWARC_IDS: &str = r#"
@@ -211,14 +279,11 @@ for r in ArchiveIterator(open(sys.argv[1], 'rb'), record_types=WarcRecordType.an
 #[test]
 fn files_warcio_refuses_equal_fastwarc() {
     let Some(_) = corpus_warcs() else { return };
-    for file in [
-        "pywb/sample_archive/warcs/example-bad.warc.gz.bad",
-        "warcio/test/data/example-bad.warc.gz.bad",
-        "warcio/test/data/example-bad-non-chunked.warc.gz",
-        "warcio/test/data/example-wrong-chunks.warc.gz",
-    ] {
+    for file in WARCIO_REFUSES {
         let path = Path::new(CORPUS).join(file);
-        let Some(rows) = python_rows(&["-c", FASTWARC_IDS, path.to_str().unwrap()]) else { return };
+        let Some(rows) = python_rows(&["-c", FASTWARC_IDS, path.to_str().unwrap()]) else {
+            return;
+        };
         let items = read_all(&path);
         let ours: Vec<Value> = items
             .iter()
@@ -243,10 +308,21 @@ fn unaligned_members_positions() {
     let records: Vec<Record> = read_all(&path).into_iter().map(Result::unwrap).collect();
     // Members: [0, 516), [516, 1130), [1130, 1575). The response spans all three (its
     // CRLFCRLF is in the third); the request starts 4 bytes into the third.
-    assert_eq!((records[0].offset, records[0].skip, records[0].length), (0, 0, 1575));
-    assert_eq!((records[1].offset, records[1].skip, records[1].length), (1130, 4, 445));
+    assert_eq!((records[0].offset, records[0].skip), (0, 0));
+    // It ends inside the third member, which holds the next record too: its length reaches
+    // into that member, as far as the inflater had read (at most the member's end).
+    assert!(
+        records[0].length > 1130 && records[0].length <= 1575,
+        "{}",
+        records[0].length
+    );
+    assert_eq!(
+        (records[1].offset, records[1].skip, records[1].length),
+        (1130, 4, 445)
+    );
     // Reading from a stored (offset, skip) gives the same record.
-    let reader = WarcReader::open_at(File::open(&path).unwrap(), 1130, 4, Default::default()).unwrap();
+    let reader =
+        WarcReader::open_at(File::open(&path).unwrap(), 1130, 4, Default::default()).unwrap();
     let again: Vec<Record> = reader.map(Result::unwrap).collect();
     assert_eq!(again, records[1..]);
 }
@@ -284,8 +360,8 @@ fn corrupt_fixtures() {
 /// reader opened at each stored offset returns the same record.
 #[test]
 fn sink_and_reading_at_offsets() {
-    use sha1::{Digest, Sha1};
     use sediment::warc::PayloadSink;
+    use sha1::{Digest, Sha1};
 
     struct Collect {
         current: Option<Sha1>,
@@ -315,7 +391,10 @@ fn sink_and_reading_at_offsets() {
             return;
         }
         let mut reader = WarcReader::new(File::open(&path).unwrap()).unwrap();
-        let mut sink = Collect { current: None, done: Vec::new() };
+        let mut sink = Collect {
+            current: None,
+            done: Vec::new(),
+        };
         let mut records = Vec::new();
         while let Some(item) = reader.next_record(Some(&mut sink)) {
             records.push(item.unwrap());
@@ -323,11 +402,22 @@ fn sink_and_reading_at_offsets() {
         sink.begin(&records[0]);
         assert_eq!(sink.done.len(), records.len());
         for (record, sha1) in records.iter().zip(&sink.done) {
-            assert_eq!(&record.payload.as_ref().unwrap().sha1, sha1, "{file} @{}", record.offset);
+            assert_eq!(
+                &record.payload.as_ref().unwrap().sha1,
+                sha1,
+                "{file} @{}",
+                record.offset
+            );
         }
         assert_eq!(reader.position(), std::fs::metadata(&path).unwrap().len());
         for record in records.iter().step_by(7) {
-            let mut at = WarcReader::open_at(File::open(&path).unwrap(), record.offset, record.skip, Default::default()).unwrap();
+            let mut at = WarcReader::open_at(
+                File::open(&path).unwrap(),
+                record.offset,
+                record.skip,
+                Default::default(),
+            )
+            .unwrap();
             let again = at.next_record(None).unwrap().unwrap();
             assert_eq!(&again, record, "{file} @{}", record.offset);
         }
@@ -337,7 +427,10 @@ fn sink_and_reading_at_offsets() {
 /// ARC files and other compressions are refused with a clear error.
 #[test]
 fn arc_is_refused() {
-    for file in ["pywb/sample_archive/warcs/example.arc", "pywb/sample_archive/warcs/example.arc.gz"] {
+    for file in [
+        "pywb/sample_archive/warcs/example.arc",
+        "pywb/sample_archive/warcs/example.arc.gz",
+    ] {
         let path = Path::new(CORPUS).join(file);
         if !path.exists() {
             eprintln!("corpus not found, skipping");

@@ -98,7 +98,8 @@ impl Dechunker {
                     i = input.len();
                 }
                 State::Data => {
-                    let take = (input.len() - i).min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
+                    let take = (input.len() - i)
+                        .min(usize::try_from(self.remaining).unwrap_or(usize::MAX));
                     out(&input[i..i + take]);
                     self.decoded_len += take as u64;
                     self.remaining -= take as u64;
@@ -144,7 +145,11 @@ impl Dechunker {
                 b';' | b' ' | b'\t' => self.state = State::SizeExtension,
                 b'\r' if self.digits > 0 => self.state = State::SizeLf,
                 b'\n' if self.digits > 0 => self.end_size_line(),
-                _ => return Err(format!("expected a hex chunk size, found byte 0x{byte:02x}")),
+                _ => {
+                    return Err(format!(
+                        "expected a hex chunk size, found byte 0x{byte:02x}"
+                    ));
+                }
             },
             State::SizeExtension => {
                 if byte == b'\n' {

@@ -4,7 +4,9 @@
 //! digits, `sha1:` + base64 (standard or URL-safe alphabet, padded or not), and the same
 //! without the `sha1:` label.
 
-use data_encoding::{BASE32, BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD, HEXLOWER_PERMISSIVE};
+use data_encoding::{
+    BASE32, BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD, HEXLOWER_PERMISSIVE,
+};
 
 /// Outcome of comparing the computed payload SHA-1 with `WARC-Payload-Digest`.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -15,7 +17,10 @@ pub enum DigestCheck {
     /// chunk-encoded and the crawler hashed the decoded body).
     MatchDechunked,
     /// The header names another SHA-1.
-    Mismatch { expected: [u8; 20], actual: [u8; 20] },
+    Mismatch {
+        expected: [u8; 20],
+        actual: [u8; 20],
+    },
     /// No `WARC-Payload-Digest` header.
     Absent,
     /// The digest uses another algorithm (e.g. `sha256`); not a mismatch.
@@ -104,9 +109,7 @@ pub fn check_digest(
     };
     match parse_digest(value) {
         ParsedDigest::Sha1(expected) if &expected == stored => DigestCheck::Match,
-        ParsedDigest::Sha1(expected) if Some(&expected) == dechunked => {
-            DigestCheck::MatchDechunked
-        }
+        ParsedDigest::Sha1(expected) if Some(&expected) == dechunked => DigestCheck::MatchDechunked,
         ParsedDigest::Sha1(expected) => DigestCheck::Mismatch {
             expected,
             actual: *stored,
@@ -139,7 +142,11 @@ mod tests {
             "sha1:2jmj7l5rSw0yVb_vlWAYkK_YBwk=",
             "sha1:2jmj7l5rSw0yVb/vlWAYkK/YBwk",
         ] {
-            assert_eq!(parse_digest(spelling), ParsedDigest::Sha1(EMPTY), "{spelling}");
+            assert_eq!(
+                parse_digest(spelling),
+                ParsedDigest::Sha1(EMPTY),
+                "{spelling}"
+            );
         }
     }
 

@@ -90,9 +90,14 @@ enum State {
     Trailer,
     /// The member ended at this offset; `told_empty`: MemberEnd was reported while the
     /// window was empty, so the next `fill` may start the next member.
-    Ended { end: u64, told_empty: bool },
+    Ended {
+        end: u64,
+        told_empty: bool,
+    },
     /// Scan for the next member header from this file offset.
-    Resync { from: u64 },
+    Resync {
+        from: u64,
+    },
     Eof,
 }
 
@@ -292,13 +297,17 @@ impl<R: Read> GzipSource<R> {
                                     self.state = State::Eof;
                                     (
                                         ErrorKind::GzipTruncated,
-                                        format!("input ends inside the gzip member starting at offset {start}"),
+                                        format!(
+                                            "input ends inside the gzip member starting at offset {start}"
+                                        ),
                                     )
                                 } else {
                                     self.state = State::Resync { from: start + 1 };
                                     (
                                         ErrorKind::GzipData,
-                                        format!("the gzip member starting at offset {start} makes no progress"),
+                                        format!(
+                                            "the gzip member starting at offset {start} makes no progress"
+                                        ),
                                     )
                                 };
                                 return Some(self.error(kind, start, message));
@@ -343,10 +352,10 @@ impl<R: Read> GzipSource<R> {
         let isize = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
         self.input.consume(8);
         let end = self.input.offset();
-        self.input.set_keep(None);
         if crc != self.crc.sum() {
-            // The next member starts right after this trailer.
-            self.state = State::Header;
+            // A member cut short decodes the following members' bytes as its own data:
+            // look for the next member from just after this one's start.
+            self.state = State::Resync { from: start + 1 };
             self.drop_window();
             return self.error(
                 ErrorKind::GzipChecksum,
@@ -358,7 +367,7 @@ impl<R: Read> GzipSource<R> {
             );
         }
         if isize != self.crc.amount() {
-            self.state = State::Header;
+            self.state = State::Resync { from: start + 1 };
             self.drop_window();
             return self.error(
                 ErrorKind::GzipSize,
@@ -369,6 +378,7 @@ impl<R: Read> GzipSource<R> {
                 ),
             );
         }
+        self.input.set_keep(None);
         self.state = State::Ended {
             end,
             told_empty: false,
@@ -390,9 +400,37 @@ impl<R: Read> GzipSource<R> {
         loop {
             let data = self.input.data();
             if let Some(i) = finder.find(data) {
-                self.input.consume(i);
-                self.state = State::Header;
-                return None;
+                // Only a complete, valid header counts: bytes that merely look like a
+                // magic number are skipped without another error.
+                match parse_gzip_header(&data[i..]) {
+                    HeaderParse::Complete(_) => {
+                        self.input.consume(i);
+                        self.state = State::Header;
+                        return None;
+                    }
+                    HeaderParse::Invalid(_) => {
+                        self.input.consume(i + 1);
+                        continue;
+                    }
+                    HeaderParse::Incomplete if !self.input.is_eof() => {
+                        self.input.consume(i);
+                        match self.input.fill() {
+                            Ok(true) => continue,
+                            Ok(false) if self.input.is_eof() => continue,
+                            Ok(false) => {
+                                self.input.consume(1);
+                                continue;
+                            }
+                            Err(e) => return Some(self.io_error(e)),
+                        }
+                    }
+                    HeaderParse::Incomplete => {
+                        // A header cut off by the end of the input: report it there.
+                        self.input.consume(i);
+                        self.state = State::Header;
+                        return None;
+                    }
+                }
             }
             // Keep two bytes that may begin a magic split across reads.
             let keep = data.len().min(2);
@@ -515,12 +553,19 @@ mod tests {
         h.extend_from_slice(&crc16.to_le_bytes());
         assert_eq!(parse_gzip_header(&h), HeaderParse::Complete(h.len()));
         for cut in 10..h.len() {
-            assert_eq!(parse_gzip_header(&h[..cut]), HeaderParse::Incomplete, "{cut}");
+            assert_eq!(
+                parse_gzip_header(&h[..cut]),
+                HeaderParse::Incomplete,
+                "{cut}"
+            );
         }
         let last = h.len() - 1;
         h[last] ^= 1;
         assert!(matches!(parse_gzip_header(&h), HeaderParse::Invalid(_)));
-        assert!(matches!(parse_gzip_header(b"WARC/1.0\r\n"), HeaderParse::Invalid(_)));
+        assert!(matches!(
+            parse_gzip_header(b"WARC/1.0\r\n"),
+            HeaderParse::Invalid(_)
+        ));
         assert!(matches!(
             parse_gzip_header(&[0x1f, 0x8b, 8, 0x20, 0, 0, 0, 0, 0, 3]),
             HeaderParse::Invalid(_)

@@ -45,21 +45,20 @@ impl HttpHead {
             if line.is_empty() {
                 break;
             }
-            if line[0] == b' ' || line[0] == b'\t' {
-                if let Some((_, value)) = headers.last_mut() {
-                    let more = lossy(trim(line));
-                    if !more.is_empty() {
-                        value.push(' ');
-                        value.push_str(&more);
-                    }
-                    continue;
+            if (line[0] == b' ' || line[0] == b'\t')
+                && let Some((_, value)) = headers.last_mut()
+            {
+                let more = lossy(trim(line));
+                if !more.is_empty() {
+                    value.push(' ');
+                    value.push_str(&more);
                 }
+                continue;
             }
             match line.iter().position(|&b| b == b':') {
-                Some(colon) => headers.push((
-                    lossy(trim(&line[..colon])),
-                    lossy(trim(&line[colon + 1..])),
-                )),
+                Some(colon) => {
+                    headers.push((lossy(trim(&line[..colon])), lossy(trim(&line[colon + 1..]))))
+                }
                 None => malformed_lines += 1,
             }
         }
@@ -164,7 +163,11 @@ fn parse_start_line(line: &[u8]) -> Option<StartLine> {
             reason,
         });
     }
-    if first.is_empty() || !first.iter().all(|b| b.is_ascii_alphabetic() || *b == b'-' || *b == b'_') {
+    if first.is_empty()
+        || !first
+            .iter()
+            .all(|b| b.is_ascii_alphabetic() || *b == b'-' || *b == b'_')
+    {
         return None;
     }
     let rest = trim(&line[first.len()..]);
@@ -174,7 +177,10 @@ fn parse_start_line(line: &[u8]) -> Option<StartLine> {
     // The URI may contain spaces (seen in real request records); the version is the last
     // word when it starts with HTTP/.
     let (uri, version) = match rest.iter().rposition(|&b| b == b' ') {
-        Some(space) if rest[space + 1..].len() >= 5 && rest[space + 1..][..5].eq_ignore_ascii_case(b"HTTP/") => {
+        Some(space)
+            if rest[space + 1..].len() >= 5
+                && rest[space + 1..][..5].eq_ignore_ascii_case(b"HTTP/") =>
+        {
             (trim(&rest[..space]), &rest[space + 1..])
         }
         _ => (rest, &b""[..]),
@@ -186,8 +192,10 @@ fn parse_start_line(line: &[u8]) -> Option<StartLine> {
     })
 }
 
-fn strip_cr(line: &[u8]) -> &[u8] {
-    line.strip_suffix(b"\r").unwrap_or(line)
+/// Drop the CRs before a line's LF (some writers put two: `\r\r\n`).
+pub(crate) fn strip_cr(line: &[u8]) -> &[u8] {
+    let keep = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
+    &line[..keep]
 }
 
 pub(crate) fn trim(bytes: &[u8]) -> &[u8] {
@@ -247,7 +255,9 @@ mod tests {
 
     #[test]
     fn not_http() {
-        assert!(HttpHead::parse(b"20080430204825\nwww.archive.org.\t589\tIN\tA\t1.2.3.4\n").is_none());
+        assert!(
+            HttpHead::parse(b"20080430204825\nwww.archive.org.\t589\tIN\tA\t1.2.3.4\n").is_none()
+        );
         assert!(HttpHead::parse(b"HTTP/1.1 OK\r\n\r\n").is_none());
         assert_eq!(looks_like_http(b"HTT", true, true), None);
         assert_eq!(looks_like_http(b"HTT", true, false), Some(false));

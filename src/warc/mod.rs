@@ -28,4 +28,6 @@ pub use digest::{DigestCheck, ParsedDigest, check_digest, parse_digest, sha1_bas
 pub use error::{ErrorKind, MandatoryHeader, WarcError};
 pub use http::{HttpHead, StartLine};
 pub use reader::{PayloadSink, ReaderOptions, WarcReader};
-pub use record::{Compression, PayloadSummary, Record, WarcType, Warning, parse_warc_date, parse_warc_fields};
+pub use record::{
+    Compression, PayloadSummary, Record, WarcType, Warning, parse_warc_date, parse_warc_fields,
+};

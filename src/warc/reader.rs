@@ -63,7 +63,7 @@ impl<F: FnMut(&[u8])> PayloadSink for F {
 
 enum Source<R> {
     Plain(PlainSource<R>),
-    Gzip(GzipSource<R>),
+    Gzip(Box<GzipSource<R>>),
 }
 
 /// Reads WARC records one after the other from any `Read`, gzip or not.
@@ -98,14 +98,22 @@ impl<R: Read> WarcReader<R> {
     /// A reader over an input already positioned at file offset `offset` (offsets are
     /// reported relative to the file), skipping `skip` decompressed bytes first (see
     /// [`Record::skip`]).
-    pub fn positioned(read: R, offset: u64, skip: u64, options: ReaderOptions) -> Result<Self, WarcError> {
+    pub fn positioned(
+        read: R,
+        offset: u64,
+        skip: u64,
+        options: ReaderOptions,
+    ) -> Result<Self, WarcError> {
         let mut input = Input::new(read, options.read_buffer, offset);
-        let io_error = |e: std::io::Error| WarcError::new(ErrorKind::Io, offset, format!("read error: {e}"));
+        let io_error =
+            |e: std::io::Error| WarcError::new(ErrorKind::Io, offset, format!("read error: {e}"));
         input.fill_to(16).map_err(io_error)?;
         let head = input.data();
         let compression = detect(head, offset)?;
         let source = match compression {
-            Compression::Gzip => Source::Gzip(GzipSource::new(input, options.inflate_buffer)),
+            Compression::Gzip => {
+                Source::Gzip(Box::new(GzipSource::new(input, options.inflate_buffer)))
+            }
             Compression::None => Source::Plain(PlainSource::new(input)),
         };
         Ok(WarcReader {
@@ -121,13 +129,16 @@ impl<R: Read> WarcReader<R> {
     /// Read the next record. `None` at the end of the input (and after a fatal error).
     /// The sink, if any, receives the payload bytes as they stream by; when the result is
     /// an error, discard what it received for that record.
-    pub fn next_record(&mut self, sink: Option<&mut dyn PayloadSink>) -> Option<Result<Record, WarcError>> {
+    pub fn next_record(
+        &mut self,
+        sink: Option<&mut dyn PayloadSink>,
+    ) -> Option<Result<Record, WarcError>> {
         if self.parser.finished {
             return None;
         }
         let result = match &mut self.source {
             Source::Plain(source) => self.parser.next(source, sink),
-            Source::Gzip(source) => self.parser.next(source, sink),
+            Source::Gzip(source) => self.parser.next(source.as_mut(), sink),
         };
         match &result {
             None => self.parser.finished = true,
@@ -156,9 +167,19 @@ impl<R: Read> WarcReader<R> {
 
 impl<R: Read + Seek> WarcReader<R> {
     /// Seek to `offset` and read from there, e.g. one record at a stored (offset, skip).
-    pub fn open_at(mut read: R, offset: u64, skip: u64, options: ReaderOptions) -> Result<Self, WarcError> {
-        read.seek(SeekFrom::Start(offset))
-            .map_err(|e| WarcError::new(ErrorKind::Io, offset, format!("cannot seek to offset {offset}: {e}")))?;
+    pub fn open_at(
+        mut read: R,
+        offset: u64,
+        skip: u64,
+        options: ReaderOptions,
+    ) -> Result<Self, WarcError> {
+        read.seek(SeekFrom::Start(offset)).map_err(|e| {
+            WarcError::new(
+                ErrorKind::Io,
+                offset,
+                format!("cannot seek to offset {offset}: {e}"),
+            )
+        })?;
         Self::positioned(read, offset, skip, options)
     }
 }
@@ -319,8 +340,8 @@ struct Parser {
     compression: Compression,
     header_buf: Vec<u8>,
     head_buf: Vec<u8>,
-    /// Skip to the next line starting with `WARC/` before reading a record.
-    resync: bool,
+    /// An error found while resynchronizing, returned by the next call.
+    pending: Option<WarcError>,
     /// The window starts at the beginning of a line (for resync).
     at_line_start: bool,
     finished: bool,
@@ -329,21 +350,24 @@ struct Parser {
 }
 
 /// Look for the end of a header block (an empty line) in `prev` followed by `chunk`.
-/// Returns the number of bytes of `chunk` up to and including the end, if found.
+/// Returns the number of bytes of `chunk` up to and including the end, if found. A line
+/// ends with LF after any number of CRs (`\n`, `\r\n`, and `\r\r\n` all occur).
 fn find_blank_line(prev: &[u8], chunk: &[u8]) -> Option<usize> {
-    let byte_before = |i: usize, back: usize| -> Option<u8> {
-        if i >= back {
-            Some(chunk[i - back])
+    let byte_at = |i: isize| -> Option<u8> {
+        if i >= 0 {
+            chunk.get(i as usize).copied()
         } else {
-            let k = back - i;
-            prev.len().checked_sub(k).map(|j| prev[j])
+            let back = i.unsigned_abs();
+            prev.len().checked_sub(back).map(|j| prev[j])
         }
     };
     for i in memchr_iter(b'\n', chunk) {
-        match byte_before(i, 1) {
-            Some(b'\n') => return Some(i + 1),
-            Some(b'\r') if byte_before(i, 2) == Some(b'\n') => return Some(i + 1),
-            _ => {}
+        let mut j = i as isize - 1;
+        while byte_at(j) == Some(b'\r') {
+            j -= 1;
+        }
+        if byte_at(j) == Some(b'\n') {
+            return Some(i + 1);
         }
     }
     None
@@ -377,7 +401,7 @@ impl Parser {
             compression,
             header_buf: Vec::with_capacity(4096),
             head_buf: Vec::with_capacity(4096),
-            resync: false,
+            pending: None,
             at_line_start: true,
             finished: false,
             pending_skip: skip,
@@ -390,7 +414,10 @@ impl Parser {
         src: &mut S,
         sink: Option<&mut dyn PayloadSink>,
     ) -> Option<Result<Record, WarcError>> {
-        if let Err(stop) = self.skip_and_resync(src) {
+        if let Some(error) = self.pending.take() {
+            return Some(Err(error));
+        }
+        if let Err(stop) = self.apply_skip(src) {
             return stop.map(Err);
         }
         let result = self.read_record(src, sink);
@@ -398,8 +425,9 @@ impl Parser {
         result
     }
 
-    /// Apply a pending skip and resynchronization. `Err(None)`: end of input.
-    fn skip_and_resync<S: ByteSource>(&mut self, src: &mut S) -> Result<(), Option<WarcError>> {
+    /// Skip the decompressed bytes a reader positioned at (offset, skip) must skip.
+    /// `Err(None)`: end of input.
+    fn apply_skip<S: ByteSource>(&mut self, src: &mut S) -> Result<(), Option<WarcError>> {
         while self.pending_skip > 0 {
             let available = src.window().len() as u64;
             if available > 0 {
@@ -412,14 +440,6 @@ impl Parser {
                 Fill::Data | Fill::MemberEnd(_) => {}
                 Fill::Eof => return Err(None),
                 Fill::Error(error) => return Err(Some(error)),
-            }
-        }
-        if self.resync {
-            self.resync = false;
-            match self.find_warc_line(src) {
-                Ok(true) => {}
-                Ok(false) => return Err(None),
-                Err(error) => return Err(Some(error)),
             }
         }
         Ok(())
@@ -479,10 +499,27 @@ impl Parser {
         }
     }
 
-    /// An error after which the next record is found by scanning for a `WARC/` line.
-    fn resync_error(&mut self, error: WarcError, at_line_start: bool) -> Option<Result<Record, WarcError>> {
-        self.resync = true;
+    /// An error after which the next record is found by scanning for a `WARC/` line. The
+    /// scan runs now: when it runs into a gzip error of the same member, that error is the
+    /// cause (a corrupt member decodes to bytes that look like a wrong Content-Length) and
+    /// is returned instead, carrying the record; a gzip error of a later member is kept
+    /// for the next call.
+    fn resync_error<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+        mut error: WarcError,
+        at_line_start: bool,
+    ) -> Option<Result<Record, WarcError>> {
         self.at_line_start = at_line_start;
+        if let Err(source_error) = self.find_warc_line(src) {
+            if source_error.offset == error.offset && !source_error.kind.is_fatal() {
+                let record = error.record.take();
+                error = source_error;
+                error.record = record;
+            } else {
+                self.pending = Some(source_error);
+            }
+        }
         Some(Err(error))
     }
 
@@ -523,6 +560,7 @@ impl Parser {
                 format!("offset {offset}")
             };
             return self.resync_error(
+                src,
                 WarcError::new(
                     ErrorKind::Garbage,
                     offset,
@@ -536,7 +574,8 @@ impl Parser {
         self.header_buf.clear();
         loop {
             let w = src.window();
-            let room = self.options.header_limit + 1 - self.header_buf.len().min(self.options.header_limit);
+            let room = self.options.header_limit + 1
+                - self.header_buf.len().min(self.options.header_limit);
             let chunk = &w[..w.len().min(room)];
             let found = find_blank_line(&self.header_buf, chunk);
             let take = found.unwrap_or(chunk.len());
@@ -547,6 +586,7 @@ impl Parser {
             }
             if self.header_buf.len() > self.options.header_limit {
                 return self.resync_error(
+                    src,
                     WarcError::new(
                         ErrorKind::BadHeader,
                         offset,
@@ -564,7 +604,9 @@ impl Parser {
                     return Some(Err(WarcError::new(
                         ErrorKind::RecordTruncated,
                         offset,
-                        format!("input ends inside the WARC header of the record at offset {offset}"),
+                        format!(
+                            "input ends inside the WARC header of the record at offset {offset}"
+                        ),
                     )));
                 }
                 Fill::Error(error) => return Some(Err(error)),
@@ -573,7 +615,11 @@ impl Parser {
         let parsed = match parse_warc_header(&self.header_buf) {
             Ok(parsed) => parsed,
             Err(reason) => {
-                return self.resync_error(WarcError::new(ErrorKind::BadHeader, offset, reason), false);
+                return self.resync_error(
+                    src,
+                    WarcError::new(ErrorKind::BadHeader, offset, reason),
+                    false,
+                );
             }
         };
         let mut record = Record {
@@ -592,7 +638,9 @@ impl Parser {
             warnings: Vec::new(),
         };
         if parsed.malformed_lines > 0 {
-            record.warnings.push(Warning::MalformedHeaderLines(parsed.malformed_lines));
+            record
+                .warnings
+                .push(Warning::MalformedHeaderLines(parsed.malformed_lines));
         }
         let content_length = match record.header("Content-Length") {
             None => {
@@ -601,7 +649,7 @@ impl Parser {
                     offset,
                     format!("record at offset {offset} has no Content-Length"),
                 );
-                return self.resync_error(error.with_record(record), true);
+                return self.resync_error(src, error.with_record(record), true);
             }
             Some(value) => match parse_content_length(value) {
                 Some(length) => length,
@@ -609,9 +657,11 @@ impl Parser {
                     let error = WarcError::new(
                         ErrorKind::InvalidContentLength,
                         offset,
-                        format!("record at offset {offset} has an invalid Content-Length {value:?}"),
+                        format!(
+                            "record at offset {offset} has an invalid Content-Length {value:?}"
+                        ),
                     );
-                    return self.resync_error(error.with_record(record), true);
+                    return self.resync_error(src, error.with_record(record), true);
                 }
             },
         };
@@ -635,14 +685,16 @@ impl Parser {
         // A record missing a mandatory header is still read (without the sink), so that
         // the error can carry its payload summary.
         let sink = if missing.is_some() { None } else { sink };
-        let outcome = self.read_block(src, &mut cursor, &mut record, sink).map(Some);
+        let outcome = self
+            .read_block(src, &mut cursor, &mut record, sink)
+            .map(Some);
         let payload = match outcome {
             Ok(payload) => payload,
             Err(stop) => return Some(self.block_stopped(src, stop, record)),
         };
         record.payload = payload;
 
-        let terminator = match self.read_terminator(src) {
+        let (terminator, ended_with_member) = match self.read_terminator(src) {
             Ok(terminator) => terminator,
             Err(error) => {
                 src.clear_mark();
@@ -663,24 +715,20 @@ impl Parser {
                          Content-Length {content_length} bytes (Content-Length is wrong)"
                     ),
                 );
-                return self.resync_error(error.with_record(record), rewound);
+                return self.resync_error(src, error.with_record(record), rewound);
             }
         }
         src.clear_mark();
 
-        match self.record_end(src, offset) {
+        let end = match ended_with_member {
+            Some(end) => Ok(end),
+            None => self.record_end(src, offset),
+        };
+        match end {
             Ok(end) => record.length = end - offset,
             Err(error) => return Some(Err(error.with_record(record))),
         }
 
-        if let Some(missing) = missing {
-            let error = WarcError::new(
-                ErrorKind::MissingHeader(missing),
-                offset,
-                format!("record at offset {offset} has no {} header", missing.name()),
-            );
-            return Some(Err(error.with_record(record)));
-        }
         if let Some(payload) = &record.payload {
             let segmented = record.header("WARC-Segment-Number").is_some();
             record.digest_check = if record.warc_type == WarcType::Revisit || segmented {
@@ -693,11 +741,24 @@ impl Parser {
                 )
             };
         }
+        if let Some(missing) = missing {
+            let error = WarcError::new(
+                ErrorKind::MissingHeader(missing),
+                offset,
+                format!("record at offset {offset} has no {} header", missing.name()),
+            );
+            return Some(Err(error.with_record(record)));
+        }
         Some(Ok(record))
     }
 
     /// Turn an early stop inside a block into the error to return.
-    fn block_stopped<S: ByteSource>(&mut self, src: &mut S, stop: BlockStop, mut record: Record) -> Result<Record, WarcError> {
+    fn block_stopped<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+        stop: BlockStop,
+        mut record: Record,
+    ) -> Result<Record, WarcError> {
         src.clear_mark();
         let offset = record.offset;
         record.length = src.input_position().saturating_sub(offset);
@@ -733,7 +794,8 @@ impl Parser {
         sink: Option<&mut dyn PayloadSink>,
     ) -> Result<PayloadSummary, BlockStop> {
         let content_type = record.content_type().unwrap_or("");
-        let declared_http = content_type.len() >= 16 && content_type[..16].eq_ignore_ascii_case("application/http");
+        let declared_http =
+            content_type.len() >= 16 && content_type[..16].eq_ignore_ascii_case("application/http");
         let (candidate, response_like) = match record.warc_type {
             WarcType::Resource => (false, false),
             WarcType::Response | WarcType::Revisit => (true, true),
@@ -753,7 +815,9 @@ impl Parser {
                     cursor.fill(src)?;
                     continue;
                 }
-                let available = w.len().min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
+                let available = w
+                    .len()
+                    .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
                 let chunk = &w[..available.min(limit - self.head_buf.len())];
                 let found = find_blank_line(&self.head_buf, chunk);
                 let take = found.unwrap_or(chunk.len());
@@ -772,20 +836,28 @@ impl Parser {
                     break;
                 }
                 if self.head_buf.len() >= limit {
-                    record.warnings.push(Warning::HttpHeadTooLong { limit: limit as u64 });
+                    record.warnings.push(Warning::HttpHeadTooLong {
+                        limit: limit as u64,
+                    });
                     head_is_payload = true;
                     break;
                 }
             }
             if !head_is_payload {
-                let parsed = if decided { HttpHead::parse(&self.head_buf) } else { None };
+                let parsed = if decided {
+                    HttpHead::parse(&self.head_buf)
+                } else {
+                    None
+                };
                 match parsed {
                     Some(head) => {
                         if !terminated {
                             record.warnings.push(Warning::HttpHeadUnterminated);
                         }
                         if head.malformed_lines > 0 {
-                            record.warnings.push(Warning::MalformedHttpHeaderLines(head.malformed_lines));
+                            record
+                                .warnings
+                                .push(Warning::MalformedHttpHeaderLines(head.malformed_lines));
                         }
                         record.http = Some(head);
                     }
@@ -799,18 +871,17 @@ impl Parser {
             }
         }
 
-        let chunked = record.http.as_ref().is_some_and(HttpHead::transfer_encoding_chunked);
+        let chunked = record
+            .http
+            .as_ref()
+            .is_some_and(HttpHead::transfer_encoding_chunked);
         let mut payload = PayloadState::new(self.options.prefix_limit, chunked);
-        let mut sink = match sink {
-            Some(sink) => {
-                if sink.begin(record) {
-                    Some(sink)
-                } else {
-                    None
-                }
-            }
-            None => None,
-        };
+        let mut sink = sink;
+        if let Some(receiver) = sink.as_deref_mut()
+            && !receiver.begin(record)
+        {
+            sink = None;
+        }
         if head_is_payload {
             payload.update(&self.head_buf, &mut sink);
         }
@@ -820,7 +891,9 @@ impl Parser {
                 cursor.fill(src)?;
                 continue;
             }
-            let n = w.len().min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
+            let n = w
+                .len()
+                .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
             payload.update(&w[..n], &mut sink);
             src.consume(n);
             cursor.remaining -= n as u64;
@@ -828,45 +901,64 @@ impl Parser {
         Ok(payload.finish())
     }
 
-    /// Read the two line ends after a block.
-    fn read_terminator<S: ByteSource>(&mut self, src: &mut S) -> Result<Terminator, WarcError> {
+    /// Read the two line ends after a block. Also returns the end of the gzip member the
+    /// record ends with, when the terminator is cut short by a member end and the next
+    /// member starts the next record.
+    fn read_terminator<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+    ) -> Result<(Terminator, Option<u64>), WarcError> {
         let mut ends = 0;
+        let mut member_end = None;
         while ends < 2 {
             let w = src.window();
             match w.first() {
                 None => match src.fill() {
-                    Fill::Data | Fill::MemberEnd(_) => {}
-                    Fill::Eof => return Ok(Terminator::Loose),
+                    Fill::Data => {}
+                    Fill::MemberEnd(end) => member_end = Some(end),
+                    Fill::Eof => return Ok((Terminator::Loose, member_end)),
                     Fill::Error(error) => return Err(error),
                 },
                 Some(b'\n') => {
                     src.consume(1);
                     ends += 1;
+                    member_end = None;
                 }
                 Some(b'\r') => {
-                    if !ensure(src, 2)? {
-                        // A lone CR at the end of the input or member: take it as a line end.
-                        src.consume(1);
-                        ends += 1;
-                        continue;
+                    // CRs then LF (a few CRs at most), growing the window if they reach
+                    // its end.
+                    let count = |w: &[u8]| w.iter().take(8).take_while(|&&b| b == b'\r').count();
+                    loop {
+                        let w = src.window();
+                        let crs = count(w);
+                        if crs < w.len() || crs == 8 || !ensure(src, crs + 1)? {
+                            break;
+                        }
                     }
-                    if src.window()[1] != b'\n' {
-                        return Ok(Terminator::Mismatch);
+                    let w = src.window();
+                    let crs = count(w);
+                    if crs < w.len() && w[crs] == b'\n' {
+                        src.consume(crs + 1);
+                    } else if crs == w.len() {
+                        // CRs at the end of the input or member: take them as a line end.
+                        src.consume(crs);
+                    } else {
+                        return Ok((Terminator::Mismatch, None));
                     }
-                    src.consume(2);
                     ends += 1;
+                    member_end = None;
                 }
                 Some(_) => {
                     ensure(src, 5)?;
                     return Ok(if src.window().starts_with(b"WARC/") {
-                        Terminator::Loose
+                        (Terminator::Loose, member_end)
                     } else {
-                        Terminator::Mismatch
+                        (Terminator::Mismatch, None)
                     });
                 }
             }
         }
-        Ok(Terminator::Clean)
+        Ok((Terminator::Clean, None))
     }
 
     /// File offset where the record ends: for gzip, the end of its member when the member
@@ -908,7 +1000,13 @@ mod tests {
     use super::*;
     use crate::warc::digest::sha1_base32;
 
-    fn record_bytes(id: &str, kind: &str, content_type: &str, block: &[u8], extra: &str) -> Vec<u8> {
+    fn record_bytes(
+        id: &str,
+        kind: &str,
+        content_type: &str,
+        block: &[u8],
+        extra: &str,
+    ) -> Vec<u8> {
         let mut out = format!(
             "WARC/1.0\r\nWARC-Type: {kind}\r\nWARC-Record-ID: <urn:uuid:{id}>\r\n\
              WARC-Date: 2024-01-01T00:00:00Z\r\nWARC-Target-URI: http://example.com/{id}\r\n\
@@ -958,13 +1056,46 @@ mod tests {
         let mut chunked = b"HTTP/1.1 200 OK\r\nTransfer-Encoding: chunked\r\n\r\n".to_vec();
         chunked.extend_from_slice(chunked_body);
         let digest = format!("WARC-Payload-Digest: sha1:{}\r\n", sha1_base32(&sha1(body)));
-        let dechunked = format!("WARC-Payload-Digest: sha1:{}\r\n", sha1_base32(&sha1(b"hello world")));
+        let dechunked = format!(
+            "WARC-Payload-Digest: sha1:{}\r\n",
+            sha1_base32(&sha1(b"hello world"))
+        );
         let records = vec![
-            record_bytes("1", "warcinfo", "application/warc-fields", b"software: test\r\n", ""),
-            record_bytes("2", "response", "application/http; msgtype=response", &http, &digest),
-            record_bytes("3", "request", "application/http; msgtype=request", b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n", ""),
-            record_bytes("4", "response", "application/http; msgtype=response", &chunked, &dechunked),
-            record_bytes("5", "resource", "text/plain", b"HTTP/1.1 200 looks like http but is a resource", ""),
+            record_bytes(
+                "1",
+                "warcinfo",
+                "application/warc-fields",
+                b"software: test\r\n",
+                "",
+            ),
+            record_bytes(
+                "2",
+                "response",
+                "application/http; msgtype=response",
+                &http,
+                &digest,
+            ),
+            record_bytes(
+                "3",
+                "request",
+                "application/http; msgtype=request",
+                b"GET / HTTP/1.1\r\nHost: example.com\r\n\r\n",
+                "",
+            ),
+            record_bytes(
+                "4",
+                "response",
+                "application/http; msgtype=response",
+                &chunked,
+                &dechunked,
+            ),
+            record_bytes(
+                "5",
+                "resource",
+                "text/plain",
+                b"HTTP/1.1 200 looks like http but is a resource",
+                "",
+            ),
             record_bytes("6", "metadata", "application/warc-fields", b"", ""),
         ];
         let plain = records.concat();
@@ -979,7 +1110,10 @@ mod tests {
         let mut offset = 0;
         for (item, bytes) in items.iter().zip(&records) {
             let record = item.as_ref().unwrap();
-            assert_eq!((record.offset, record.length, record.skip), (offset, bytes.len() as u64, 0));
+            assert_eq!(
+                (record.offset, record.length, record.skip),
+                (offset, bytes.len() as u64, 0)
+            );
             offset += bytes.len() as u64;
         }
         let r: Vec<&Record> = items.iter().map(|i| i.as_ref().unwrap()).collect();
@@ -1006,7 +1140,12 @@ mod tests {
         let whole = gz(&plain);
         // Members that cut records anywhere (like bgzip's fixed-size blocks).
         let unaligned: Vec<u8> = plain.chunks(37).flat_map(gz).collect();
-        for (data, exact_lengths) in [(&plain, true), (&per_record, true), (&whole, false), (&unaligned, false)] {
+        for (data, exact_lengths) in [
+            (&plain, true),
+            (&per_record, true),
+            (&whole, false),
+            (&unaligned, false),
+        ] {
             // Where a record ends inside a member that holds more, its length is where the
             // inflater had read to, which depends on the read sizes.
             let normalize = |mut r: Record| {
@@ -1015,7 +1154,11 @@ mod tests {
                 }
                 r
             };
-            let expected: Vec<Record> = read_all(data).into_iter().map(Result::unwrap).map(normalize).collect();
+            let expected: Vec<Record> = read_all(data)
+                .into_iter()
+                .map(Result::unwrap)
+                .map(normalize)
+                .collect();
             assert_eq!(expected.len(), records.len());
             for step in [1, 2, 3, 7, 64, 1000] {
                 let reader = WarcReader::new(Trickle { data, step }).unwrap();
@@ -1036,7 +1179,10 @@ mod tests {
         for (record, bytes) in read_all(&per_record).iter().zip(&records) {
             let record = record.as_ref().unwrap();
             let len = gz(bytes).len() as u64;
-            assert_eq!((record.offset, record.length, record.skip), (offset, len, 0));
+            assert_eq!(
+                (record.offset, record.length, record.skip),
+                (offset, len, 0)
+            );
             offset += len;
         }
     }
@@ -1071,7 +1217,10 @@ mod tests {
         let items = read_all(&data);
         let record = items[0].as_ref().unwrap();
         assert!(record.http.is_none());
-        assert_eq!(record.warnings, vec![Warning::HttpHeadTooLong { limit: 256 << 10 }]);
+        assert_eq!(
+            record.warnings,
+            vec![Warning::HttpHeadTooLong { limit: 256 << 10 }]
+        );
         let payload = record.payload.as_ref().unwrap();
         assert_eq!(payload.length, block.len() as u64);
         assert_eq!(payload.sha1, sha1(&block));
@@ -1128,6 +1277,9 @@ mod tests {
         while let Some(item) = reader.next_record(Some(&mut sink)) {
             item.unwrap();
         }
-        assert_eq!(sink.0, b"<html>hello</html>5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n");
+        assert_eq!(
+            sink.0,
+            b"<html>hello</html>5\r\nhello\r\n6\r\n world\r\n0\r\n\r\n"
+        );
     }
 }

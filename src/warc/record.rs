@@ -7,7 +7,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 use super::chunked::DechunkError;
 use super::digest::DigestCheck;
-use super::http::{HttpHead, trim};
+use super::http::{HttpHead, strip_cr, trim};
 
 /// The `WARC-Type` of a record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -115,15 +115,22 @@ pub enum Warning {
 impl fmt::Display for Warning {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
-            Warning::MalformedHeaderLines(n) => write!(f, "{n} WARC header line(s) without a colon skipped"),
+            Warning::MalformedHeaderLines(n) => {
+                write!(f, "{n} WARC header line(s) without a colon skipped")
+            }
             Warning::HttpHeadTooLong { limit } => {
-                write!(f, "HTTP head longer than {limit} bytes: block treated as payload")
+                write!(
+                    f,
+                    "HTTP head longer than {limit} bytes: block treated as payload"
+                )
             }
             Warning::HttpHeadUnparseable => {
                 write!(f, "block is not an HTTP message: treated as payload")
             }
             Warning::HttpHeadUnterminated => write!(f, "block ends inside the HTTP head"),
-            Warning::MalformedHttpHeaderLines(n) => write!(f, "{n} HTTP header line(s) without a colon skipped"),
+            Warning::MalformedHttpHeaderLines(n) => {
+                write!(f, "{n} HTTP header line(s) without a colon skipped")
+            }
             Warning::LooseTerminator => write!(f, "record not followed by CRLF CRLF"),
         }
     }
@@ -217,7 +224,8 @@ impl Record {
     }
 
     pub fn refers_to_target_uri(&self) -> Option<&str> {
-        self.header("WARC-Refers-To-Target-URI").map(strip_angle_brackets)
+        self.header("WARC-Refers-To-Target-URI")
+            .map(strip_angle_brackets)
     }
 
     pub fn refers_to_date(&self) -> Option<&str> {
@@ -302,9 +310,7 @@ pub(crate) struct ParsedHeader {
 /// Parse a WARC header block (version line through the empty line). `Err` with a reason
 /// when the first line is not `WARC/…`.
 pub(crate) fn parse_warc_header(block: &[u8]) -> Result<ParsedHeader, String> {
-    let mut lines = block
-        .split(|&b| b == b'\n')
-        .map(|line| line.strip_suffix(b"\r").unwrap_or(line));
+    let mut lines = block.split(|&b| b == b'\n').map(strip_cr);
     let first = lines.next().unwrap_or_default();
     let Some(version) = first.strip_prefix(b"WARC/") else {
         return Err(format!(
@@ -318,18 +324,20 @@ pub(crate) fn parse_warc_header(block: &[u8]) -> Result<ParsedHeader, String> {
         if line.is_empty() {
             break;
         }
-        if line[0] == b' ' || line[0] == b'\t' {
-            if let Some((_, value)) = headers.last_mut() {
-                let more = lossy(trim(line));
-                if !more.is_empty() {
-                    value.push(' ');
-                    value.push_str(&more);
-                }
-                continue;
+        if (line[0] == b' ' || line[0] == b'\t')
+            && let Some((_, value)) = headers.last_mut()
+        {
+            let more = lossy(trim(line));
+            if !more.is_empty() {
+                value.push(' ');
+                value.push_str(&more);
             }
+            continue;
         }
         match line.iter().position(|&b| b == b':') {
-            Some(colon) => headers.push((lossy(trim(&line[..colon])), lossy(trim(&line[colon + 1..])))),
+            Some(colon) => {
+                headers.push((lossy(trim(&line[..colon])), lossy(trim(&line[colon + 1..]))))
+            }
             None => malformed_lines += 1,
         }
     }
@@ -344,7 +352,7 @@ pub(crate) fn parse_warc_header(block: &[u8]) -> Result<ParsedHeader, String> {
 pub fn parse_warc_fields(block: &[u8]) -> Vec<(String, String)> {
     let mut fields: Vec<(String, String)> = Vec::new();
     for line in block.split(|&b| b == b'\n') {
-        let line = line.strip_suffix(b"\r").unwrap_or(line);
+        let line = strip_cr(line);
         if line.is_empty() {
             continue;
         }
@@ -383,7 +391,12 @@ mod tests {
     fn dates() {
         let d = parse_warc_date("2017-03-06T04:02:06Z").unwrap();
         assert_eq!(d.to_rfc3339(), "2017-03-06T04:02:06+00:00");
-        assert_eq!(parse_warc_date("2017-03-06T04:02:06.123456Z").unwrap().timestamp(), d.timestamp());
+        assert_eq!(
+            parse_warc_date("2017-03-06T04:02:06.123456Z")
+                .unwrap()
+                .timestamp(),
+            d.timestamp()
+        );
         assert_eq!(parse_warc_date("20170306040206").unwrap(), d);
         assert!(parse_warc_date("2008-10-294T05:21:46-0700").is_none());
     }
@@ -391,7 +404,10 @@ mod tests {
     #[test]
     fn types_and_fields() {
         assert_eq!(WarcType::parse("Response"), WarcType::Response);
-        assert_eq!(WarcType::parse("unknown"), WarcType::Other("unknown".into()));
+        assert_eq!(
+            WarcType::parse("unknown"),
+            WarcType::Other("unknown".into())
+        );
         let fields = parse_warc_fields(b"software: Wget/1.20\r\noperator: Admin\r\n\r\n");
         assert_eq!(fields[1], ("operator".into(), "Admin".into()));
     }
