@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Measure the streaming WARC reader (src/warc) against the floor: flate2 inflate + SHA-1 of
 # every decompressed byte, one thread, on the same >= 200 MB gzip-per-record WARC made by
-# concatenating corpus WARCs. Prints MB/s (compressed bytes per second) and the ratio.
+# concatenating corpus WARCs. Prints MB/s (compressed bytes per CPU second, steadier than
+# wall time on a shared machine; wall MB/s is shown too) and the ratio of the best runs.
 #
 # Usage: scripts/bench-warc-reader.sh [MIN_MB] (default 200)   env: BENCH_DIR, RUNS
 set -euo pipefail

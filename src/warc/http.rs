@@ -1,7 +1,8 @@
 //! Parsing the HTTP message head (status or request line and header fields) at the start
 //! of a WARC block. Pure functions on bytes; the reader decides which blocks to try.
 
-use super::record::{header_lookup, header_values, lossy};
+use super::headers::Headers;
+use super::record::lossy;
 
 /// First line of an HTTP message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -24,8 +25,8 @@ pub enum StartLine {
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct HttpHead {
     pub start: StartLine,
-    /// Raw names and values (trimmed; continuation lines joined with a space).
-    pub headers: Vec<(String, String)>,
+    /// Header fields in order (trimmed; continuation lines joined with a space).
+    pub headers: Headers,
     /// Bytes of the head in the block, including the empty line that ends it.
     pub length: u64,
     /// Header lines without a colon, skipped.
@@ -36,32 +37,10 @@ impl HttpHead {
     /// Parse a head (start line, fields, optionally the final empty line). `None` when the
     /// start line is neither a status line nor a request line.
     pub fn parse(head: &[u8]) -> Option<HttpHead> {
-        let mut lines = head.split(|&b| b == b'\n').map(strip_cr);
-        let first = lines.next()?;
-        let start = parse_start_line(first)?;
-        let mut headers: Vec<(String, String)> = Vec::new();
-        let mut malformed_lines = 0;
-        for line in lines {
-            if line.is_empty() {
-                break;
-            }
-            if (line[0] == b' ' || line[0] == b'\t')
-                && let Some((_, value)) = headers.last_mut()
-            {
-                let more = lossy(trim(line));
-                if !more.is_empty() {
-                    value.push(' ');
-                    value.push_str(&more);
-                }
-                continue;
-            }
-            match line.iter().position(|&b| b == b':') {
-                Some(colon) => {
-                    headers.push((lossy(trim(&line[..colon])), lossy(trim(&line[colon + 1..]))))
-                }
-                None => malformed_lines += 1,
-            }
-        }
+        let first_end = memchr::memchr(b'\n', head).map_or(head.len(), |i| i + 1);
+        let first = &head[..first_end];
+        let start = parse_start_line(strip_cr(first.strip_suffix(b"\n").unwrap_or(first)))?;
+        let (headers, malformed_lines) = Headers::parse(&head[first_end..]);
         Some(HttpHead {
             start,
             headers,
@@ -72,12 +51,12 @@ impl HttpHead {
 
     /// First value of a header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        header_lookup(&self.headers, name)
+        self.headers.get(name)
     }
 
     /// All values of a header, in order.
     pub fn header_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        header_values(&self.headers, name)
+        self.headers.get_all(name)
     }
 
     /// Status code of a response.

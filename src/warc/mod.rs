@@ -17,6 +17,7 @@ pub mod chunked;
 pub mod digest;
 pub mod error;
 mod gzip;
+pub mod headers;
 pub mod http;
 mod input;
 mod reader;
@@ -26,6 +27,7 @@ mod source;
 pub use chunked::{DechunkError, Dechunker};
 pub use digest::{DigestCheck, ParsedDigest, check_digest, parse_digest, sha1_base32};
 pub use error::{ErrorKind, MandatoryHeader, WarcError};
+pub use headers::Headers;
 pub use http::{HttpHead, StartLine};
 pub use reader::{PayloadSink, ReaderOptions, WarcReader};
 pub use record::{

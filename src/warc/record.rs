@@ -7,6 +7,7 @@ use chrono::{DateTime, NaiveDateTime, Utc};
 
 use super::chunked::DechunkError;
 use super::digest::DigestCheck;
+use super::headers::Headers;
 use super::http::{HttpHead, strip_cr, trim};
 
 /// The `WARC-Type` of a record.
@@ -157,7 +158,7 @@ pub struct Record {
     pub version: String,
     /// WARC header fields in order: raw names and values (trimmed, continuation lines
     /// joined with a space, bytes that are not UTF-8 replaced).
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     pub warc_type: WarcType,
     pub content_length: u64,
     /// Bytes of the WARC header block, version line to the empty line included.
@@ -172,12 +173,12 @@ pub struct Record {
 impl Record {
     /// First value of a WARC header, by case-insensitive name.
     pub fn header(&self, name: &str) -> Option<&str> {
-        header_lookup(&self.headers, name)
+        self.headers.get(name)
     }
 
     /// All values of a WARC header, in order.
     pub fn header_all<'a>(&'a self, name: &'a str) -> impl Iterator<Item = &'a str> + 'a {
-        header_values(&self.headers, name)
+        self.headers.get_all(name)
     }
 
     /// `WARC-Target-URI` without the angle brackets some writers (wget 1.14) put around it.
@@ -251,24 +252,6 @@ impl Record {
     }
 }
 
-/// First value of a header by case-insensitive name.
-pub(crate) fn header_lookup<'a>(headers: &'a [(String, String)], name: &str) -> Option<&'a str> {
-    headers
-        .iter()
-        .find(|(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
-pub(crate) fn header_values<'a>(
-    headers: &'a [(String, String)],
-    name: &'a str,
-) -> impl Iterator<Item = &'a str> + 'a {
-    headers
-        .iter()
-        .filter(move |(n, _)| n.eq_ignore_ascii_case(name))
-        .map(|(_, v)| v.as_str())
-}
-
 pub(crate) fn lossy(bytes: &[u8]) -> String {
     match String::from_utf8_lossy(bytes) {
         Cow::Borrowed(s) => s.to_string(),
@@ -303,44 +286,26 @@ pub fn parse_warc_date(value: &str) -> Option<DateTime<Utc>> {
 #[derive(Debug)]
 pub(crate) struct ParsedHeader {
     pub version: String,
-    pub headers: Vec<(String, String)>,
+    pub headers: Headers,
     pub malformed_lines: u32,
 }
 
 /// Parse a WARC header block (version line through the empty line). `Err` with a reason
 /// when the first line is not `WARC/…`.
 pub(crate) fn parse_warc_header(block: &[u8]) -> Result<ParsedHeader, String> {
-    let mut lines = block.split(|&b| b == b'\n').map(strip_cr);
-    let first = lines.next().unwrap_or_default();
+    let first_end = memchr::memchr(b'\n', block).map_or(block.len(), |i| i + 1);
+    let first = strip_cr(
+        block[..first_end]
+            .strip_suffix(b"\n")
+            .unwrap_or(&block[..first_end]),
+    );
     let Some(version) = first.strip_prefix(b"WARC/") else {
         return Err(format!(
             "expected a WARC/ version line, found {:?}",
             lossy(&first[..first.len().min(40)])
         ));
     };
-    let mut headers: Vec<(String, String)> = Vec::with_capacity(16);
-    let mut malformed_lines = 0;
-    for line in lines {
-        if line.is_empty() {
-            break;
-        }
-        if (line[0] == b' ' || line[0] == b'\t')
-            && let Some((_, value)) = headers.last_mut()
-        {
-            let more = lossy(trim(line));
-            if !more.is_empty() {
-                value.push(' ');
-                value.push_str(&more);
-            }
-            continue;
-        }
-        match line.iter().position(|&b| b == b':') {
-            Some(colon) => {
-                headers.push((lossy(trim(&line[..colon])), lossy(trim(&line[colon + 1..]))))
-            }
-            None => malformed_lines += 1,
-        }
-    }
+    let (headers, malformed_lines) = Headers::parse(&block[first_end..]);
     Ok(ParsedHeader {
         version: lossy(trim(version)),
         headers,
@@ -381,9 +346,12 @@ mod tests {
         )
         .unwrap();
         assert_eq!(parsed.version, "0.17");
-        assert_eq!(parsed.headers[1], ("X".to_string(), "a b".to_string()));
+        assert_eq!(
+            parsed.headers.to_vec()[1],
+            ("X".to_string(), "a b".to_string())
+        );
         assert_eq!(parsed.malformed_lines, 1);
-        assert_eq!(parsed.headers[2].1, "<http://a/\u{fffd}>");
+        assert_eq!(parsed.headers.to_vec()[2].1, "<http://a/\u{fffd}>");
         assert!(parse_warc_header(b"HTTP/1.1 200 OK\r\n\r\n").is_err());
     }
 
