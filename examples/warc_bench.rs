@@ -31,7 +31,14 @@ fn floor(path: &str) -> String {
 
 fn reader(path: &str) -> String {
     let file = File::open(path).expect("open");
-    let reader = WarcReader::new(file).expect("reader");
+    let mut options = sediment::warc::ReaderOptions::default();
+    if let Some(kb) = std::env::var("INFLATE_KB")
+        .ok()
+        .and_then(|v| v.parse::<usize>().ok())
+    {
+        options.inflate_buffer = kb << 10;
+    }
+    let reader = WarcReader::with_options(file, options).expect("reader");
     let (mut records, mut errors, mut matched, mut payload) = (0u64, 0u64, 0u64, 0u64);
     for item in reader {
         match item {

@@ -1259,6 +1259,14 @@ mod tests {
     }
 
     #[test]
+    fn readers_can_move_to_threads() {
+        fn send<T: Send>() {}
+        send::<WarcReader<std::fs::File>>();
+        send::<Record>();
+        send::<WarcError>();
+    }
+
+    #[test]
     fn sink_can_skip_records() {
         struct OnlyResponses(Vec<u8>, bool);
         impl PayloadSink for OnlyResponses {
