@@ -447,3 +447,78 @@ fn arc_is_refused() {
     let error = WarcReader::new(&zstd[..]).err().unwrap();
     assert_eq!(error.kind, ErrorKind::UnsupportedCompression);
 }
+
+/// Random damage (flipped bytes, cuts, inserted bytes) to real files never makes the reader
+/// panic or loop, and records far from the damage are still read.
+#[test]
+fn random_damage_never_panics() {
+    let files = [
+        "warcio/test/data/example.warc.gz",
+        "warcio/test/data/example.warc",
+        "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
+        "pywb/sample_archive/warcs/example-bad.warc.gz.bad",
+    ];
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut next = move |n: usize| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    };
+    for file in files {
+        let path = Path::new(CORPUS).join(file);
+        let Ok(original) = std::fs::read(&path) else {
+            eprintln!("corpus not found, skipping");
+            return;
+        };
+        let intact = read_all(&path).len();
+        for round in 0..400 {
+            let mut data = original.clone();
+            let damages = 1 + next(3);
+            let mut only_flips = true;
+            for _ in 0..damages {
+                let at = next(data.len());
+                let kind = next(4);
+                only_flips &= kind == 0;
+                match kind {
+                    0 if at < data.len() => data[at] ^= 1 << next(8),
+                    0 => {}
+                    1 => data.truncate(at),
+                    2 => {
+                        let n = next(64);
+                        data.drain(at..(at + n).min(data.len()));
+                    }
+                    _ => {
+                        let junk: Vec<u8> = (0..next(64)).map(|_| next(256) as u8).collect();
+                        data.splice(at..at, junk);
+                    }
+                }
+            }
+            let Ok(reader) = WarcReader::new(&data[..]) else {
+                continue;
+            };
+            let items: Vec<_> = reader.take(10 * intact + 100).collect();
+            assert!(
+                items.len() < 10 * intact + 100,
+                "{file} round {round}: runaway"
+            );
+            for item in &items {
+                if let Err(error) = item {
+                    assert!(
+                        error.offset <= data.len() as u64,
+                        "{file} round {round}: {error}"
+                    );
+                }
+            }
+            // One flipped bit costs at most the record it hits and the next one (except in
+            // a file that is one gzip member, where everything after it is lost).
+            if damages == 1 && only_flips && !file.ends_with(".bad") {
+                let ok = items.iter().filter(|i| i.is_ok()).count();
+                assert!(
+                    ok + 2 >= intact,
+                    "{file} round {round}: {ok} of {intact} records"
+                );
+            }
+        }
+    }
+}

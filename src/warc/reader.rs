@@ -794,8 +794,10 @@ impl Parser {
         sink: Option<&mut dyn PayloadSink>,
     ) -> Result<PayloadSummary, BlockStop> {
         let content_type = record.content_type().unwrap_or("");
-        let declared_http =
-            content_type.len() >= 16 && content_type[..16].eq_ignore_ascii_case("application/http");
+        let declared_http = content_type
+            .as_bytes()
+            .get(..16)
+            .is_some_and(|prefix| prefix.eq_ignore_ascii_case(b"application/http"));
         let (candidate, response_like) = match record.warc_type {
             WarcType::Resource => (false, false),
             WarcType::Response | WarcType::Revisit => (true, true),
