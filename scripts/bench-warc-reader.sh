@@ -39,6 +39,7 @@ BIN="$CARGO_TARGET_DIR/release/examples/warc_bench"
 cat "$FILE" > /dev/null  # page cache
 
 best() { sort -k2 -n -r | head -1 | awk '{print $2}'; }
+mean() { awk '{s += $2; n++} END {printf "%.1f", s / n}'; }
 : > "$BENCH_DIR/floor.txt"; : > "$BENCH_DIR/reader.txt"
 for _ in $(seq "$RUNS"); do
   "$BIN" floor "$FILE" | tee -a "$BENCH_DIR/floor.txt"
@@ -47,3 +48,6 @@ done
 f=$(best < "$BENCH_DIR/floor.txt")
 r=$(best < "$BENCH_DIR/reader.txt")
 echo "best of $RUNS: floor $f MB/s, reader $r MB/s, ratio $(awk -v r="$r" -v f="$f" 'BEGIN{printf "%.3f", r/f}')"
+fm=$(mean < "$BENCH_DIR/floor.txt")
+rm_=$(mean < "$BENCH_DIR/reader.txt")
+echo "mean of $RUNS: floor $fm MB/s, reader $rm_ MB/s, ratio $(awk -v r="$rm_" -v f="$fm" 'BEGIN{printf "%.3f", r/f}')"
