@@ -83,6 +83,22 @@ impl HttpHead {
         self.header("Content-Type")
     }
 
+    pub fn content_encoding(&self) -> Option<&str> {
+        self.header("Content-Encoding")
+    }
+
+    pub fn etag(&self) -> Option<&str> {
+        self.header("ETag")
+    }
+
+    pub fn last_modified(&self) -> Option<&str> {
+        self.header("Last-Modified")
+    }
+
+    pub fn user_agent(&self) -> Option<&str> {
+        self.header("User-Agent")
+    }
+
     /// True when a `Transfer-Encoding` header lists `chunked`.
     pub fn transfer_encoding_chunked(&self) -> bool {
         self.header_all("Transfer-Encoding").any(|value| {
@@ -201,6 +217,7 @@ mod tests {
         .unwrap();
         assert_eq!(head.status(), Some(301));
         assert_eq!(head.location(), Some("http://x/"));
+        assert_eq!(head.etag(), None);
         assert_eq!(head.header("x-long"), Some("a b"));
         assert_eq!(head.malformed_lines, 1);
         assert!(head.transfer_encoding_chunked());
