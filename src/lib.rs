@@ -18,3 +18,4 @@ pub mod report;
 pub mod schema;
 pub mod store;
 pub mod tei;
+pub mod warc;
