@@ -41,6 +41,16 @@ pub enum Command {
     ImportHbaseTsv(commands::import_hbase_tsv::Args),
     /// Print counts: rows, cells per column, MIME types, payload bytes, captures, disk size.
     Stats(commands::stats::Args),
+    /// Backfill the store from CDX / CDXJ files (no WARC needed).
+    BackfillCdx(commands::backfill_cdx::Args),
+    /// Import WARC files: every capture, and a file row per distinct payload.
+    ImportWarc(commands::import_warc::Args),
+    /// List captures (every fetch, whatever its status) by URL, SURT prefix or payload.
+    Captures(commands::captures::Args),
+    /// Index WARC files to sorted 11-column CDX or CDXJ.
+    Cdx(commands::cdx::Args),
+    /// Write a file's payload, read back from its WARC and checked against its SHA-1.
+    Cat(commands::cat::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -52,6 +62,11 @@ pub fn main() -> ExitCode {
         Command::ImportJsonl(args) => commands::import_jsonl::run(&cli.store, args),
         Command::ImportHbaseTsv(args) => commands::import_hbase_tsv::run(&cli.store, args),
         Command::Stats(args) => commands::stats::run(&cli.store, args),
+        Command::BackfillCdx(args) => commands::backfill_cdx::run(&cli.store, args),
+        Command::ImportWarc(args) => commands::import_warc::run(&cli.store, args),
+        Command::Cdx(args) => commands::cdx::run(args),
+        Command::Captures(args) => commands::captures::run(&cli.store, args),
+        Command::Cat(args) => commands::cat::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

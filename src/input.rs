@@ -65,15 +65,7 @@ pub fn plan_inputs(
     paths: &[PathBuf],
     accept: impl Fn(&Path) -> bool,
 ) -> Result<Vec<PlannedInput>> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            collect_dir(path, &accept, &mut files)
-                .with_context(|| format!("cannot list {}", path.display()))?;
-        } else {
-            files.push(path.clone());
-        }
-    }
+    let files = expand_paths(paths, accept)?;
     let mut planned = Vec::with_capacity(files.len());
     for path in files {
         if path == Path::new("-") {
@@ -98,6 +90,21 @@ pub fn plan_inputs(
         });
     }
     Ok(planned)
+}
+
+/// The files named on a command line, directories replaced by the files under them
+/// (recursively, in name order) whose name passes `accept`.
+pub fn expand_paths(paths: &[PathBuf], accept: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
+    let mut files = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect_dir(path, &accept, &mut files)
+                .with_context(|| format!("cannot list {}", path.display()))?;
+        } else {
+            files.push(path.clone());
+        }
+    }
+    Ok(files)
 }
 
 fn collect_dir(
@@ -252,4 +259,14 @@ mod tests {
             .unwrap();
         assert_eq!(text, "one\ntwo\n");
     }
+}
+
+/// Opens an input for reading as it is (no decompression): `-` is stdin.
+pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
+    if path == Path::new("-") {
+        return Ok(Box::new(io::stdin()));
+    }
+    Ok(Box::new(
+        File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
+    ))
 }

@@ -7,13 +7,17 @@
 //! (`jsonl`, projections) read them back; `commands` holds one short recipe per subcommand.
 
 pub mod capture;
+pub mod cdx_writer;
 pub mod cli;
 pub mod codec;
 pub mod commands;
+pub mod filter;
 pub mod html;
+pub mod ingest;
 pub mod input;
 pub mod jsonl;
 pub mod key;
+pub mod payload;
 pub mod report;
 pub mod schema;
 pub mod store;

@@ -139,36 +139,39 @@ impl Report {
     }
 
     /// Shows a progress bar on a terminal (by bytes when `total_bytes` is known).
-    pub fn with_progress(mut self, total_bytes: Option<u64>, unit: &str) -> Report {
+    pub fn with_progress(self, total_bytes: Option<u64>, unit: &str) -> Report {
+        self.start_progress(total_bytes, unit);
+        self
+    }
+
+    /// Starts showing the progress bar (when stderr is a terminal); callable once the
+    /// total is known.
+    pub fn start_progress(&self, total_bytes: Option<u64>, unit: &str) {
         if !std::io::stderr().is_terminal() {
-            return self;
+            return;
         }
-        let bar = match total_bytes {
+        let bar = &self.progress;
+        match total_bytes {
             Some(total) => {
-                let bar = ProgressBar::new(total);
+                bar.set_length(total);
                 bar.set_style(
                     ProgressStyle::with_template(
                         "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta} {msg}",
                     )
                     .unwrap_or_else(|_| ProgressStyle::default_bar()),
                 );
-                bar
             }
             None => {
-                let bar = ProgressBar::new_spinner();
                 bar.set_style(
                     ProgressStyle::with_template(&format!(
                         "{{spinner}} {{pos}} {unit} {{per_sec}} {{msg}}"
                     ))
                     .unwrap_or_else(|_| ProgressStyle::default_spinner()),
                 );
-                bar
             }
-        };
+        }
         bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
         bar.enable_steady_tick(Duration::from_millis(250));
-        self.progress = bar;
-        self
     }
 
     pub fn progress(&self) -> &ProgressBar {

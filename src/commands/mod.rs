@@ -1,9 +1,14 @@
 //! One module per subcommand; each reads like a short recipe over the library.
 
+pub mod backfill_cdx;
+pub mod captures;
+pub mod cat;
+pub mod cdx;
 pub mod export;
 pub mod get;
 pub mod import_hbase_tsv;
 pub mod import_jsonl;
+pub mod import_warc;
 pub mod schema;
 pub mod stats;
 

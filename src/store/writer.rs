@@ -66,6 +66,7 @@ impl<'s> Writer<'s> {
     /// Records a capture in both capture orders and marks its digest for the
     /// recomputation of the derived file cells.
     pub fn add_capture(&mut self, capture: &Capture) {
+        crash_test::count_capture(self);
         let value = capture.to_json();
         capture_key(capture, &mut self.capture_key_buf);
         self.batch
@@ -100,5 +101,33 @@ impl<'s> Writer<'s> {
     /// Writes what is left. Call at the end of the input (or of a chunk of it).
     pub fn finish(mut self) -> Result<()> {
         self.write_batch()
+    }
+}
+
+/// Simulated crashes for the tests of interrupted runs: with
+/// `SEDIMENT_TEST_CRASH_AFTER_CAPTURES=N`, the process makes what it wrote so far durable
+/// and exits abruptly after N captures, as a kill between two batches would leave it.
+mod crash_test {
+    use std::sync::OnceLock;
+    use std::sync::atomic::{AtomicU64, Ordering};
+
+    use super::Writer;
+
+    static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
+    static SEEN: AtomicU64 = AtomicU64::new(0);
+
+    pub fn count_capture(writer: &mut Writer<'_>) {
+        let limit = LIMIT.get_or_init(|| {
+            std::env::var("SEDIMENT_TEST_CRASH_AFTER_CAPTURES")
+                .ok()
+                .and_then(|v| v.parse().ok())
+        });
+        let Some(limit) = *limit else { return };
+        if SEEN.fetch_add(1, Ordering::SeqCst) + 1 >= limit {
+            let _ = writer.write_batch();
+            let _ = writer.store.flush();
+            eprintln!("sediment: simulated crash after {limit} captures");
+            std::process::exit(3);
+        }
     }
 }

@@ -1,0 +1,145 @@
+//! `sediment backfill-cdx`: CDX files into the store, without the WARCs.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use crate::filter::{FileFilter, FilterArgs};
+use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
+use crate::ingest::{IngestRun, thread_count};
+use crate::input::{PlannedInput, open_raw};
+use crate::report::{Counts, Report};
+use crate::store::Store;
+use crate::store::writer::Writer;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// CDX or CDXJ files (plain or gzip), or `-` for standard input.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    #[command(flatten)]
+    pub filter: FilterArgs,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Apply inputs the store has already ingested.
+    #[arg(long)]
+    pub force: bool,
+    /// Stop at the first bad line (exit status 1).
+    #[arg(long)]
+    pub strict: bool,
+    /// Write every rejected line to this file (JSON lines: file, line, reason, raw).
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
+}
+
+const COMMAND: &str = "backfill-cdx";
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let filter = FileFilter::from_args(&args.filter);
+    let report = Report::new(COMMAND)
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())?;
+    let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
+    let inputs = run.plan(&args.files, args.force, |_| true)?;
+    report.start_progress(None, "lines");
+    let per_input: Vec<Mutex<Counts>> = inputs.iter().map(|_| Mutex::new(Counts::default())).collect();
+
+    // One reader walks the inputs in order and cuts them into chunks of whole lines;
+    // the pool parses and writes chunks as they come, whichever file they belong to.
+    let chunks = inputs
+        .iter()
+        .enumerate()
+        .flat_map(|(index, input)| InputChunks::new(index, input));
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(thread_count(args.threads))
+        .build()?;
+    pool.install(|| {
+        chunks.par_bridge().try_for_each(|item: Result<(usize, CdxChunk)>| -> Result<()> {
+            let (index, chunk) = item?;
+            let mut counts = Counts::default();
+            let mut writer = Writer::new(&store, run.ts);
+            parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
+                writer.add_capture(&capture);
+                writer.end_record()
+            })?;
+            writer.finish()?;
+            report.progress().inc(counts.get("lines"));
+            report.add_counts(&counts);
+            per_input[index].lock().unwrap_or_else(|e| e.into_inner()).merge(&counts);
+            Ok(())
+        })
+    })?;
+
+    let applied: Vec<_> = inputs
+        .into_iter()
+        .zip(per_input)
+        .map(|(input, counts)| {
+            let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
+            Ok((input, serde_json::to_value(&counts)?))
+        })
+        .collect::<Result<_>>()?;
+    run.finish(&applied)?;
+    report.finish("lines", None)?;
+    super::finished()
+}
+
+/// The chunks of one input, tagged with the input's index. The file is opened when the
+/// first chunk is wanted; a read error ends the input (and, through `?`, the run).
+struct InputChunks<'a> {
+    index: usize,
+    input: &'a PlannedInput,
+    chunks: Option<CdxChunks<'static>>,
+    done: bool,
+}
+
+impl<'a> InputChunks<'a> {
+    fn new(index: usize, input: &'a PlannedInput) -> Self {
+        InputChunks {
+            index,
+            input,
+            chunks: None,
+            done: false,
+        }
+    }
+}
+
+impl Iterator for InputChunks<'_> {
+    type Item = Result<(usize, CdxChunk)>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.done {
+            return None;
+        }
+        if self.chunks.is_none() {
+            let opened = open_raw(&self.input.path)
+                .and_then(|read| Ok(CdxChunks::new(read, self.input.display())?));
+            match opened {
+                Ok(chunks) => self.chunks = Some(chunks),
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
+        }
+        let chunks = self.chunks.as_mut()?;
+        let read = chunks
+            .next_chunk()
+            .with_context(|| format!("cannot read {}", self.input.display()));
+        match read {
+            Ok(Some(chunk)) => Some(Ok((self.index, chunk))),
+            Ok(None) => {
+                self.done = true;
+                None
+            }
+            Err(e) => {
+                self.done = true;
+                Some(Err(e))
+            }
+        }
+    }
+}

@@ -1,0 +1,103 @@
+//! `sediment cdx`: index WARC files to sorted CDX (11 columns) or CDXJ.
+
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::PathBuf;
+use std::process::ExitCode;
+use std::sync::Mutex;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use crate::cdx_writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_filename};
+use crate::commands::import_warc::is_warc_name;
+use crate::ingest::thread_count;
+use crate::input::expand_paths;
+use crate::report::{Location, Report};
+use crate::warc::WarcReader;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// WARC files or directories (searched for *.warc, *.warc.gz).
+    #[arg(required = true)]
+    pub inputs: Vec<PathBuf>,
+    /// Write CDXJ (`SURT timestamp {json}`) instead of 11-column CDX.
+    #[arg(long)]
+    pub cdxj: bool,
+    /// Output file (default: standard output).
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Memory for sorting before spilling to temporary files, in MB.
+    #[arg(long, default_value_t = 512)]
+    pub sort_memory_mb: usize,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let format = if args.cdxj { CdxFormat::Cdxj } else { CdxFormat::Cdx11 };
+    let files = expand_paths(&args.inputs, is_warc_name)?;
+    let total: u64 = files.iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
+    let report = Report::new("cdx").with_progress(Some(total), "bytes");
+    let sorter = Mutex::new(LineSorter::new(args.sort_memory_mb << 20));
+    if format == CdxFormat::Cdx11 {
+        sorter
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .push(CDX11_HEADER.to_string())?;
+    }
+    let pool = rayon::ThreadPoolBuilder::new()
+        .num_threads(thread_count(args.threads))
+        .build()?;
+    pool.install(|| {
+        files.par_iter().try_for_each(|path| -> Result<()> {
+            let name = path.display().to_string();
+            let filename = index_filename(&name);
+            let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
+            let at = |offset| Location {
+                file: name.clone(),
+                line: None,
+                offset: Some(offset),
+            };
+            let mut reader = match WarcReader::new(file) {
+                Ok(r) => r,
+                Err(e) => {
+                    report.problem(at(e.offset), e.kind.name(), &e.message, None)?;
+                    return Ok(());
+                }
+            };
+            let mut lines = Vec::new();
+            let mut last = 0;
+            while let Some(item) = reader.next_record(None) {
+                report.progress().inc(reader.position() - last);
+                last = reader.position();
+                match item {
+                    Ok(record) => {
+                        if let Some(entry) = index_entry(&record, &filename) {
+                            lines.push(entry.line(format));
+                        }
+                    }
+                    Err(e) => report.problem(at(e.offset), e.kind.name(), &e.message, None)?,
+                }
+            }
+            report.count("lines", lines.len() as u64);
+            let mut sorter = sorter.lock().unwrap_or_else(|e| e.into_inner());
+            for line in lines {
+                sorter.push(line)?;
+            }
+            Ok(())
+        })
+    })?;
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 20, sink);
+    let sorter = sorter.into_inner().unwrap_or_else(|e| e.into_inner());
+    sorter.finish(&mut out)?;
+    out.flush()?;
+    report.count("files", files.len() as u64);
+    report.finish("lines", Some(total))?;
+    super::finished()
+}

@@ -1,0 +1,154 @@
+//! CDX lines → captures.
+//!
+//! A CDX file is read in chunks of whole lines; chunks are parsed in parallel (the
+//! dialect is fixed by the file's first lines) and each line that parses is one capture.
+
+use std::io::Read;
+
+use anyhow::Result;
+
+use crate::capture::{Capture, CaptureKind, Origin};
+use crate::cdx::lines::{LineReader, lines};
+use crate::cdx::{CdxLine, CdxParser, CdxRecord, Dialect, detect_dialect};
+use crate::filter::FileFilter;
+use crate::report::{Counts, Location, Report};
+
+/// Bytes of lines handed to one worker at a time.
+pub const CHUNK_BYTES: usize = 4 << 20;
+
+/// The capture a CDX line describes.
+pub fn capture_from_cdx(record: &CdxRecord<'_>, source: &str, line: u64, filter: &FileFilter) -> Capture {
+    let kind = if record.is_revisit {
+        CaptureKind::Revisit
+    } else {
+        CaptureKind::Response
+    };
+    let mime = match kind {
+        CaptureKind::Revisit => None,
+        _ => record
+            .mime
+            .as_deref()
+            .and_then(crate::mime::normalize)
+            .map(|m| m.into_owned()),
+    };
+    let passes = filter.passes(kind, record.status, mime.as_deref(), record.digest.is_some());
+    let surt = match record.surt {
+        Some(s) => s.to_string(),
+        None => crate::surt::surt(&record.url),
+    };
+    Capture {
+        c_size: record.compressed_size,
+        content_type: record.mime.as_deref().map(str::to_string),
+        dechunked: None,
+        digest: record.digest,
+        digest_ok: None,
+        etag: None,
+        kind,
+        last_modified: None,
+        line: Some(line),
+        mime,
+        offset: record.offset,
+        origin: Origin::Cdx,
+        passes,
+        record_id: record.record_id.as_deref().map(str::to_string),
+        redirect: record.redirect.as_deref().map(str::to_string),
+        size: None,
+        source: source.to_string(),
+        status: record.status,
+        surt,
+        ts: record.timestamp.as_str().to_string(),
+        ua: None,
+        url: record.url.to_string(),
+        warc: record.filename.as_deref().map(str::to_string),
+    }
+}
+
+/// A chunk of one CDX file, ready for a worker.
+pub struct CdxChunk {
+    pub source: String,
+    pub dialect: Option<Dialect>,
+    pub first_line: u64,
+    pub data: Vec<u8>,
+}
+
+/// Reads a CDX input as chunks of whole lines; the first chunk decides the dialect
+/// (from a header line or the first data line) for the whole file.
+pub struct CdxChunks<'r> {
+    reader: LineReader<'r>,
+    source: String,
+    dialect: Option<Dialect>,
+    started: bool,
+}
+
+impl<'r> CdxChunks<'r> {
+    pub fn new(read: impl Read + Send + 'r, source: String) -> std::io::Result<Self> {
+        Ok(CdxChunks {
+            reader: LineReader::new(read)?,
+            source,
+            dialect: None,
+            started: false,
+        })
+    }
+
+    pub fn next_chunk(&mut self) -> std::io::Result<Option<CdxChunk>> {
+        let mut data = Vec::with_capacity(CHUNK_BYTES + 4096);
+        let Some(first_line) = self.reader.next_chunk(CHUNK_BYTES, &mut data)? else {
+            return Ok(None);
+        };
+        if !self.started {
+            self.started = true;
+            self.dialect = detect_dialect(&data);
+        }
+        Ok(Some(CdxChunk {
+            source: self.source.clone(),
+            dialect: self.dialect,
+            first_line,
+            data,
+        }))
+    }
+}
+
+/// Parses a chunk, calling `each` for every capture; rejects go to the report.
+pub fn parse_chunk(
+    chunk: &CdxChunk,
+    filter: &FileFilter,
+    report: &Report,
+    counts: &mut Counts,
+    mut each: impl FnMut(Capture) -> Result<()>,
+) -> Result<()> {
+    let mut parser = match chunk.dialect {
+        Some(d) => CdxParser::with_dialect(d),
+        None => CdxParser::new(),
+    };
+    for (line_no, line) in lines(&chunk.data, chunk.first_line) {
+        counts.incr("lines");
+        match parser.parse_line(line) {
+            Ok(CdxLine::Record(record)) => {
+                let capture = capture_from_cdx(&record, &chunk.source, line_no, filter);
+                counts.incr("captures");
+                if capture.passes {
+                    counts.incr("file_captures");
+                }
+                if capture.kind == CaptureKind::Revisit {
+                    counts.incr("revisits");
+                }
+                each(capture)?;
+            }
+            Ok(CdxLine::Skipped(reason)) => counts.incr(&format!("skipped_{}", reason.name())),
+            Err(reject) => {
+                counts.incr("rejected");
+                report.problem(
+                    Location {
+                        file: chunk.source.clone(),
+                        line: Some(line_no),
+                        offset: None,
+                    },
+                    reject.reason.name(),
+                    &reject.detail,
+                    Some(line),
+                )?;
+            }
+        }
+    }
+    Ok(())
+}

@@ -1,0 +1,112 @@
+//! The ingest pipeline shared by `backfill-cdx` and `import-warc`:
+//! plan inputs → apply each (in parallel) through the write path → derive file rows for
+//! the touched digests → make it durable → record the inputs as complete.
+//!
+//! Inputs are recorded only at the very end, so a run stopped at any point is completed
+//! by running it again; the write path is idempotent, so nothing is counted twice.
+
+pub mod cdx;
+pub mod warc;
+
+use std::path::PathBuf;
+
+use anyhow::{Context, Result};
+use rayon::prelude::*;
+
+use crate::input::{PlannedInput, plan_inputs, record_done};
+use crate::report::Report;
+use crate::store::Store;
+use crate::store::captures::{MaterializeStats, materialize_dirty};
+use crate::store::writer::{Writer, now_millis};
+
+/// What one input produced, for the report and the registry.
+pub type InputSummary = serde_json::Value;
+
+pub struct IngestRun<'s> {
+    pub store: &'s Store,
+    pub report: &'s Report,
+    pub command: &'static str,
+    /// Options that change what an input writes (part of its registry identity).
+    pub options: String,
+    pub ts: u64,
+}
+
+impl<'s> IngestRun<'s> {
+    pub fn new(store: &'s Store, report: &'s Report, command: &'static str, options: String) -> Self {
+        IngestRun {
+            store,
+            report,
+            command,
+            options,
+            ts: now_millis(),
+        }
+    }
+
+    /// Lists the inputs (directories expanded with `accept`) and drops the ones the
+    /// store already has, unless `force`.
+    pub fn plan(
+        &self,
+        paths: &[PathBuf],
+        force: bool,
+        accept: impl Fn(&std::path::Path) -> bool,
+    ) -> Result<Vec<PlannedInput>> {
+        let planned = plan_inputs(self.store, self.command, &self.options, paths, accept)?;
+        let mut todo = Vec::with_capacity(planned.len());
+        for input in planned {
+            if input.done_before.is_some() && !force {
+                eprintln!(
+                    "{}: already ingested with the same options, skipped (use --force to apply again)",
+                    input.display()
+                );
+                self.report.count("inputs_skipped", 1);
+            } else {
+                todo.push(input);
+            }
+        }
+        Ok(todo)
+    }
+
+    /// Applies every input with `apply_one` on a pool of `threads` workers, each with its
+    /// own write batch; then derives file rows, flushes and records the inputs.
+    pub fn apply<F>(&self, inputs: Vec<PlannedInput>, threads: usize, apply_one: F) -> Result<MaterializeStats>
+    where
+        F: Fn(&PlannedInput, &mut Writer<'s>) -> Result<InputSummary> + Sync,
+    {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .build()
+            .context("cannot start worker threads")?;
+        let summaries: Vec<(PlannedInput, InputSummary)> = pool.install(|| {
+            inputs
+                .into_par_iter()
+                .map(|input| {
+                    let mut writer = Writer::new(self.store, self.ts);
+                    let summary = apply_one(&input, &mut writer)
+                        .with_context(|| format!("while reading {}", input.display()))?;
+                    writer.finish()?;
+                    Ok((input, summary))
+                })
+                .collect::<Result<_>>()
+        })?;
+        self.finish(&summaries)
+    }
+
+    /// Ends a run whose inputs were all applied: derives the file rows of the touched
+    /// digests, makes everything durable, then records each input as complete.
+    pub fn finish(&self, applied: &[(PlannedInput, InputSummary)]) -> Result<MaterializeStats> {
+        self.report.progress().set_message("deriving file rows");
+        let stats = materialize_dirty(self.store, self.ts)?;
+        self.store.flush()?;
+        for (input, summary) in applied {
+            record_done(self.store, self.command, &self.options, input, summary.clone())?;
+        }
+        self.report.count("inputs", applied.len() as u64);
+        self.report.count("rows_written", stats.rows);
+        Ok(stats)
+    }
+}
+
+/// Worker threads: `--threads`, else the number of cores.
+pub fn thread_count(requested: Option<usize>) -> usize {
+    requested.unwrap_or_else(|| std::thread::available_parallelism().map_or(2, |n| n.get()))
+}

@@ -1,0 +1,346 @@
+//! WARC records → captures.
+//!
+//! response and resource records are captures of their payload; revisits are captures of
+//! the payload they refer to; request records lend their User-Agent to the capture they
+//! belong to; warcinfo records describe the crawl (they become the agent of the crawl
+//! projection). Everything else is counted and skipped.
+
+use std::collections::VecDeque;
+use std::io::Read;
+
+use anyhow::Result;
+
+use crate::capture::{Capture, CaptureKind, Origin};
+use crate::filter::FileFilter;
+use crate::key::Sha1Key;
+use crate::report::{Counts, Location, Report};
+use crate::store::Store;
+use crate::store::writer::Writer;
+use crate::warc::{
+    DigestCheck, ErrorKind, MandatoryHeader, ParsedDigest, PayloadSink, Record, WarcReader,
+    WarcType, parse_digest, parse_warc_fields,
+};
+
+/// A record's fetch time as 14 digits, from WARC-Date (`2017-10-27T22:21:13Z`, maybe with
+/// fractional seconds in WARC/1.1).
+pub fn warc_date_to_ts14(date: &str) -> Option<String> {
+    let digits: String = date
+        .trim()
+        .chars()
+        .take_while(|c| *c != '.' && *c != 'Z' && *c != '+')
+        .filter(char::is_ascii_digit)
+        .collect();
+    (digits.len() == 14).then_some(digits)
+}
+
+/// The MIME type of a file: the declared type normalized, or sniffed from the first bytes
+/// when nothing useful was declared.
+pub fn file_mime(declared: Option<&str>, prefix: &[u8]) -> Option<String> {
+    let normalized = declared.and_then(crate::mime::normalize);
+    match normalized.as_deref() {
+        None | Some("application/octet-stream") => crate::mime::sniff(prefix)
+            .map(str::to_string)
+            .or_else(|| normalized.map(|n| n.into_owned())),
+        Some(_) => normalized.map(|n| n.into_owned()),
+    }
+}
+
+/// The crawl description of one warcinfo record, stored in the meta family.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Default)]
+pub struct WarcInfo {
+    pub file: String,
+    pub record_id: Option<String>,
+    pub date: Option<String>,
+    pub software: Option<String>,
+    pub operator: Option<String>,
+    pub description: Option<String>,
+    pub fields: Vec<(String, String)>,
+}
+
+/// Keeps the block of warcinfo records (small) and nothing else.
+#[derive(Default)]
+struct WarcinfoSink {
+    active: bool,
+    bytes: Vec<u8>,
+}
+
+const WARCINFO_LIMIT: usize = 64 << 10;
+
+impl PayloadSink for WarcinfoSink {
+    fn begin(&mut self, record: &Record) -> bool {
+        self.bytes.clear();
+        self.active = record.warc_type == WarcType::Warcinfo;
+        self.active
+    }
+
+    fn payload(&mut self, bytes: &[u8]) {
+        if self.active && self.bytes.len() < WARCINFO_LIMIT {
+            let room = WARCINFO_LIMIT - self.bytes.len();
+            self.bytes.extend_from_slice(&bytes[..bytes.len().min(room)]);
+        }
+    }
+}
+
+/// How many recent captures wait for their request record (crawlers write the request
+/// right before or right after the response).
+const PENDING: usize = 32;
+
+/// Reads one WARC and writes its captures. Returns counts for the report.
+pub struct WarcImporter<'a> {
+    pub store: &'a Store,
+    pub report: &'a Report,
+    pub filter: &'a FileFilter,
+    /// The file's name as given (the `warc` of the captures).
+    pub path: String,
+}
+
+impl WarcImporter<'_> {
+    pub fn import(&self, read: impl Read, writer: &mut Writer<'_>) -> Result<Counts> {
+        let mut counts = Counts::default();
+        let mut reader = match WarcReader::new(read) {
+            Ok(r) => r,
+            Err(e) => {
+                self.report
+                    .problem(self.at(e.offset), e.kind.name(), &e.message, None)?;
+                counts.incr("files_unreadable");
+                return Ok(counts);
+            }
+        };
+        let mut sink = WarcinfoSink::default();
+        // Captures waiting for a request record, and request User-Agents waiting for
+        // their capture, keyed by record id.
+        let mut pending: VecDeque<(Option<String>, Capture)> = VecDeque::new();
+        let mut agents: VecDeque<(String, String)> = VecDeque::new();
+        let mut last_position = 0;
+        while let Some(item) = reader.next_record(Some(&mut sink)) {
+            let position = reader.position();
+            self.report.progress().inc(position - last_position);
+            last_position = position;
+            let record = match item {
+                Ok(record) => record,
+                Err(error) => {
+                    self.report.problem(
+                        self.at(error.offset),
+                        error.kind.name(),
+                        &error.message,
+                        None,
+                    )?;
+                    counts.incr("record_errors");
+                    // A record lacking only its id is otherwise sound: keep its capture.
+                    match (error.kind, error.record) {
+                        (ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId), Some(record)) => *record,
+                        _ => continue,
+                    }
+                }
+            };
+            counts.incr(&format!("records_{}", record.warc_type.as_str()));
+            match record.warc_type {
+                WarcType::Warcinfo => self.save_warcinfo(&record, &sink.bytes)?,
+                WarcType::Request => {
+                    let Some(agent) = record.http.as_ref().and_then(|h| h.user_agent()) else {
+                        continue;
+                    };
+                    let agent = agent.to_string();
+                    let mut attached = false;
+                    for target in record.concurrent_to() {
+                        if let Some((_, capture)) =
+                            pending.iter_mut().find(|(id, _)| id.as_deref() == Some(target))
+                        {
+                            capture.ua = Some(agent.clone());
+                            attached = true;
+                        }
+                    }
+                    if !attached && let Some(id) = record.record_id() {
+                        agents.push_back((id.to_string(), agent));
+                        if agents.len() > PENDING {
+                            agents.pop_front();
+                        }
+                    }
+                }
+                WarcType::Response | WarcType::Resource | WarcType::Revisit => {
+                    let Some(mut capture) = self.capture(&record, &mut counts)? else {
+                        continue;
+                    };
+                    for target in record.concurrent_to() {
+                        if let Some(pos) = agents.iter().position(|(id, _)| id == target) {
+                            capture.ua = agents.remove(pos).map(|(_, ua)| ua);
+                        }
+                    }
+                    pending.push_back((record.record_id().map(str::to_string), capture));
+                    if pending.len() > PENDING
+                        && let Some((_, done)) = pending.pop_front()
+                    {
+                        writer.add_capture(&done);
+                        writer.end_record()?;
+                    }
+                }
+                _ => {}
+            }
+        }
+        for (_, capture) in pending {
+            writer.add_capture(&capture);
+            writer.end_record()?;
+        }
+        Ok(counts)
+    }
+
+    fn at(&self, offset: u64) -> Location {
+        Location {
+            file: self.path.clone(),
+            line: None,
+            offset: Some(offset),
+        }
+    }
+
+    fn save_warcinfo(&self, record: &Record, block: &[u8]) -> Result<()> {
+        let fields = parse_warc_fields(block);
+        let field = |name: &str| {
+            fields
+                .iter()
+                .find(|(k, _)| k.eq_ignore_ascii_case(name))
+                .map(|(_, v)| v.clone())
+        };
+        let info = WarcInfo {
+            file: crate::capture::file_name(&self.path).to_string(),
+            record_id: record.record_id().map(str::to_string),
+            date: record.date().map(str::to_string),
+            software: field("software"),
+            operator: field("operator"),
+            description: field("description"),
+            fields: fields.clone(),
+        };
+        self.store.put_warcinfo(&info)
+    }
+
+    /// The capture of a response, resource or revisit record; `None` (reported) when the
+    /// record cannot be a capture (no URI or date).
+    fn capture(&self, record: &Record, counts: &mut Counts) -> Result<Option<Capture>> {
+        let (Some(url), Some(ts)) = (
+            record.target_uri(),
+            record.date().and_then(warc_date_to_ts14),
+        ) else {
+            self.report.problem(
+                self.at(record.offset),
+                "capture-without-uri-or-date",
+                "a capture record needs WARC-Target-URI and WARC-Date",
+                None,
+            )?;
+            return Ok(None);
+        };
+        let http = record.http.as_ref();
+        let kind = match record.warc_type {
+            WarcType::Revisit => CaptureKind::Revisit,
+            WarcType::Resource => CaptureKind::Resource,
+            _ => CaptureKind::Response,
+        };
+        let content_type = match kind {
+            CaptureKind::Resource => record.content_type(),
+            _ => http.and_then(|h| h.content_type()),
+        };
+        let payload = record.payload.as_ref();
+        let (digest, digest_ok, size, dechunked) = match kind {
+            CaptureKind::Revisit => {
+                let original = match record.payload_digest().map(parse_digest) {
+                    Some(ParsedDigest::Sha1(d)) => Some(Sha1Key(d)),
+                    _ => None,
+                };
+                (original, None, None, None)
+            }
+            _ => {
+                let check_ok = match &record.digest_check {
+                    DigestCheck::Mismatch { expected, actual } => {
+                        counts.incr("digest_mismatches");
+                        self.report.problem(
+                            self.at(record.offset),
+                            "digest-mismatch",
+                            &format!(
+                                "WARC-Payload-Digest says {} but the payload's SHA-1 is {}",
+                                Sha1Key(*expected),
+                                Sha1Key(*actual)
+                            ),
+                            None,
+                        )?;
+                        Some(false)
+                    }
+                    DigestCheck::Match | DigestCheck::MatchDechunked => Some(true),
+                    _ => None,
+                };
+                (
+                    payload.map(|p| Sha1Key(p.sha1)),
+                    check_ok,
+                    payload.map(|p| p.length),
+                    payload.and_then(|p| p.dechunked_sha1).map(Sha1Key),
+                )
+            }
+        };
+        let prefix = payload.map_or(&[][..], |p| p.prefix.as_slice());
+        let mime = match kind {
+            CaptureKind::Revisit => content_type.and_then(crate::mime::normalize).map(|m| m.into_owned()),
+            _ => file_mime(content_type, prefix),
+        };
+        let status = http.and_then(|h| h.status());
+        let passes = self
+            .filter
+            .passes(kind, status, mime.as_deref(), digest.is_some());
+        counts.incr("captures");
+        Ok(Some(Capture {
+            c_size: Some(record.length),
+            content_type: content_type.map(str::to_string),
+            dechunked,
+            digest,
+            digest_ok,
+            etag: http.and_then(|h| h.etag()).map(str::to_string),
+            kind,
+            last_modified: http.and_then(|h| h.last_modified()).map(str::to_string),
+            line: None,
+            mime,
+            offset: Some(record.offset),
+            origin: Origin::Warc,
+            passes,
+            record_id: record.record_id().map(str::to_string),
+            redirect: http.and_then(|h| h.location()).map(str::to_string),
+            size,
+            source: self.path.clone(),
+            status,
+            surt: crate::surt::surt(url),
+            ts,
+            ua: None,
+            url: url.to_string(),
+            warc: Some(self.path.clone()),
+        }))
+    }
+}
+
+impl Store {
+    /// Stores the description of a crawl, keyed by WARC file name.
+    pub fn put_warcinfo(&self, info: &WarcInfo) -> Result<()> {
+        let key = format!("warcinfo/{}", info.file);
+        self.db()
+            .put_cf(self.cf(crate::store::CF_META), key, serde_json::to_vec(info)?)?;
+        Ok(())
+    }
+
+    /// The crawl description recorded for a WARC file name.
+    pub fn warcinfo(&self, file: &str) -> Result<Option<WarcInfo>> {
+        let key = format!("warcinfo/{file}");
+        Ok(self
+            .db()
+            .get_cf(self.cf(crate::store::CF_META), key)?
+            .and_then(|v| serde_json::from_slice(&v).ok()))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn warc_dates_become_14_digits() {
+        assert_eq!(warc_date_to_ts14("2017-10-27T22:21:13Z").as_deref(), Some("20171027222113"));
+        assert_eq!(
+            warc_date_to_ts14("2021-03-14T01:02:03.123456Z").as_deref(),
+            Some("20210314010203")
+        );
+        assert_eq!(warc_date_to_ts14("2017-10-27"), None);
+    }
+}

@@ -1,0 +1,163 @@
+//! Reading a file's payload back from its WARC through a stored location.
+//!
+//! Shared by `sediment cat`, the projections (HTML bodies) and the GROBID client (PDFs).
+//! Every read checks the payload SHA-1 against the row key as the bytes stream.
+
+use std::fs::File;
+use std::io::BufReader;
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail};
+
+use crate::capture::{Capture, file_name};
+use crate::key::Sha1Key;
+use crate::store::Store;
+use crate::store::captures::captures_of_digest;
+use crate::warc::{Dechunker, PayloadSink, ReaderOptions, Record, WarcReader};
+
+/// Finds WARC files named by stored locations under a list of directories.
+#[derive(Debug, Clone, Default)]
+pub struct WarcLocator {
+    roots: Vec<PathBuf>,
+}
+
+impl WarcLocator {
+    pub fn new(roots: &[PathBuf]) -> WarcLocator {
+        WarcLocator {
+            roots: roots.to_vec(),
+        }
+    }
+
+    /// The local file for a WARC path as stored: the path itself when it exists, else
+    /// `ROOT/path` (the item prefix kept), else `ROOT/name`, for each root in order.
+    pub fn resolve(&self, warc: &str) -> Option<PathBuf> {
+        let stored = Path::new(warc);
+        if stored.is_file() && (stored.is_absolute() || self.roots.is_empty()) {
+            return Some(stored.to_path_buf());
+        }
+        let name = file_name(warc);
+        for root in &self.roots {
+            for candidate in [root.join(warc.trim_start_matches('/')), root.join(name)] {
+                if candidate.is_file() {
+                    return Some(candidate);
+                }
+            }
+        }
+        stored.is_file().then(|| stored.to_path_buf())
+    }
+}
+
+/// Where a payload was read from and what it was.
+#[derive(Debug, Clone)]
+pub struct PayloadRead {
+    pub warc: PathBuf,
+    pub offset: u64,
+    /// The record's HTTP head, when it had one.
+    pub record: Record,
+}
+
+struct ForwardingSink<'a> {
+    out: &'a mut dyn FnMut(&[u8]),
+    dechunker: Option<Dechunker>,
+    decode: bool,
+}
+
+impl PayloadSink for ForwardingSink<'_> {
+    fn begin(&mut self, record: &Record) -> bool {
+        let chunked = record
+            .http
+            .as_ref()
+            .is_some_and(|h| h.transfer_encoding_chunked());
+        self.dechunker = (self.decode && chunked).then(Dechunker::new);
+        true
+    }
+
+    fn payload(&mut self, bytes: &[u8]) {
+        match &mut self.dechunker {
+            Some(d) => {
+                // A broken chunk stream stops the decoded output; the caller sees it in the
+                // record's payload summary (dechunk_error).
+                let _ = d.feed(bytes, &mut *self.out);
+            }
+            None => (self.out)(bytes),
+        }
+    }
+}
+
+/// Streams the payload of the record at `offset` in `warc` to `out` (de-chunked when
+/// `decode` and the body is chunk-encoded). Fails when the record cannot be read or its
+/// payload SHA-1 is not `expected`.
+pub fn read_payload_at(
+    warc: &Path,
+    offset: u64,
+    expected: &Sha1Key,
+    decode: bool,
+    out: &mut dyn FnMut(&[u8]),
+) -> Result<Record> {
+    let file = File::open(warc).with_context(|| format!("cannot open {}", warc.display()))?;
+    let options = ReaderOptions {
+        read_buffer: 256 << 10,
+        ..ReaderOptions::default()
+    };
+    let mut reader = WarcReader::open_at(BufReader::new(file), offset, 0, options)
+        .map_err(|e| anyhow::anyhow!("{}: {e}", warc.display()))?;
+    let mut sink = ForwardingSink {
+        out,
+        dechunker: None,
+        decode,
+    };
+    let record = match reader.next_record(Some(&mut sink)) {
+        Some(Ok(record)) => record,
+        Some(Err(e)) => bail!("{} at byte {offset}: {}: {}", warc.display(), e.kind.name(), e.message),
+        None => bail!("{}: no record at byte {offset}", warc.display()),
+    };
+    let Some(payload) = &record.payload else {
+        bail!("{} at byte {offset}: the record has no payload", warc.display());
+    };
+    if payload.sha1 != expected.0 {
+        bail!(
+            "{} at byte {offset}: payload SHA-1 is {}, expected {expected}: the WARC does not hold this file at that offset",
+            warc.display(),
+            Sha1Key(payload.sha1)
+        );
+    }
+    Ok(record)
+}
+
+/// Streams a file's payload from the first of its captures whose WARC can be found.
+pub fn read_payload(
+    store: &Store,
+    key: &Sha1Key,
+    locator: &WarcLocator,
+    decode: bool,
+    out: &mut dyn FnMut(&[u8]),
+) -> Result<PayloadRead> {
+    let captures = captures_of_digest(store, key)?;
+    let locations: Vec<&Capture> = captures
+        .iter()
+        .filter(|c| c.warc.is_some() && c.offset.is_some() && c.kind != crate::capture::CaptureKind::Revisit)
+        .collect();
+    if locations.is_empty() {
+        bail!("no stored WARC location for {key}: was it ingested from a CDX or WARC?");
+    }
+    let mut tried = Vec::new();
+    for capture in locations {
+        let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
+            continue;
+        };
+        let Some(path) = locator.resolve(warc) else {
+            tried.push(warc.to_string());
+            continue;
+        };
+        let record = read_payload_at(&path, offset, key, decode, out)?;
+        return Ok(PayloadRead {
+            warc: path,
+            offset,
+            record,
+        });
+    }
+    bail!(
+        "none of the WARC files holding {key} was found ({}); give the directories that hold them with --warc-dir",
+        tried.join(", ")
+    )
+}

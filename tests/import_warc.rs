@@ -1,0 +1,333 @@
+//! WARC import (issue 4): rows against warcio, payload retrieval, CDX indexing against
+//! cdxj-indexer, WARC ↔ CDX equivalence, corruption, idempotence and interruption.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{corpus, fixture, json_lines, ok, sediment};
+use serde_json::Value;
+use sha1::{Digest, Sha1};
+
+/// Runs a Python reference script; `None` (with a message) when python3 or its packages
+/// are missing.
+fn python(args: &[&str]) -> Option<String> {
+    let out = Command::new("python3").args(args).output().ok()?;
+    if !out.status.success() {
+        eprintln!(
+            "python3 {args:?} failed (missing package?), skipping: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        return None;
+    }
+    Some(String::from_utf8(out.stdout).unwrap())
+}
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn rows_by_key(store: &Path) -> BTreeMap<String, Value> {
+    json_lines(&ok(store, &["export"]))
+        .into_iter()
+        .map(|row| (row["key"].as_str().unwrap().to_string(), row))
+        .collect()
+}
+
+/// Imports the files and compares every row with the warcio reference.
+fn check_against_warcio(files: &[PathBuf]) {
+    let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
+    let mut args = vec![script("warc_reference_rows.py")];
+    args.extend(names.iter().map(|s| s.to_string()));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let Some(reference) = python(&args) else { return };
+    let expected: BTreeMap<String, Value> = json_lines(&reference)
+        .into_iter()
+        .map(|r| (r["key"].as_str().unwrap().to_string(), r))
+        .collect();
+
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let mut import = vec!["import-warc"];
+    import.extend(&names);
+    let run = sediment(&store, &import);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let rows = rows_by_key(&store);
+    assert_eq!(
+        rows.keys().collect::<Vec<_>>(),
+        expected.keys().collect::<Vec<_>>(),
+        "row keys of {names:?}"
+    );
+    for (key, want) in &expected {
+        let row = &rows[key];
+        assert_eq!(row["file:size"], want["size"], "{key} size");
+        for (ours, theirs) in [("o", "o"), ("f", "f"), ("c", "c"), ("u", "u"), ("d", "d")] {
+            assert_eq!(row["f:c"][ours], want[theirs], "{key} f:c.{ours}");
+        }
+        assert_eq!(row["file:cdx"]["offset"], want["o"], "{key}");
+        assert!(row["f:c"]["i"].as_str().is_some_and(|i| !i.is_empty()), "{key} record id");
+        assert!(row["file:cdx"]["c_size"].as_u64().unwrap() > 0);
+    }
+}
+
+#[test]
+fn heritrix_warc_0_17_rows_equal_warcio() {
+    let Some(warc) = corpus("warcbase/example.warc.gz") else { return };
+    check_against_warcio(&[warc]);
+}
+
+#[test]
+fn wget_crawls_rows_equal_warcio_including_revisits() {
+    check_against_warcio(&[fixture("crawl/crawl1.warc.gz"), fixture("crawl/crawl2.warc.gz")]);
+    check_against_warcio(&[fixture("crawl/crawl1-plain.warc")]);
+}
+
+#[test]
+fn other_corpus_warcs_rows_equal_warcio() {
+    for name in [
+        "pywb/sample_archive/warcs/iana.warc.gz",
+        "pywb/sample_archive/warcs/dupes.warc.gz",
+        "warcio/test/data/example-iana.org-chunked.warc",
+        "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
+        "jwarc/test-resources/org/netpreserve/jwarc/cc.warc.gz",
+    ] {
+        let Some(path) = corpus(name) else { return };
+        check_against_warcio(&[path]);
+    }
+}
+
+#[test]
+fn cat_returns_the_payload_whose_sha1_is_the_key() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let warc = fixture("crawl/crawl1.warc.gz");
+    ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    let rows = rows_by_key(&store);
+    assert!(rows.len() > 20);
+    for (key, row) in &rows {
+        let out = Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .args(["--store", store.to_str().unwrap(), "cat", key])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{key}: {}", String::from_utf8_lossy(&out.stderr));
+        let digest = data_encoding::BASE32_NOPAD.encode(&Sha1::digest(&out.stdout));
+        assert_eq!(&digest, key);
+        assert_eq!(out.stdout.len() as u64, row["file:size"].as_u64().unwrap());
+    }
+    // a WARC that moved is found under --warc-dir; a missing one is a clear error
+    let moved = dir.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    let copy = dir.path().join("copy.warc.gz");
+    std::fs::copy(&warc, &copy).unwrap();
+    let store2 = dir.path().join("s2");
+    ok(&store2, &["import-warc", copy.to_str().unwrap()]);
+    std::fs::rename(&copy, moved.join("copy.warc.gz")).unwrap();
+    let key = rows.keys().next().unwrap();
+    let missing = sediment(&store2, &["cat", key]);
+    assert_ne!(missing.status, 0);
+    assert!(missing.stderr.contains("--warc-dir"), "{}", missing.stderr);
+    ok(&store2, &["cat", key, "--warc-dir", moved.to_str().unwrap()]);
+}
+
+#[test]
+fn chunked_bodies_are_hashed_as_stored_and_decoded_on_request() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("s");
+    let warc = fixture("crawl/crawl1.warc.gz");
+    ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    // /news.html is sent chunked by the fixture server; wget stores it chunk-encoded.
+    let row = json_lines(&ok(&store, &["export"]))
+        .into_iter()
+        .find(|r| r["f:c"]["u"].as_str().is_some_and(|u| u.ends_with("/news.html")))
+        .expect("news.html row");
+    let key = row["key"].as_str().unwrap();
+    let stored = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .args(["--store", store.to_str().unwrap(), "cat", key])
+        .output()
+        .unwrap();
+    let decoded = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .args(["--store", store.to_str().unwrap(), "cat", "--decode", key])
+        .output()
+        .unwrap();
+    assert!(stored.status.success() && decoded.status.success());
+    assert!(decoded.stdout.len() < stored.stdout.len());
+    let text = String::from_utf8_lossy(&decoded.stdout);
+    assert!(text.contains("</html>"), "{text}");
+    // the de-chunked bytes are what the chunk framing carries
+    let stored_text = String::from_utf8_lossy(&stored.stdout);
+    assert!(stored_text.starts_with(|c: char| c.is_ascii_hexdigit()), "{stored_text:.40}");
+}
+
+/// cdxj-indexer's output for the files, `None` when it is not installed.
+fn cdxj_indexer(args: &[&str]) -> Option<String> {
+    let out = Command::new("cdxj-indexer").args(args).output().ok();
+    match out {
+        Some(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
+        _ => {
+            eprintln!("cdxj-indexer not available, skipping");
+            None
+        }
+    }
+}
+
+#[test]
+fn cdx_equals_cdxj_indexer() {
+    let mut files = vec![
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl1-plain.warc"),
+        fixture("crawl/crawl2.warc.gz"),
+    ];
+    for name in [
+        "warcbase/example.warc.gz",
+        "pywb/sample_archive/warcs/iana.warc.gz",
+        "pywb/sample_archive/warcs/dupes.warc.gz",
+        "pywb/sample_archive/warcs/example.warc.gz",
+        "pywb/sample_archive/warcs/example.warc",
+        "pywb/sample_archive/warcs/post-test.warc.gz",
+        "warcio/test/data/example-iana.org-chunked.warc",
+        "warcio/test/data/example-resource.warc.gz",
+        "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
+        "jwarc/test-resources/org/netpreserve/jwarc/cc.warc.gz",
+    ] {
+        if let Some(p) = corpus(name) {
+            files.push(p);
+        }
+    }
+    let dir = tempfile::tempdir().unwrap();
+    for file in files {
+        let path = file.to_str().unwrap();
+        for (flag, ours) in [("-11", vec!["cdx", path]), ("", vec!["cdx", "--cdxj", path])] {
+            let mut theirs = vec!["-s"];
+            if !flag.is_empty() {
+                theirs.insert(0, flag);
+            }
+            theirs.push(path);
+            let Some(expected) = cdxj_indexer(&theirs) else { return };
+            let got = ok(&dir.path().join("unused"), &ours);
+            assert_eq!(got, expected, "sediment {ours:?} vs cdxj-indexer {theirs:?}");
+        }
+    }
+}
+
+#[test]
+fn warc_import_and_wget_cdx_backfill_give_the_same_rows() {
+    let dir = tempfile::tempdir().unwrap();
+    let from_warc = dir.path().join("warc");
+    let from_cdx = dir.path().join("cdx");
+    ok(&from_warc, &["import-warc", fixture("crawl/crawl1.warc.gz").to_str().unwrap()]);
+    ok(&from_cdx, &["backfill-cdx", fixture("crawl/crawl1.cdx").to_str().unwrap()]);
+    let warc_rows = rows_by_key(&from_warc);
+    let cdx_rows = rows_by_key(&from_cdx);
+    // wget's CDX lists response records only; the WARC's resource records (wget's own
+    // log and arguments) are files too.
+    let responses: BTreeMap<&String, &Value> = warc_rows
+        .iter()
+        .filter(|(_, r)| r["f:c"]["u"].as_str().is_some_and(|u| u.starts_with("http")))
+        .collect();
+    assert_eq!(responses.keys().collect::<Vec<_>>(), cdx_rows.keys().collect::<Vec<_>>());
+    for (key, cdx_row) in &cdx_rows {
+        let warc_row = responses[key];
+        for field in ["u", "d", "f", "o", "c", "i"] {
+            assert_eq!(warc_row["f:c"][field], cdx_row["f:c"][field], "{key} f:c.{field}");
+        }
+        for field in ["surt", "url", "dt", "warc", "offset"] {
+            assert_eq!(warc_row["file:cdx"][field], cdx_row["file:cdx"][field], "{key} file:cdx.{field}");
+        }
+        assert_eq!(warc_row["file:mime"], cdx_row["file:mime"], "{key}");
+    }
+    // both at once: the captures merge, nothing is counted twice
+    let both = dir.path().join("both");
+    ok(&both, &["backfill-cdx", fixture("crawl/crawl1.cdx").to_str().unwrap()]);
+    ok(&both, &["import-warc", fixture("crawl/crawl1.warc.gz").to_str().unwrap()]);
+    let merged = rows_by_key(&both);
+    assert_eq!(merged, warc_rows);
+}
+
+/// Record ids of the captures in a store.
+fn capture_ids(store: &Path) -> Vec<String> {
+    let mut ids: Vec<String> = json_lines(&ok(store, &["captures"]))
+        .iter()
+        .filter_map(|c| c["record_id"].as_str().map(str::to_string))
+        .collect();
+    ids.sort();
+    ids
+}
+
+#[test]
+fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
+    // The corrupt files are damaged copies of this one (scripts/make-corrupt-warcs.py).
+    let Some(intact) = corpus("warcio/test/data/example.warc.gz") else { return };
+    let dir = tempfile::tempdir().unwrap();
+    let intact_store = dir.path().join("intact");
+    ok(&intact_store, &["import-warc", "--all-statuses", intact.to_str().unwrap()]);
+    let intact_ids = capture_ids(&intact_store);
+    assert!(!intact_ids.is_empty());
+
+    let manifest: Value =
+        serde_json::from_str(&std::fs::read_to_string(fixture("corrupt/manifest.json")).unwrap()).unwrap();
+    let cases = manifest.as_array().expect("a list of cases");
+    assert!(cases.len() >= 10);
+    for case in cases {
+        let file = case["file"].as_str().unwrap();
+        let path = fixture(&format!("corrupt/{file}"));
+        let store = dir.path().join(file);
+        let rejects = dir.path().join(format!("{file}.rejects"));
+        let run = sediment(
+            &store,
+            &["import-warc", "--all-statuses", path.to_str().unwrap(), "--rejects", rejects.to_str().unwrap()],
+        );
+        assert_eq!(run.status, 0, "{file}: {}", run.stderr);
+        let problems = json_lines(&std::fs::read_to_string(&rejects).unwrap());
+        for error in case["errors"].as_array().unwrap() {
+            assert!(
+                problems.iter().any(|p| p["reason"] == error["kind"] && p["offset"] == error["offset"]),
+                "{file}: expected {error} among {problems:?}"
+            );
+            assert!(run.stderr.contains(error["kind"].as_str().unwrap()), "{file}: {}", run.stderr);
+        }
+        for p in &problems {
+            assert_eq!(p["file"], path.to_str().unwrap());
+        }
+        // every valid capture record before and after the damage is imported
+        let valid: Vec<&str> = case["valid_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
+        let want: Vec<&String> = intact_ids.iter().filter(|id| valid.contains(&id.as_str())).collect();
+        let got = capture_ids(&store);
+        let got: Vec<&String> = got.iter().collect();
+        assert_eq!(got, want, "{file}");
+    }
+}
+
+#[test]
+fn reruns_are_no_ops_and_an_interrupted_run_completes() {
+    let dir = tempfile::tempdir().unwrap();
+    let warcs = [fixture("crawl/crawl1.warc.gz"), fixture("crawl/crawl2.warc.gz")];
+    let args: Vec<&str> = std::iter::once("import-warc")
+        .chain(warcs.iter().map(|p| p.to_str().unwrap()))
+        .collect();
+    let clean = dir.path().join("clean");
+    ok(&clean, &args);
+    let expected = ok(&clean, &["export"]);
+    let again = sediment(&clean, &args);
+    assert!(again.stderr.contains("already ingested"), "{}", again.stderr);
+    assert_eq!(ok(&clean, &["export"]), expected);
+
+    // A run that dies after writing some batches (simulated crash: the process exits
+    // without flushing or recording its inputs), then the same command again.
+    let crashed = dir.path().join("crashed");
+    let out = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .env("SEDIMENT_TEST_CRASH_AFTER_CAPTURES", "40")
+        .arg("--store")
+        .arg(&crashed)
+        .args(&args)
+        .output()
+        .unwrap();
+    assert_ne!(out.status.code(), Some(0), "the simulated crash stops the run");
+    ok(&crashed, &args);
+    assert_eq!(ok(&crashed, &["export"]), expected);
+}
