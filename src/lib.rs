@@ -3,3 +3,6 @@
 //! indexes. See DESIGN.md for the data model.
 
 pub mod key;
+pub mod cdx;
+pub mod mime;
+pub mod surt;
