@@ -36,7 +36,9 @@ impl Sha1Key {
             0 => Err(KeyError::Empty),
             32 => Self::from_base32(bare.as_bytes())
                 .ok_or_else(|| KeyError::BadBase32(trimmed.to_string())),
-            40 => Self::from_hex(bare.as_bytes()).ok_or_else(|| KeyError::BadHex(trimmed.to_string())),
+            40 => {
+                Self::from_hex(bare.as_bytes()).ok_or_else(|| KeyError::BadHex(trimmed.to_string()))
+            }
             n => Err(KeyError::BadLength(trimmed.to_string(), n)),
         }
     }
@@ -144,7 +146,10 @@ mod tests {
     #[test]
     fn rejects_bad_keys_with_reasons() {
         assert_eq!(Sha1Key::parse(""), Err(KeyError::Empty));
-        assert!(matches!(Sha1Key::parse("ABC"), Err(KeyError::BadLength(_, 3))));
+        assert!(matches!(
+            Sha1Key::parse("ABC"),
+            Err(KeyError::BadLength(_, 3))
+        ));
         // '1', '8', '0' are not in the base32 alphabet
         assert!(matches!(
             Sha1Key::parse("1I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),

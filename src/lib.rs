@@ -2,7 +2,7 @@
 //! RocksDB, and from there into JSON lines, SQLite crawl/summary databases and word
 //! indexes. See DESIGN.md for the data model.
 
-pub mod key;
 pub mod cdx;
+pub mod key;
 pub mod mime;
 pub mod surt;

@@ -182,7 +182,10 @@ fn is_html_start(text: &[u8]) -> bool {
     }
     TAGS.iter().any(|tag| {
         starts_with_ignore_case(text, tag)
-            && matches!(text.get(tag.len()), Some(b' ' | b'>' | b'\t' | b'\n' | b'\r' | 0x0c))
+            && matches!(
+                text.get(tag.len()),
+                Some(b' ' | b'>' | b'\t' | b'\n' | b'\r' | 0x0c)
+            )
     })
 }
 
@@ -267,7 +270,10 @@ mod tests {
             assert_eq!(canonical, canonical.to_ascii_lowercase());
             assert_ne!(alias, canonical);
             // No chains: a canonical type is never itself an alias.
-            assert!(t.canonical(canonical).is_none(), "{canonical} is an alias too");
+            assert!(
+                t.canonical(canonical).is_none(),
+                "{canonical} is an alias too"
+            );
         }
         let mut seen = std::collections::HashSet::new();
         for e in &file.aliases {
@@ -279,8 +285,14 @@ mod tests {
     fn normalizes_case_parameters_and_aliases() {
         let n = |s| normalize(s).map(|c| c.into_owned());
         assert_eq!(n("application/pdf").as_deref(), Some("application/pdf"));
-        assert!(matches!(normalize("application/pdf"), Some(Cow::Borrowed(_))));
-        assert_eq!(n(" Text/HTML; charset=UTF-8 ").as_deref(), Some("text/html"));
+        assert!(matches!(
+            normalize("application/pdf"),
+            Some(Cow::Borrowed(_))
+        ));
+        assert_eq!(
+            n(" Text/HTML; charset=UTF-8 ").as_deref(),
+            Some("text/html")
+        );
         assert_eq!(n("text/html;charset=utf-8").as_deref(), Some("text/html"));
         assert_eq!(n("application/x-pdf").as_deref(), Some("application/pdf"));
         assert_eq!(n("APPLICATION/X-PDF").as_deref(), Some("application/pdf"));
@@ -295,7 +307,11 @@ mod tests {
             "application/force-download",
             "application/download",
         ] {
-            assert_eq!(n(octet).as_deref(), Some("application/octet-stream"), "{octet}");
+            assert_eq!(
+                n(octet).as_deref(),
+                Some("application/octet-stream"),
+                "{octet}"
+            );
         }
         for unknown in ["unk", "-", "", "   ", "UNK", "no-type", "; charset=utf-8"] {
             assert_eq!(n(unknown), None, "{unknown:?}");
@@ -319,8 +335,14 @@ mod tests {
                 b"<?xml version=\"1.0\"?>\n<!DOCTYPE html PUBLIC \"-//W3C//DTD XHTML 1.0\">",
                 Some("application/xhtml+xml"),
             ),
-            (b"<?xml version='1.0'?><!-- c --><rss version=\"2.0\">", Some("application/rss+xml")),
-            (b"<?xml version='1.0'?><svg xmlns=\"http://www.w3.org/2000/svg\">", Some("image/svg+xml")),
+            (
+                b"<?xml version='1.0'?><!-- c --><rss version=\"2.0\">",
+                Some("application/rss+xml"),
+            ),
+            (
+                b"<?xml version='1.0'?><svg xmlns=\"http://www.w3.org/2000/svg\">",
+                Some("image/svg+xml"),
+            ),
             (b"\x89PNG\r\n\x1a\n\0\0\0\rIHDR", Some("image/png")),
             (b"\xFF\xD8\xFF\xE0\0\x10JFIF", Some("image/jpeg")),
             (b"GIF89a\x01\0", Some("image/gif")),
@@ -337,7 +359,12 @@ mod tests {
             (b"RIFF\x24\0\0\0WAVE", None),
         ];
         for (bytes, expected) in cases {
-            assert_eq!(sniff(bytes), *expected, "{:?}", String::from_utf8_lossy(bytes));
+            assert_eq!(
+                sniff(bytes),
+                *expected,
+                "{:?}",
+                String::from_utf8_lossy(bytes)
+            );
         }
     }
 }

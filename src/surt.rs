@@ -185,11 +185,11 @@ impl Scratch {
         // 3. Host (the "Google" canonicalization step of the package).
         if has_host && !self.host.is_empty() {
             unescape_repeatedly(&mut self.host, &mut self.tmp);
-            if !self.host.is_ascii() {
-                if let Some(ascii) = idna_to_ascii(&self.host) {
-                    self.host.clear();
-                    self.host.extend_from_slice(ascii.as_bytes());
-                }
+            if !self.host.is_ascii()
+                && let Some(ascii) = idna_to_ascii(&self.host)
+            {
+                self.host.clear();
+                self.host.extend_from_slice(ascii.as_bytes());
             }
             collapse_double_dots(&mut self.host, &mut self.tmp);
             trim_dots(&mut self.host);
@@ -375,15 +375,15 @@ fn unescape_repeatedly(text: &mut Vec<u8>, tmp: &mut Vec<u8>) {
         let mut i = 0;
         while i < text.len() {
             let b = text[i];
-            if b == b'%' {
-                if let (Some(h), Some(l)) = (
+            if b == b'%'
+                && let (Some(h), Some(l)) = (
                     text.get(i + 1).copied().and_then(hex_value),
                     text.get(i + 2).copied().and_then(hex_value),
-                ) {
-                    tmp.push(h << 4 | l);
-                    i += 3;
-                    continue;
-                }
+                )
+            {
+                tmp.push(h << 4 | l);
+                i += 3;
+                continue;
             }
             tmp.push(b);
             i += 1;
@@ -708,7 +708,8 @@ fn strip_query_session_ids(query: &mut Vec<u8>, tmp: &mut Vec<u8>) {
 
 /// Length of the session id starting `text` when it is followed by the end or `&`.
 fn query_session_len(text: &[u8], kind: QuerySession) -> Option<usize> {
-    let run = |from: usize, pred: fn(&u8) -> bool| text[from..].iter().take_while(|b| pred(b)).count();
+    let run =
+        |from: usize, pred: fn(&u8) -> bool| text[from..].iter().take_while(|b| pred(b)).count();
     let fixed = |prefix: &[u8], n: usize| -> Option<usize> {
         if !starts_with_ignore_case(text, prefix) {
             return None;

@@ -276,14 +276,26 @@ mod tests {
         let bad = parse_header(b" CDX N b urlkey").unwrap_err();
         assert_eq!(bad.reason, RejectReason::BadHeader);
         assert!(bad.detail.contains("urlkey"));
-        assert_eq!(parse_header(b" CDX").unwrap_err().reason, RejectReason::BadHeader);
+        assert_eq!(
+            parse_header(b" CDX").unwrap_err().reason,
+            RejectReason::BadHeader
+        );
     }
 
     #[test]
     fn headerless_layouts_by_column_count() {
-        assert_eq!(ColumnLayout::for_column_count(11).unwrap().letters(), "NbamskrMSVg");
-        assert_eq!(ColumnLayout::for_column_count(10).unwrap().letters(), "NbamskrMVg");
-        assert_eq!(ColumnLayout::for_column_count(9).unwrap().letters(), "NbamskrVg");
+        assert_eq!(
+            ColumnLayout::for_column_count(11).unwrap().letters(),
+            "NbamskrMSVg"
+        );
+        assert_eq!(
+            ColumnLayout::for_column_count(10).unwrap().letters(),
+            "NbamskrMVg"
+        );
+        assert_eq!(
+            ColumnLayout::for_column_count(9).unwrap().letters(),
+            "NbamskrVg"
+        );
         assert!(ColumnLayout::for_column_count(8).is_none());
         assert!(ColumnLayout::for_column_count(12).is_none());
     }

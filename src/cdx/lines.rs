@@ -51,7 +51,10 @@ impl<'r> LineReader<'r> {
         let gzip = got == 2 && head == [0x1f, 0x8b];
         let replay = Cursor::new(head[..got].to_vec()).chain(reader);
         let source: Box<dyn Read + Send + 'r> = if gzip {
-            Box::new(GzipMembers::new(BufReader::with_capacity(256 << 10, replay)))
+            Box::new(GzipMembers::new(BufReader::with_capacity(
+                256 << 10,
+                replay,
+            )))
         } else {
             Box::new(replay)
         };

@@ -64,6 +64,8 @@ pub struct CdxRecord<'a> {
 }
 
 /// What a line turned out to be.
+// Boxing the record would cost an allocation per line; the size is the point.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CdxLine<'a> {
     Record(CdxRecord<'a>),
@@ -75,7 +77,7 @@ pub enum CdxLine<'a> {
 pub enum SkipReason {
     /// ` CDX …` header naming the columns.
     Header,
-    /// `#` comment.
+    /// `#` comment, or a `!` header/meta line of OpenWayback-style CDXJ.
     Comment,
     /// ARC `filedesc` line.
     Filedesc,

@@ -6,7 +6,7 @@ use data_encoding::{BASE64, BASE64_NOPAD, BASE64URL, BASE64URL_NOPAD};
 use memchr::memchr;
 use serde_json::value::RawValue;
 
-use super::dialect::{self, ColumnLayout, Dialect, Field};
+use super::dialect::{self, ColumnLayout, Dialect, Field, MAX_COLUMNS};
 use super::timestamp::Timestamp14;
 use super::{CdxLine, CdxRecord, Reject, RejectReason, SkipReason};
 use crate::key::{Sha1Key, strip_sha1_prefix};
@@ -45,7 +45,9 @@ impl CdxParser {
         let Some(first) = first else {
             return Ok(CdxLine::Skipped(SkipReason::Blank));
         };
-        if line[first] == b'#' {
+        // `#` comments; `!` starts the header/meta lines of OpenWayback-style CDXJ
+        // (`!OpenWayback-CDXJ 1.0`, `!meta …`); no key starts with either.
+        if line[first] == b'#' || line[0] == b'!' {
             return Ok(CdxLine::Skipped(SkipReason::Comment));
         }
         if line.starts_with(b"filedesc") {
@@ -71,7 +73,7 @@ impl CdxParser {
             )
         })?;
         match dialect {
-            Dialect::Columns(layout) => parse_columns(&layout, text).map(CdxLine::Record),
+            Dialect::Columns(layout) => parse_columns(&layout, text),
             Dialect::Cdxj => parse_cdxj(text).map(CdxLine::Record),
         }
     }
@@ -94,11 +96,16 @@ pub fn detect_dialect(content: &[u8]) -> Option<Dialect> {
 /// A SURT key has its reversed host closed by `)` before the path: `com,example)/a`.
 /// Keys in other forms (`example.com/a`, `whois://host/…`) are not SURTs.
 pub fn looks_like_surt(key: &str) -> bool {
+    // The host part is short: a plain loop beats a `memchr` call here.
     let b = key.as_bytes();
-    match memchr(b')', b) {
-        Some(p) => b.get(p + 1) == Some(&b'/') && memchr(b'/', &b[..p]).is_none(),
-        None => false,
+    for (i, &c) in b.iter().enumerate() {
+        match c {
+            b')' => return b.get(i + 1) == Some(&b'/'),
+            b'/' => return false,
+            _ => {}
+        }
     }
+    false
 }
 
 fn trim_end(line: &[u8]) -> &[u8] {
@@ -120,6 +127,55 @@ fn is_cdxj_line(line: &[u8]) -> bool {
     }
 }
 
+/// Writes the positions of the first spaces of `line` into `out` and returns how many
+/// spaces the line has (capped at `out.len() + 1`, which means "more than fit").
+/// Eight bytes at a time (SWAR): short gaps between columns make a `memchr` call per
+/// space cost more than this scan.
+fn find_spaces(line: &[u8], out: &mut [usize; MAX_COLUMNS]) -> usize {
+    const LO: u64 = 0x0101_0101_0101_0101;
+    const HI: u64 = 0x8080_8080_8080_8080;
+    const SPACES: u64 = LO * b' ' as u64;
+    // High bit set exactly for the bytes of `word` that are spaces.
+    let space_bits = |word: u64| {
+        let x = word ^ SPACES;
+        !((x & !HI).wrapping_add(!HI) | x) & HI
+    };
+    let mut n = 0;
+    let mut record = |mut bits: u64, base: usize, n: &mut usize| -> bool {
+        while bits != 0 {
+            if *n == MAX_COLUMNS {
+                *n += 1;
+                return false;
+            }
+            out[*n] = base + (bits.trailing_zeros() / 8) as usize;
+            *n += 1;
+            bits &= bits - 1;
+        }
+        true
+    };
+    let blocks = line.chunks_exact(16);
+    let tail = blocks.remainder();
+    for (b, block) in blocks.enumerate() {
+        let (lo, hi) = block.split_at(8);
+        // Both halves are 8 bytes long: the conversions cannot fail.
+        let lo = space_bits(<[u8; 8]>::try_from(lo).map_or(0, u64::from_le_bytes));
+        let hi = space_bits(<[u8; 8]>::try_from(hi).map_or(0, u64::from_le_bytes));
+        if lo | hi == 0 {
+            continue;
+        }
+        if !record(lo, b * 16, &mut n) || !record(hi, b * 16 + 8, &mut n) {
+            return n;
+        }
+    }
+    let base = line.len() - tail.len();
+    for (i, &byte) in tail.iter().enumerate() {
+        if byte == b' ' && !record(HI & 0x80, base + i, &mut n) {
+            return n;
+        }
+    }
+    n
+}
+
 fn count_columns(line: &[u8]) -> usize {
     memchr::memchr_iter(b' ', line).count() + 1
 }
@@ -139,22 +195,31 @@ fn infer_dialect(line: &[u8]) -> Result<Dialect, Reject> {
             };
             Reject::new(
                 reason,
-                format!(
-                    "{n} columns and no CDX header: expected 9, 10 or 11 columns, or CDXJ"
-                ),
+                format!("{n} columns and no CDX header: expected 9, 10 or 11 columns, or CDXJ"),
             )
         })
 }
 
 /// `-` and empty columns mean "absent".
 fn present(token: &str) -> Option<&str> {
-    (token != "-" && !token.is_empty()).then_some(token)
+    match token.as_bytes() {
+        [] | [b'-'] => None,
+        _ => Some(token),
+    }
 }
 
-fn parse_columns<'a>(layout: &ColumnLayout, text: &'a str) -> Result<CdxRecord<'a>, Reject> {
+// Returns the final `CdxLine` so the record is built in place, not moved again.
+fn parse_columns<'a>(layout: &ColumnLayout, text: &'a str) -> Result<CdxLine<'a>, Reject> {
     let bytes = text.as_bytes();
-    let n = count_columns(bytes);
-    if n != layout.len() {
+    // Column boundaries in one pass: the positions of the separating spaces.
+    let mut spaces = [0usize; MAX_COLUMNS];
+    let n_spaces = find_spaces(bytes, &mut spaces);
+    if n_spaces + 1 != layout.len() {
+        let n = if n_spaces > MAX_COLUMNS {
+            count_columns(bytes)
+        } else {
+            n_spaces + 1
+        };
         let reason = if n < layout.len() {
             RejectReason::TooFewColumns
         } else {
@@ -183,51 +248,81 @@ fn parse_columns<'a>(layout: &ColumnLayout, text: &'a str) -> Result<CdxRecord<'
     let mut filename = None;
     let mut record_id = None;
     let mut start = 0;
-    for &field in layout.fields() {
-        let end = memchr(b' ', &bytes[start..]).map_or(bytes.len(), |p| start + p);
-        let token = &text[start..end];
-        start = (end + 1).min(bytes.len());
+    for (i, &field) in layout.fields().iter().enumerate() {
+        let end = if i < n_spaces { spaces[i] } else { bytes.len() };
+        // Numbers, timestamps and digests are read from the bytes; text columns are cut
+        // from the (validated) text. Spaces are ASCII, so these are character boundaries.
+        let from = start;
+        let raw = bytes.get(from..end).unwrap_or_default();
+        let token = || text.get(from..end).unwrap_or("");
+        start = end + 1;
         match field {
             Field::SurtKey => {
-                if let Some(k) = present(token) {
+                if let Some(k) = present(token()) {
                     key = Some(k);
                     surt = looks_like_surt(k).then_some(k);
                 }
             }
             Field::CanonicalKey => {
                 if key.is_none() {
-                    key = present(token);
+                    key = present(token());
                 }
             }
             Field::Timestamp => {
                 timestamp = Some(
-                    Timestamp14::parse(token.as_bytes())
+                    Timestamp14::parse(raw)
                         .map_err(|e| Reject::new(RejectReason::BadTimestamp, e))?,
                 );
             }
-            Field::Url => url = present(token),
-            Field::Mime => mime = present(token),
-            Field::Status => status = parse_status(token)?,
-            Field::Digest => digest = parse_digest(token)?,
-            Field::Redirect => redirect = present(token),
-            Field::MetaFlags => meta_flags = present(token),
-            Field::CompressedSize => {
-                compressed_size = parse_u64(token, RejectReason::BadSize, "compressed size")?;
+            Field::Url => url = present(token()),
+            Field::Mime => mime = present(token()),
+            Field::Status => {
+                status = match raw {
+                    [b'-'] => None,
+                    [_, _, _] if raw.iter().all(u8::is_ascii_digit) => {
+                        digits_value(raw).and_then(|v| u16::try_from(v).ok())
+                    }
+                    _ => parse_status(token())?,
+                }
             }
-            Field::Offset => offset = parse_u64(token, RejectReason::BadOffset, "offset")?,
-            Field::Filename => filename = present(token),
-            Field::RecordId => record_id = present(token),
+            Field::Digest => {
+                digest = match decode_base32_sha1(raw) {
+                    Some(k) => Some(k),
+                    None => parse_digest(token())?,
+                }
+            }
+            Field::Redirect => redirect = present(token()),
+            Field::MetaFlags => meta_flags = present(token()),
+            Field::CompressedSize => {
+                compressed_size = match (raw, digits_value(raw)) {
+                    (_, Some(v)) => Some(v),
+                    ([b'-'], None) => None,
+                    _ => parse_u64(token(), RejectReason::BadSize, "compressed size")?,
+                }
+            }
+            Field::Offset => {
+                offset = match (raw, digits_value(raw)) {
+                    (_, Some(v)) => Some(v),
+                    ([b'-'], None) => None,
+                    _ => parse_u64(token(), RejectReason::BadOffset, "offset")?,
+                }
+            }
+            Field::Filename => filename = present(token()),
+            Field::RecordId => record_id = present(token()),
             Field::Ignored(_) => {}
         }
     }
     let timestamp = timestamp.ok_or_else(|| {
         Reject::new(
             RejectReason::MissingTimestamp,
-            format!("the CDX layout {} has no timestamp column b", layout.letters()),
+            format!(
+                "the CDX layout {} has no timestamp column b",
+                layout.letters()
+            ),
         )
     })?;
     let url = url.ok_or_else(|| missing_url(layout))?;
-    Ok(CdxRecord {
+    Ok(CdxLine::Record(CdxRecord {
         surt,
         key,
         timestamp,
@@ -242,7 +337,7 @@ fn parse_columns<'a>(layout: &ColumnLayout, text: &'a str) -> Result<CdxRecord<'
         filename: filename.map(Cow::Borrowed),
         record_id: record_id.map(strip_angle_brackets),
         is_revisit: mime.is_some_and(is_revisit_mime),
-    })
+    }))
 }
 
 fn missing_url(layout: &ColumnLayout) -> Reject {
@@ -251,13 +346,16 @@ fn missing_url(layout: &ColumnLayout) -> Reject {
     } else {
         Reject::new(
             RejectReason::MissingUrl,
-            format!("the CDX layout {} has no original URL column a", layout.letters()),
+            format!(
+                "the CDX layout {} has no original URL column a",
+                layout.letters()
+            ),
         )
     }
 }
 
 fn is_revisit_mime(mime: &str) -> bool {
-    mime.eq_ignore_ascii_case("warc/revisit")
+    mime.len() == 12 && mime.eq_ignore_ascii_case("warc/revisit")
 }
 
 /// wget writes record ids as `<urn:uuid:…>`.
@@ -275,7 +373,9 @@ fn parse_status(token: &str) -> Result<Option<u16>, Reject> {
     };
     let b = t.as_bytes();
     if (1..=3).contains(&b.len()) && b.iter().all(u8::is_ascii_digit) {
-        Ok(Some(b.iter().fold(0u16, |v, &d| v * 10 + u16::from(d - b'0'))))
+        Ok(Some(
+            b.iter().fold(0u16, |v, &d| v * 10 + u16::from(d - b'0')),
+        ))
     } else {
         Err(Reject::new(
             RejectReason::BadStatus,
@@ -288,28 +388,34 @@ fn parse_u64(token: &str, reason: RejectReason, what: &str) -> Result<Option<u64
     let Some(t) = present(token) else {
         return Ok(None);
     };
-    let b = t.as_bytes();
+    match digits_value(t.as_bytes()) {
+        Some(v) => Ok(Some(v)),
+        None => Err(bad_integer(reason, what, t)),
+    }
+}
+
+/// The value of 1 to 19 ASCII digits (19 digits always fit in a u64; longer numbers are
+/// beyond any file offset). One pass without branches per digit.
+fn digits_value(b: &[u8]) -> Option<u64> {
+    if b.is_empty() || b.len() > 19 {
+        return None;
+    }
     let mut v: u64 = 0;
-    let mut ok = b.iter().all(u8::is_ascii_digit);
-    if ok {
-        for &d in b {
-            match v.checked_mul(10).and_then(|x| x.checked_add(u64::from(d - b'0'))) {
-                Some(x) => v = x,
-                None => {
-                    ok = false;
-                    break;
-                }
-            }
-        }
+    let mut bad = 0u8;
+    for &c in b {
+        let d = c.wrapping_sub(b'0');
+        bad |= u8::from(d > 9);
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
     }
-    if ok {
-        Ok(Some(v))
-    } else {
-        Err(Reject::new(
-            reason,
-            format!("{what} {t:?} is not a non-negative integer"),
-        ))
-    }
+    (bad == 0).then_some(v)
+}
+
+#[cold]
+fn bad_integer(reason: RejectReason, what: &str, t: &str) -> Reject {
+    Reject::new(
+        reason,
+        format!("{what} {t:?} is not a non-negative integer"),
+    )
 }
 
 /// A payload digest: bare base32, `sha1:BASE32`, 40-character hex, or base64 (27/28
@@ -318,9 +424,14 @@ fn parse_digest(token: &str) -> Result<Option<Sha1Key>, Reject> {
     let Some(t) = present(token) else {
         return Ok(None);
     };
+    if t.len() == 32
+        && let Some(k) = decode_base32_sha1(t.as_bytes())
+    {
+        return Ok(Some(k));
+    }
     let bare = strip_sha1_prefix(t);
     let bad = |why: String| Err(Reject::new(RejectReason::BadDigest, why));
-    if bare.len() == t.len() {
+    if bare.len() == t.len() && !matches!(t.len(), 32 | 40) {
         // Another algorithm's label (`sha256:…`, `md5:…`) is not a SHA-1.
         if let Some(colon) = t.find(':') {
             return bad(format!(
@@ -330,7 +441,7 @@ fn parse_digest(token: &str) -> Result<Option<Sha1Key>, Reject> {
         }
     }
     match bare.len() {
-        32 => match Sha1Key::from_base32(bare.as_bytes()) {
+        32 => match decode_base32_sha1(bare.as_bytes()) {
             Some(k) => Ok(Some(k)),
             None => bad(format!(
                 "digest {t:?} is 32 characters but not base32 (A-Z, 2-7)"
@@ -351,6 +462,42 @@ fn parse_digest(token: &str) -> Result<Option<Sha1Key>, Reject> {
             "digest {t:?} is {n} characters: a SHA-1 is 32 (base32) or 40 (hex)"
         )),
     }
+}
+
+/// RFC 4648 base32 (either case) of a SHA-1: 32 characters, 20 bytes, no padding.
+fn decode_base32_sha1(text: &[u8]) -> Option<Sha1Key> {
+    const INVALID: u8 = 0xff;
+    const TABLE: [u8; 256] = {
+        let mut t = [INVALID; 256];
+        let mut i = 0;
+        while i < 26 {
+            t[b'A' as usize + i] = i as u8;
+            t[b'a' as usize + i] = i as u8;
+            i += 1;
+        }
+        let mut d = 0;
+        while d < 6 {
+            t[b'2' as usize + d] = 26 + d as u8;
+            d += 1;
+        }
+        t
+    };
+    let text: &[u8; 32] = text.try_into().ok()?;
+    let mut out = [0u8; 20];
+    // Any invalid character sets the high bit of `seen`.
+    let mut seen = 0u8;
+    // 8 characters (40 bits) make 5 bytes.
+    for g in 0..4 {
+        let mut acc: u64 = 0;
+        for c in &text[g * 8..g * 8 + 8] {
+            let v = TABLE[usize::from(*c)];
+            seen |= v;
+            acc = acc << 5 | u64::from(v & 31);
+        }
+        let be = acc.to_be_bytes();
+        out[g * 5..g * 5 + 5].copy_from_slice(&be[3..8]);
+    }
+    (seen & 0x80 == 0).then_some(Sha1Key(out))
 }
 
 fn decode_base64_sha1(text: &[u8]) -> Option<Sha1Key> {
@@ -390,9 +537,8 @@ fn json_text<'a>(raw: Option<&'a RawValue>, key: &str) -> Result<Option<Cow<'a, 
     let text = raw.get();
     let value = if let Some(inner) = text.strip_prefix('"').and_then(|t| t.strip_suffix('"')) {
         if inner.contains('\\') {
-            let owned: String = serde_json::from_str(text).map_err(|e| {
-                Reject::new(RejectReason::BadJson, format!("CDXJ {key:?}: {e}"))
-            })?;
+            let owned: String = serde_json::from_str(text)
+                .map_err(|e| Reject::new(RejectReason::BadJson, format!("CDXJ {key:?}: {e}")))?;
             Cow::Owned(owned)
         } else {
             Cow::Borrowed(inner)
@@ -412,7 +558,8 @@ fn json_text<'a>(raw: Option<&'a RawValue>, key: &str) -> Result<Option<Cow<'a, 
 
 fn parse_cdxj(text: &str) -> Result<CdxRecord<'_>, Reject> {
     let bytes = text.as_bytes();
-    let split = memchr(b' ', bytes).and_then(|a| memchr(b' ', &bytes[a + 1..]).map(|b| (a, a + 1 + b)));
+    let split =
+        memchr(b' ', bytes).and_then(|a| memchr(b' ', &bytes[a + 1..]).map(|b| (a, a + 1 + b)));
     let Some((first, second)) = split else {
         return Err(Reject::new(
             RejectReason::TooFewColumns,
@@ -552,9 +699,24 @@ mod tests {
         let e = parse_digest("ABC").unwrap_err();
         assert_eq!(e.reason, RejectReason::BadDigest);
         assert!(e.detail.contains("3 characters"), "{}", e.detail);
-        assert!(parse_digest("1I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ").unwrap_err().detail.contains("not base32"));
-        assert!(parse_digest("zz39a3ee5e6b4b0d3255bfef95601890afd80709").unwrap_err().detail.contains("not hex"));
-        assert!(parse_digest("sha256:abcd").unwrap_err().detail.contains("sha256"));
+        assert!(
+            parse_digest("1I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
+                .unwrap_err()
+                .detail
+                .contains("not base32")
+        );
+        assert!(
+            parse_digest("zz39a3ee5e6b4b0d3255bfef95601890afd80709")
+                .unwrap_err()
+                .detail
+                .contains("not hex")
+        );
+        assert!(
+            parse_digest("sha256:abcd")
+                .unwrap_err()
+                .detail
+                .contains("sha256")
+        );
     }
 
     #[test]
@@ -574,8 +736,14 @@ mod tests {
             (fields(8, "1.5"), RejectReason::BadSize),
             (fields(4, "2000"), RejectReason::BadStatus),
             (fields(4, "OK"), RejectReason::BadStatus),
-            (fields(5, "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36"), RejectReason::BadDigest),
-            (fields(5, "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC3!!"), RejectReason::BadDigest),
+            (
+                fields(5, "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36"),
+                RejectReason::BadDigest,
+            ),
+            (
+                fields(5, "B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC3!!"),
+                RejectReason::BadDigest,
+            ),
             (fields(2, "-"), RejectReason::MissingUrl),
         ];
         for (line, reason) in cases {
@@ -598,24 +766,53 @@ mod tests {
         assert!(e.detail.contains("byte 40"));
         // CDXJ.
         let mut p = CdxParser::with_dialect(Dialect::Cdxj);
-        assert_eq!(reject(&mut p, "com,x)/ 2014 {\"url\": ").reason, RejectReason::BadJson);
-        assert_eq!(reject(&mut p, "com,x)/ 2014 [1]").reason, RejectReason::BadJson);
-        assert_eq!(reject(&mut p, "com,x)/ 2014 {\"url\": true}").reason, RejectReason::BadJson);
-        assert_eq!(reject(&mut p, "com,x)/ 2014 {\"mime\": \"a\"}").reason, RejectReason::MissingUrl);
-        assert_eq!(reject(&mut p, "com,x)/").reason, RejectReason::TooFewColumns);
+        assert_eq!(
+            reject(&mut p, "com,x)/ 2014 {\"url\": ").reason,
+            RejectReason::BadJson
+        );
+        assert_eq!(
+            reject(&mut p, "com,x)/ 2014 [1]").reason,
+            RejectReason::BadJson
+        );
+        assert_eq!(
+            reject(&mut p, "com,x)/ 2014 {\"url\": true}").reason,
+            RejectReason::BadJson
+        );
+        assert_eq!(
+            reject(&mut p, "com,x)/ 2014 {\"mime\": \"a\"}").reason,
+            RejectReason::MissingUrl
+        );
+        assert_eq!(
+            reject(&mut p, "com,x)/").reason,
+            RejectReason::TooFewColumns
+        );
         assert_eq!(
             reject(&mut p, "com,x)/ 2014 {\"url\": \"u\", \"offset\": \"x\"}").reason,
             RejectReason::BadOffset
         );
         // Header problems.
         let mut p = CdxParser::new();
-        assert_eq!(reject(&mut p, " CDX N b url").reason, RejectReason::BadHeader);
+        assert_eq!(
+            reject(&mut p, " CDX N b url").reason,
+            RejectReason::BadHeader
+        );
         p.parse_line(b" CDX N a m s").unwrap();
-        assert_eq!(reject(&mut p, "k u m 200").reason, RejectReason::MissingTimestamp);
+        assert_eq!(
+            reject(&mut p, "k u m 200").reason,
+            RejectReason::MissingTimestamp
+        );
         p.parse_line(b" CDX N b m s").unwrap();
-        assert_eq!(reject(&mut p, "k 2014 m 200").reason, RejectReason::MissingUrl);
+        assert_eq!(
+            reject(&mut p, "k 2014 m 200").reason,
+            RejectReason::MissingUrl
+        );
         for reason in RejectReason::ALL {
-            assert!(reason.name().bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_'));
+            assert!(
+                reason
+                    .name()
+                    .bytes()
+                    .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'_')
+            );
         }
     }
 
@@ -627,10 +824,19 @@ mod tests {
             ("   \r", SkipReason::Blank),
             ("#http://example.com/", SkipReason::Comment),
             ("  # note", SkipReason::Comment),
-            ("filedesc://IAH-2008.arc 20080430204825 ...", SkipReason::Filedesc),
+            ("!OpenWayback-CDXJ 1.0", SkipReason::Comment),
+            ("!meta {\"x\": 1}", SkipReason::Comment),
+            (
+                "filedesc://IAH-2008.arc 20080430204825 ...",
+                SkipReason::Filedesc,
+            ),
             (" CDX N b a m s k r M S V g", SkipReason::Header),
         ] {
-            assert_eq!(p.parse_line(line.as_bytes()).unwrap(), CdxLine::Skipped(why), "{line:?}");
+            assert_eq!(
+                p.parse_line(line.as_bytes()).unwrap(),
+                CdxLine::Skipped(why),
+                "{line:?}"
+            );
         }
     }
 
@@ -645,15 +851,22 @@ mod tests {
         assert!(r.is_revisit);
         assert_eq!(r.status, Some(302));
         assert_eq!((r.compressed_size, r.offset), (Some(343), Some(1858)));
-        assert_eq!(r.digest.map(|d| d.to_string()).as_deref(), Some("3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"));
+        assert_eq!(
+            r.digest.map(|d| d.to_string()).as_deref(),
+            Some("3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")
+        );
     }
 
     #[test]
     fn surt_shape() {
         assert!(looks_like_surt("com,example)/"));
-        assert!(looks_like_surt("org,httpbin)/post?__wb_method=post&a=1&b=[]&c=3"));
+        assert!(looks_like_surt(
+            "org,httpbin)/post?__wb_method=post&a=1&b=[]&c=3"
+        ));
         assert!(!looks_like_surt("example.com/?example=1"));
-        assert!(!looks_like_surt("whois://whois.arin.net/z+%2B+132.177.133.114"));
+        assert!(!looks_like_surt(
+            "whois://whois.arin.net/z+%2B+132.177.133.114"
+        ));
         assert!(!looks_like_surt("example.com/a(b)/c"));
     }
 
@@ -670,5 +883,65 @@ mod tests {
             Some(Dialect::Columns(ColumnLayout::for_column_count(9).unwrap()))
         );
         assert_eq!(detect_dialect(b"# only comments\n"), None);
+    }
+}
+
+#[cfg(test)]
+mod scan_tests {
+    use super::*;
+
+    #[test]
+    fn find_spaces_agrees_with_a_plain_scan() {
+        let lines: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b" ".to_vec(),
+            b"a b".to_vec(),
+            b"        ".to_vec(),
+            b"abcdefgh ijklmnop qrs".to_vec(),
+            "caf\u{e9} \u{a0}x y\u{2003}z".as_bytes().to_vec(),
+            (0..=255u8).collect(),
+            [b' '; 40].to_vec(),
+        ];
+        for line in lines {
+            let mut out = [0usize; MAX_COLUMNS];
+            let n = find_spaces(&line, &mut out);
+            let expected: Vec<usize> = line
+                .iter()
+                .enumerate()
+                .filter(|(_, b)| **b == b' ')
+                .map(|(i, _)| i)
+                .collect();
+            assert_eq!(n, expected.len().min(MAX_COLUMNS + 1), "{line:?}");
+            let kept = n.min(MAX_COLUMNS);
+            assert_eq!(&out[..kept], &expected[..kept], "{line:?}");
+        }
+    }
+
+    #[test]
+    fn base32_decoder_agrees_with_data_encoding() {
+        let mut state = 12345u64;
+        for _ in 0..1000 {
+            let mut bytes = [0u8; 20];
+            for b in &mut bytes {
+                state = state
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                *b = (state >> 56) as u8;
+            }
+            let text = Sha1Key(bytes).to_base32();
+            assert_eq!(decode_base32_sha1(text.as_bytes()), Some(Sha1Key(bytes)));
+            assert_eq!(
+                decode_base32_sha1(text.to_lowercase().as_bytes()),
+                Some(Sha1Key(bytes))
+            );
+        }
+        assert_eq!(
+            decode_base32_sha1(b"1I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ"),
+            None
+        );
+        assert_eq!(
+            decode_base32_sha1(b"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBY="),
+            None
+        );
     }
 }

@@ -15,38 +15,32 @@ impl Timestamp14 {
     /// hour 0–23, minute 0–59, second 0–60 to allow a leap second). The error says what is
     /// wrong.
     pub fn parse(digits: &[u8]) -> Result<Self, String> {
-        if !(4..=14).contains(&digits.len()) {
-            return Err(format!(
-                "timestamp {:?} has {} characters: expected 4 to 14 digits",
-                String::from_utf8_lossy(digits),
-                digits.len()
-            ));
+        let not_digit = digits
+            .iter()
+            .fold(0u8, |acc, &c| acc | u8::from(!c.is_ascii_digit()));
+        if !(4..=14).contains(&digits.len()) || not_digit != 0 {
+            return Err(describe_bad(digits, None));
         }
-        if !digits.iter().all(u8::is_ascii_digit) {
-            return Err(format!(
-                "timestamp {:?} is not all digits",
-                String::from_utf8_lossy(digits)
-            ));
-        }
-        let mut out = *PAD;
-        out[..digits.len()].copy_from_slice(digits);
-        let two = |i: usize| u32::from(out[i] - b'0') * 10 + u32::from(out[i + 1] - b'0');
-        let checks = [
-            ("month", two(4), 1, 12),
-            ("day", two(6), 1, 31),
-            ("hour", two(8), 0, 23),
-            ("minute", two(10), 0, 59),
-            ("second", two(12), 0, 60),
-        ];
-        for (name, value, min, max) in checks {
-            if !(min..=max).contains(&value) {
-                return Err(format!(
-                    "timestamp {:?}: {name} {value:02} out of range {min:02}-{max:02}",
-                    String::from_utf8_lossy(digits)
-                ));
+        // The usual 14 digits are a fixed-size copy; shorter ones are padded.
+        let out = match <[u8; 14]>::try_from(digits) {
+            Ok(full) => full,
+            Err(_) => {
+                let mut padded = *PAD;
+                padded[..digits.len()].copy_from_slice(digits);
+                padded
             }
+        };
+        let two = |i: usize| (out[i] - b'0') * 10 + (out[i + 1] - b'0');
+        let in_range = (1..=12).contains(&two(4))
+            && (1..=31).contains(&two(6))
+            && two(8) <= 23
+            && two(10) <= 59
+            && two(12) <= 60;
+        if in_range {
+            Ok(Timestamp14(out))
+        } else {
+            Err(describe_bad(digits, Some(&out)))
         }
-        Ok(Timestamp14(out))
     }
 
     pub fn as_bytes(&self) -> &[u8; 14] {
@@ -73,6 +67,38 @@ impl Timestamp14 {
         self.write_iso8601(&mut buf);
         String::from_utf8_lossy(&buf).into_owned()
     }
+}
+
+/// The error text for a bad timestamp (kept out of the parsing path).
+#[cold]
+fn describe_bad(digits: &[u8], padded: Option<&[u8; 14]>) -> String {
+    let shown = String::from_utf8_lossy(digits);
+    let Some(out) = padded else {
+        return if (4..=14).contains(&digits.len()) {
+            format!("timestamp {shown:?} is not all digits")
+        } else {
+            format!(
+                "timestamp {shown:?} has {} characters: expected 4 to 14 digits",
+                digits.len()
+            )
+        };
+    };
+    let two = |i: usize| u32::from(out[i] - b'0') * 10 + u32::from(out[i + 1] - b'0');
+    let checks = [
+        ("month", two(4), 1, 12),
+        ("day", two(6), 1, 31),
+        ("hour", two(8), 0, 23),
+        ("minute", two(10), 0, 59),
+        ("second", two(12), 0, 60),
+    ];
+    for (name, value, min, max) in checks {
+        if !(min..=max).contains(&value) {
+            return format!(
+                "timestamp {shown:?}: {name} {value:02} out of range {min:02}-{max:02}"
+            );
+        }
+    }
+    format!("timestamp {shown:?} is not valid")
 }
 
 impl fmt::Display for Timestamp14 {
