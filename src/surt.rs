@@ -66,6 +66,7 @@ struct Scratch {
     query: Vec<u8>,
     tmp: Vec<u8>,
     args: Vec<QueryArg>,
+    segments: Vec<(usize, usize)>,
 }
 
 /// One `key[=value]` argument of a query, as byte ranges into the query.
@@ -109,11 +110,16 @@ impl Scratch {
             return;
         }
         self.url.clear();
-        self.url.extend(
-            input[start..end]
-                .iter()
-                .filter(|&&b| !matches!(b, b'\t' | b'\n' | b'\r')),
-        );
+        let trimmed = &input[start..end];
+        if memchr::memchr3(b'\t', b'\n', b'\r', trimmed).is_some() {
+            self.url.extend(
+                trimmed
+                    .iter()
+                    .filter(|&&b| !matches!(b, b'\t' | b'\n' | b'\r')),
+            );
+        } else {
+            self.url.extend_from_slice(trimmed);
+        }
         if scheme_len(&self.url).is_none() {
             self.url.splice(0..0, *b"http://");
         }
@@ -150,7 +156,8 @@ impl Scratch {
         let mut has_host = hostname.is_some();
         self.host.clear();
         if let Some(h) = hostname {
-            self.host.extend(h.iter().map(u8::to_ascii_lowercase));
+            self.host.extend_from_slice(h);
+            self.host.make_ascii_lowercase();
         }
         let mut has_path = !raw_path.is_empty();
         self.path.clear();
@@ -208,7 +215,11 @@ impl Scratch {
             unescape_repeatedly(&mut self.path, &mut self.tmp);
         }
         if host_present {
-            normalize_path(has_path.then_some(&self.path[..]), &mut self.tmp);
+            normalize_path(
+                has_path.then_some(&self.path[..]),
+                &mut self.tmp,
+                &mut self.segments,
+            );
             std::mem::swap(&mut self.path, &mut self.tmp);
             has_path = true;
         }
@@ -282,7 +293,10 @@ impl Scratch {
             o.extend_from_slice(&self.query);
         }
         // Every step above leaves only ASCII (non-ASCII bytes are percent-escaped).
-        out.push_str(&String::from_utf8_lossy(o));
+        match std::str::from_utf8(o) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&String::from_utf8_lossy(o)),
+        }
     }
 }
 
@@ -546,7 +560,7 @@ fn write_dotted_quad(ip: u32, out: &mut Vec<u8>) {
 }
 
 /// Resolves `.`, `..` and empty segments of an absolute path; a missing path becomes `/`.
-fn normalize_path(path: Option<&[u8]>, out: &mut Vec<u8>) {
+fn normalize_path(path: Option<&[u8]>, out: &mut Vec<u8>, kept: &mut Vec<(usize, usize)>) {
     out.clear();
     out.push(b'/');
     let Some(path) = path.filter(|p| !p.is_empty()) else {
@@ -554,7 +568,7 @@ fn normalize_path(path: Option<&[u8]>, out: &mut Vec<u8>) {
     };
     // Segments kept, as ranges into `path`; the first split element (before the leading
     // slash) is always skipped.
-    let mut kept: Vec<(usize, usize)> = Vec::new();
+    kept.clear();
     let mut start = 0;
     let mut first = true;
     for (i, &b) in path.iter().chain(std::iter::once(&b'/')).enumerate() {
@@ -594,9 +608,16 @@ fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
     text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
 }
 
+/// Whether `needle` (lower-case ASCII) occurs in `text`, ignoring ASCII case. Candidates
+/// are found with `memchr2` on the first byte, as this runs on every path and query.
 fn contains_ignore_case(text: &[u8], needle: &[u8]) -> bool {
-    text.windows(needle.len())
-        .any(|w| w.eq_ignore_ascii_case(needle))
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), text).any(|i| {
+        text.get(i + 1..i + needle.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(rest))
+    })
 }
 
 /// Removes ASP.NET cookieless session segments: `/(S(24 chars))/…x.aspx` (one or more
