@@ -5,7 +5,9 @@
 //!
 //! Run: cargo run --release --example cdx_parse_bench [-- LINES [TEMPLATE.cdx]]
 //! (TEMPLATE: another 11-column CDX whose lines serve as models, e.g. pywb's iana.cdx,
-//! whose lines are shorter.)
+//! whose lines are shorter.) Rates are per CPU second of the benchmark thread, so other
+//! processes on a shared machine count less. For profiling, CDX_BENCH_ONLY=generate |
+//! parse | reader | hot runs one part only (`hot`: the first 64 KB parsed repeatedly).
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -156,6 +158,19 @@ fn main() {
         Ok("generate") => return,
         Ok("parse") => {
             black_box(parse_all(black_box(&cdx)));
+            return;
+        }
+        Ok("reader") => {
+            let mut reader = LineReader::new(&cdx[..]).expect("reader");
+            let mut parser = CdxParser::new();
+            let mut count = 0u64;
+            while let Some((_, line)) = reader.next_line().expect("read") {
+                if let Ok(CdxLine::Record(r)) = parser.parse_line(line) {
+                    count += 1;
+                    black_box(&r);
+                }
+            }
+            black_box(count);
             return;
         }
         Ok("hot") => {
