@@ -7,6 +7,7 @@
 //! (`jsonl`, projections) read them back; `commands` holds one short recipe per subcommand.
 
 pub mod capture;
+pub mod cdx;
 pub mod cdx_writer;
 pub mod cli;
 pub mod codec;
@@ -17,9 +18,11 @@ pub mod ingest;
 pub mod input;
 pub mod jsonl;
 pub mod key;
+pub mod mime;
 pub mod payload;
 pub mod report;
 pub mod schema;
 pub mod store;
+pub mod surt;
 pub mod tei;
 pub mod warc;

@@ -1,0 +1,429 @@
+//! Line input for CDX files: plain or gzip (detected from the magic bytes), read line by
+//! line or in chunks of whole lines, without allocating per line.
+//!
+//! Gzip input is read member by member. When a member ends in the middle of a line, the
+//! line ends there too: ZipNum CDX shards (pywb, IA) are series of gzip blocks whose last
+//! line has no line break, each block being read on its own by their readers. Members
+//! carrying an FEXTRA field are the exception: block-gzip formats (BGZF) cut the stream at
+//! fixed sizes regardless of lines, and mark their members that way.
+
+use std::io::{self, BufRead, BufReader, Cursor, Read};
+
+use flate2::bufread::GzDecoder;
+use memchr::{memchr, memchr_iter, memrchr};
+
+/// Bytes read at a time, and the initial buffer size.
+const READ_SIZE: usize = 1 << 20;
+/// A line longer than this is an error (a binary file read as CDX, most likely), rather
+/// than an unbounded buffer.
+pub const MAX_LINE_LEN: usize = 64 << 20;
+
+/// Numbered lines (1-based) from plain or gzip input.
+pub struct LineReader<'r> {
+    source: Box<dyn Read + Send + 'r>,
+    gzip: bool,
+    buf: Vec<u8>,
+    /// Unconsumed data is `buf[start..end]`.
+    start: usize,
+    end: usize,
+    /// `buf[start..scanned]` is known to hold no line break.
+    scanned: usize,
+    eof: bool,
+    /// Number of the next line.
+    next_line_no: u64,
+    /// Bytes consumed from the decompressed stream (for error positions).
+    consumed: u64,
+}
+
+impl<'r> LineReader<'r> {
+    /// Wraps a reader; gzip is recognized from its first two bytes (`1f 8b`).
+    pub fn new<R: Read + Send + 'r>(mut reader: R) -> io::Result<Self> {
+        let mut head = [0u8; 2];
+        let mut got = 0;
+        while got < head.len() {
+            match reader.read(&mut head[got..]) {
+                Ok(0) => break,
+                Ok(n) => got += n,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(e),
+            }
+        }
+        let gzip = got == 2 && head == [0x1f, 0x8b];
+        let replay = Cursor::new(head[..got].to_vec()).chain(reader);
+        let source: Box<dyn Read + Send + 'r> = if gzip {
+            Box::new(GzipMembers::new(BufReader::with_capacity(
+                256 << 10,
+                replay,
+            )))
+        } else {
+            Box::new(replay)
+        };
+        Ok(LineReader {
+            source,
+            gzip,
+            buf: vec![0; READ_SIZE],
+            start: 0,
+            end: 0,
+            scanned: 0,
+            eof: false,
+            next_line_no: 1,
+            consumed: 0,
+        })
+    }
+
+    /// Whether the input was gzip.
+    pub fn is_gzip(&self) -> bool {
+        self.gzip
+    }
+
+    /// The next line without its line break (`\n` or `\r\n`), with its 1-based number.
+    /// A last line without a line break is returned too.
+    pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        loop {
+            if let Some(p) = memchr(b'\n', &self.buf[self.scanned..self.end]) {
+                let nl = self.scanned + p;
+                let line_start = self.start;
+                self.start = nl + 1;
+                self.scanned = self.start;
+                self.consumed += (nl + 1 - line_start) as u64;
+                let no = self.next_line_no;
+                self.next_line_no += 1;
+                return Ok(Some((no, strip_cr(&self.buf[line_start..nl]))));
+            }
+            self.scanned = self.end;
+            if self.eof {
+                if self.start == self.end {
+                    return Ok(None);
+                }
+                let line_start = self.start;
+                self.consumed += (self.end - line_start) as u64;
+                self.start = self.end;
+                let no = self.next_line_no;
+                self.next_line_no += 1;
+                return Ok(Some((no, strip_cr(&self.buf[line_start..self.end]))));
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Moves whole lines, at least `min_bytes` of them unless the input ends first, into
+    /// `out` (cleared first; each line keeps its line break, the last line of the input may
+    /// lack one). Returns the number of the chunk's first line, or `None` at the end.
+    /// Iterate the chunk with [`lines`].
+    pub fn next_chunk(&mut self, min_bytes: usize, out: &mut Vec<u8>) -> io::Result<Option<u64>> {
+        out.clear();
+        loop {
+            let have = self.end - self.start;
+            if self.eof || have >= min_bytes {
+                let data = &self.buf[self.start..self.end];
+                let cut = if self.eof {
+                    Some(data.len())
+                } else {
+                    memrchr(b'\n', data).map(|p| p + 1)
+                };
+                if let Some(cut) = cut {
+                    if cut == 0 {
+                        return Ok(None);
+                    }
+                    out.extend_from_slice(&data[..cut]);
+                    let first = self.next_line_no;
+                    let breaks = memchr_iter(b'\n', &out[..]).count() as u64;
+                    let unterminated = u64::from(!out.ends_with(b"\n"));
+                    self.next_line_no += breaks + unterminated;
+                    self.start += cut;
+                    self.scanned = self.start;
+                    self.consumed += cut as u64;
+                    return Ok(Some(first));
+                }
+            }
+            self.fill()?;
+        }
+    }
+
+    /// Reads more input after the unconsumed data, growing the buffer for long lines.
+    fn fill(&mut self) -> io::Result<()> {
+        if self.start > 0 {
+            self.buf.copy_within(self.start..self.end, 0);
+            self.scanned -= self.start;
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.buf.len() - self.end < READ_SIZE / 4 {
+            if self.end >= MAX_LINE_LEN {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} (at byte {} of the {}input) is longer than {} MiB",
+                        self.next_line_no,
+                        self.consumed,
+                        if self.gzip { "decompressed " } else { "" },
+                        MAX_LINE_LEN >> 20
+                    ),
+                ));
+            }
+            let grown = (self.buf.len() * 2).max(READ_SIZE);
+            self.buf.resize(grown, 0);
+        }
+        loop {
+            match self.source.read(&mut self.buf[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    return Err(io::Error::new(
+                        e.kind(),
+                        format!(
+                            "reading line {} (byte {} of the {}input): {e}",
+                            self.next_line_no,
+                            self.consumed + (self.end - self.start) as u64,
+                            if self.gzip { "decompressed " } else { "" }
+                        ),
+                    ));
+                }
+            }
+        }
+    }
+}
+
+fn strip_cr(line: &[u8]) -> &[u8] {
+    line.strip_suffix(b"\r").unwrap_or(line)
+}
+
+/// Decompresses a series of gzip members, ending a line at each member boundary that falls
+/// inside one (see the module documentation).
+struct GzipMembers<R: BufRead> {
+    decoder: Option<GzDecoder<R>>,
+    last_byte: u8,
+    pending_newline: bool,
+}
+
+impl<R: BufRead> GzipMembers<R> {
+    fn new(reader: R) -> Self {
+        GzipMembers {
+            decoder: Some(GzDecoder::new(reader)),
+            last_byte: b'\n',
+            pending_newline: false,
+        }
+    }
+}
+
+impl<R: BufRead> Read for GzipMembers<R> {
+    fn read(&mut self, out: &mut [u8]) -> io::Result<usize> {
+        if out.is_empty() {
+            return Ok(0);
+        }
+        loop {
+            if self.pending_newline {
+                self.pending_newline = false;
+                self.last_byte = b'\n';
+                out[0] = b'\n';
+                return Ok(1);
+            }
+            let Some(decoder) = self.decoder.as_mut() else {
+                return Ok(0);
+            };
+            let n = decoder.read(out)?;
+            if n > 0 {
+                self.last_byte = out[n - 1];
+                return Ok(n);
+            }
+            // End of a member: another one follows unless the input is exhausted.
+            let block_gzip = decoder.header().is_some_and(|h| h.extra().is_some());
+            let Some(finished) = self.decoder.take() else {
+                return Ok(0);
+            };
+            let mut inner = finished.into_inner();
+            if inner.fill_buf()?.is_empty() {
+                // No member follows: a final line needs no break.
+                return Ok(0);
+            }
+            self.decoder = Some(GzDecoder::new(inner));
+            if self.last_byte != b'\n' && !block_gzip {
+                self.pending_newline = true;
+            }
+        }
+    }
+}
+
+/// A piece of a buffer made of whole lines, with the number of its first line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct LineChunk<'a> {
+    pub bytes: &'a [u8],
+    pub first_line: u64,
+}
+
+impl<'a> LineChunk<'a> {
+    pub fn lines(&self) -> Lines<'a> {
+        lines(self.bytes, self.first_line)
+    }
+}
+
+/// Splits `buf` into chunks of about `target_bytes` (at least one line each), cut just
+/// after a line break, numbering lines from `first_line`. For parsing a large
+/// uncompressed buffer (e.g. a memory-mapped file) in parallel.
+pub fn split_at_line_boundaries(
+    buf: &[u8],
+    target_bytes: usize,
+    first_line: u64,
+) -> Vec<LineChunk<'_>> {
+    let target = target_bytes.max(1);
+    let mut chunks = Vec::with_capacity(buf.len() / target + 1);
+    let mut start = 0;
+    let mut line = first_line;
+    while start < buf.len() {
+        let want = (start + target).min(buf.len());
+        // Cut after the first line break at or after the target size.
+        let end = if want >= buf.len() {
+            buf.len()
+        } else {
+            memchr(b'\n', &buf[want - 1..]).map_or(buf.len(), |p| want - 1 + p + 1)
+        };
+        let bytes = &buf[start..end];
+        chunks.push(LineChunk {
+            bytes,
+            first_line: line,
+        });
+        line += memchr_iter(b'\n', bytes).count() as u64;
+        start = end;
+    }
+    chunks
+}
+
+/// The lines of a chunk (without line breaks), numbered from `first_line`.
+pub fn lines(chunk: &[u8], first_line: u64) -> Lines<'_> {
+    Lines {
+        rest: chunk,
+        next_line: first_line,
+    }
+}
+
+/// Iterator over numbered lines of a buffer; see [`lines`].
+#[derive(Debug, Clone)]
+pub struct Lines<'a> {
+    rest: &'a [u8],
+    next_line: u64,
+}
+
+impl<'a> Iterator for Lines<'a> {
+    type Item = (u64, &'a [u8]);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.rest.is_empty() {
+            return None;
+        }
+        let (line, rest) = match memchr(b'\n', self.rest) {
+            Some(p) => (&self.rest[..p], &self.rest[p + 1..]),
+            None => (self.rest, &self.rest[self.rest.len()..]),
+        };
+        self.rest = rest;
+        let no = self.next_line;
+        self.next_line += 1;
+        Some((no, strip_cr(line)))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use flate2::{Compression, GzBuilder, write::GzEncoder};
+    use std::io::Write;
+
+    fn gz(data: &[u8]) -> Vec<u8> {
+        let mut e = GzEncoder::new(Vec::new(), Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn gz_with_extra(data: &[u8]) -> Vec<u8> {
+        let mut e = GzBuilder::new()
+            .extra(b"BC\x02\x00\x00\x00".to_vec())
+            .write(Vec::new(), Compression::fast());
+        e.write_all(data).unwrap();
+        e.finish().unwrap()
+    }
+
+    fn all_lines(input: &[u8]) -> Vec<(u64, String)> {
+        let mut r = LineReader::new(input).unwrap();
+        let mut out = Vec::new();
+        while let Some((n, l)) = r.next_line().unwrap() {
+            out.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        out
+    }
+
+    #[test]
+    fn plain_lines_with_crlf_and_no_final_break() {
+        let got = all_lines(b"a\r\nb\n\nc");
+        let want = [(1, "a"), (2, "b"), (3, ""), (4, "c")];
+        assert_eq!(got, want.map(|(n, s)| (n, s.to_string())));
+        assert!(all_lines(b"").is_empty());
+        assert_eq!(all_lines(b"x"), vec![(1, "x".to_string())]);
+    }
+
+    #[test]
+    fn gzip_members_end_lines_unless_block_gzip() {
+        let mut data = gz(b"one\ntwo");
+        data.extend(gz(b"three\nfour\n"));
+        data.extend(gz(b"five"));
+        let r = LineReader::new(&data[..]).unwrap();
+        assert!(r.is_gzip());
+        let got: Vec<String> = all_lines(&data).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(got, ["one", "two", "three", "four", "five"]);
+
+        let mut bgzf = gz_with_extra(b"one\ntw");
+        bgzf.extend(gz_with_extra(b"o\nthree\n"));
+        let got: Vec<String> = all_lines(&bgzf).into_iter().map(|(_, l)| l).collect();
+        assert_eq!(got, ["one", "two", "three"]);
+    }
+
+    #[test]
+    fn long_lines_grow_the_buffer() {
+        let long = "x".repeat(3 * READ_SIZE);
+        let input = format!("a\n{long}\nb\n");
+        let got = all_lines(input.as_bytes());
+        assert_eq!(got.len(), 3);
+        assert_eq!(got[1].1.len(), long.len());
+        assert_eq!(got[2], (3, "b".to_string()));
+    }
+
+    #[test]
+    fn chunks_hold_whole_lines_and_number_them() {
+        let input: String = (1..=1000).map(|i| format!("line {i}\n")).collect();
+        let mut r = LineReader::new(input.as_bytes()).unwrap();
+        let mut chunk = Vec::new();
+        let mut seen = Vec::new();
+        while let Some(first) = r.next_chunk(1000, &mut chunk).unwrap() {
+            assert!(chunk.ends_with(b"\n"));
+            for (n, l) in lines(&chunk, first) {
+                assert_eq!(l, format!("line {n}").as_bytes());
+                seen.push(n);
+            }
+        }
+        assert_eq!(seen, (1..=1000).collect::<Vec<_>>());
+    }
+
+    #[test]
+    fn split_buffer_at_line_boundaries() {
+        let input: String = (1..=500).map(|i| format!("{i}\n")).collect();
+        for target in [1, 7, 100, 10_000] {
+            let chunks = split_at_line_boundaries(input.as_bytes(), target, 1);
+            let joined: Vec<u8> = chunks.iter().flat_map(|c| c.bytes.to_vec()).collect();
+            assert_eq!(joined, input.as_bytes());
+            for c in &chunks {
+                assert!(c.bytes.ends_with(b"\n"));
+                for (n, l) in c.lines() {
+                    assert_eq!(l, n.to_string().as_bytes());
+                }
+            }
+        }
+        let tail = split_at_line_boundaries(b"a\nb", 1, 10);
+        assert_eq!(tail.len(), 2);
+        assert_eq!(tail[1].first_line, 11);
+    }
+}

@@ -1,0 +1,968 @@
+//! SURT keys: the URL canonicalization of the Internet Archive's wayback machine.
+//!
+//! [`surt`] produces the same string as the default `surt.surt(url)` of the Python `surt`
+//! package (0.3.x), which itself ports IA's Java `WaybackURLKeyMaker`: the CDX files written
+//! by IA, pywb and cdxj-indexer key their lines with it, so a key computed here finds theirs.
+//!
+//! The steps, in the order that package applies them:
+//! 1. the URL is trimmed, tabs and line breaks are removed, `http://` is added when no scheme
+//!    is present and a run of `http://https://…` prefixes collapses to the last one;
+//! 2. it is split (RFC 2396 style) into scheme, host, port, path and query; user info and
+//!    the fragment are dropped;
+//! 3. the host is percent-decoded until stable, converted with IDNA when not ASCII, its
+//!    double dots collapsed and outer dots trimmed, numeric forms turned into dotted IPv4
+//!    (`inet_aton` rules), lower-cased, and a leading `www.`/`wwwN.` removed;
+//! 4. the path is percent-decoded until stable, `.`/`..`/empty segments resolved (only when
+//!    there is a host), re-escaped, lower-cased, ASP.NET session segments removed and one
+//!    trailing slash dropped; the query is decoded and re-escaped, session ids removed,
+//!    lower-cased and its arguments sorted;
+//! 5. the host labels are reversed and joined with `,`, then `:port` (when not the scheme's
+//!    default), `)`, the path and `?query` follow; without a host the result is `scheme:path`.
+//!
+//! Where that package fails with an exception (a port that is not a number, a URL made only
+//! of whitespace), this module still answers: the port is ignored, and blank input gives `-`.
+
+use std::cell::RefCell;
+use std::io::Write as _;
+
+/// Returns the SURT key of `url`, as `surt.surt(url)` of the Python package computes it.
+pub fn surt(url: &str) -> String {
+    let mut out = String::with_capacity(url.len() + 8);
+    surt_into(url, &mut out);
+    out
+}
+
+/// Writes the SURT key of `url` into `out` (cleared first). Internal work buffers are kept
+/// per thread, so a loop over many URLs allocates nothing once they have grown.
+pub fn surt_into(url: &str, out: &mut String) {
+    out.clear();
+    // Blank input and `filedesc` lines (ARC headers) are answered as the package does.
+    if url.is_empty() {
+        out.push('-');
+        return;
+    }
+    if url.starts_with("filedesc") {
+        out.push_str(url);
+        return;
+    }
+    SCRATCH.with(|cell| match cell.try_borrow_mut() {
+        Ok(mut scratch) => scratch.canonicalize(url.as_bytes(), out),
+        // Only reachable through re-entrance, which this module never does; stay correct.
+        Err(_) => Scratch::default().canonicalize(url.as_bytes(), out),
+    });
+}
+
+thread_local! {
+    static SCRATCH: RefCell<Scratch> = RefCell::new(Scratch::default());
+}
+
+/// Buffers reused from one URL to the next.
+#[derive(Default)]
+struct Scratch {
+    url: Vec<u8>,
+    scheme: Vec<u8>,
+    host: Vec<u8>,
+    path: Vec<u8>,
+    query: Vec<u8>,
+    tmp: Vec<u8>,
+    args: Vec<QueryArg>,
+    segments: Vec<(usize, usize)>,
+}
+
+/// One `key[=value]` argument of a query, as byte ranges into the query.
+#[derive(Clone, Copy)]
+struct QueryArg {
+    key: (usize, usize),
+    value: Option<(usize, usize)>,
+}
+
+/// Bytes Python's `bytes.strip()` removes.
+fn is_python_space(b: u8) -> bool {
+    matches!(b, b' ' | b'\t' | b'\n' | b'\r' | 0x0b | 0x0c)
+}
+
+fn is_scheme_char(b: u8) -> bool {
+    b.is_ascii_alphanumeric() || matches!(b, b'+' | b'-' | b'.')
+}
+
+/// Length of a leading `scheme` (without the colon) when the URL starts with `scheme:`.
+fn scheme_len(url: &[u8]) -> Option<usize> {
+    if !url.first()?.is_ascii_alphabetic() {
+        return None;
+    }
+    let n = url.iter().take_while(|&&b| is_scheme_char(b)).count();
+    (url.get(n) == Some(&b':')).then_some(n)
+}
+
+impl Scratch {
+    fn canonicalize(&mut self, input: &[u8], out: &mut String) {
+        // 1. Clean up: outer whitespace, and tabs/line breaks anywhere (not inner spaces).
+        let start = input
+            .iter()
+            .position(|&b| !is_python_space(b))
+            .unwrap_or(input.len());
+        let end = input
+            .iter()
+            .rposition(|&b| !is_python_space(b))
+            .map_or(start, |p| p + 1);
+        if start == end {
+            out.push('-');
+            return;
+        }
+        self.url.clear();
+        let trimmed = &input[start..end];
+        if memchr::memchr3(b'\t', b'\n', b'\r', trimmed).is_some() {
+            self.url.extend(
+                trimmed
+                    .iter()
+                    .filter(|&&b| !matches!(b, b'\t' | b'\n' | b'\r')),
+            );
+        } else {
+            self.url.extend_from_slice(trimmed);
+        }
+        if scheme_len(&self.url).is_none() {
+            self.url.splice(0..0, *b"http://");
+        }
+        collapse_repeated_http_prefixes(&mut self.url);
+
+        // 2. Split into scheme, host, port, path, query (the fragment is dropped).
+        let url = &self.url;
+        let scheme_end = scheme_len(url).unwrap_or(0);
+        self.scheme.clear();
+        self.scheme.extend_from_slice(&url[..scheme_end]);
+        let mut rest = &url[(scheme_end + 1).min(url.len())..];
+        let mut netloc: Option<&[u8]> = None;
+        if let Some(after) = rest.strip_prefix(b"//") {
+            let n = after
+                .iter()
+                .position(|&b| matches!(b, b'/' | b'?' | b'#'))
+                .unwrap_or(after.len());
+            netloc = Some(&after[..n]);
+            rest = &after[n..];
+        }
+        let path_end = rest
+            .iter()
+            .position(|&b| b == b'?' || b == b'#')
+            .unwrap_or(rest.len());
+        let raw_path = &rest[..path_end];
+        let mut raw_query: &[u8] = &[];
+        if rest.get(path_end) == Some(&b'?') {
+            let q = &rest[path_end + 1..];
+            let q_end = q.iter().position(|&b| b == b'#').unwrap_or(q.len());
+            raw_query = &q[..q_end];
+        }
+
+        let (hostname, mut port) = split_host_port(netloc.unwrap_or(&[]));
+        let mut has_host = hostname.is_some();
+        self.host.clear();
+        if let Some(h) = hostname {
+            self.host.extend_from_slice(h);
+            self.host.make_ascii_lowercase();
+        }
+        let mut has_path = !raw_path.is_empty();
+        self.path.clear();
+        self.path.extend_from_slice(raw_path);
+        let has_query = !raw_query.is_empty();
+        self.query.clear();
+        self.query.extend_from_slice(raw_query);
+
+        // `http:///host/path` and `http:host/path`: the host is the first path segment.
+        if self.scheme.starts_with(b"http") && !has_host && has_path {
+            let trimmed_start = self
+                .path
+                .iter()
+                .position(|&b| b != b'/')
+                .unwrap_or(self.path.len());
+            let trimmed = &self.path[trimmed_start..];
+            let slash = trimmed.iter().position(|&b| b == b'/');
+            self.host.clear();
+            self.tmp.clear();
+            self.tmp.push(b'/');
+            match slash {
+                Some(i) => {
+                    self.host.extend_from_slice(&trimmed[..i]);
+                    self.tmp.extend_from_slice(&trimmed[i + 1..]);
+                }
+                None => self.host.extend_from_slice(trimmed),
+            }
+            std::mem::swap(&mut self.path, &mut self.tmp);
+            has_host = true;
+        }
+
+        // 3. Host (the "Google" canonicalization step of the package).
+        if has_host && !self.host.is_empty() {
+            unescape_repeatedly(&mut self.host, &mut self.tmp);
+            if !self.host.is_ascii()
+                && let Some(ascii) = idna_to_ascii(&self.host)
+            {
+                self.host.clear();
+                self.host.extend_from_slice(ascii.as_bytes());
+            }
+            collapse_double_dots(&mut self.host, &mut self.tmp);
+            trim_dots(&mut self.host);
+            if let Some(ip) = numeric_host_to_ipv4(&self.host) {
+                self.host.clear();
+                write_dotted_quad(ip, &mut self.host);
+            } else {
+                self.host.make_ascii_lowercase();
+                escape_once(&mut self.host, &mut self.tmp);
+            }
+        }
+        let host_present = has_host && !self.host.is_empty();
+
+        // 4. Path and query.
+        if has_path {
+            unescape_repeatedly(&mut self.path, &mut self.tmp);
+        }
+        if host_present {
+            normalize_path(
+                has_path.then_some(&self.path[..]),
+                &mut self.tmp,
+                &mut self.segments,
+            );
+            std::mem::swap(&mut self.path, &mut self.tmp);
+            has_path = true;
+        }
+        if has_path {
+            escape_once(&mut self.path, &mut self.tmp);
+        }
+        if has_query {
+            unescape_repeatedly(&mut self.query, &mut self.tmp);
+            escape_once(&mut self.query, &mut self.tmp);
+        }
+
+        // The "IA" canonicalization step (it lower-cases the host again, escapes included).
+        self.host.make_ascii_lowercase();
+        if host_present && self.scheme != b"dns" {
+            strip_www_prefix(&mut self.host);
+        }
+        if let Some(p) = port {
+            let default = if self.scheme.eq_ignore_ascii_case(b"http") {
+                80
+            } else if self.scheme.eq_ignore_ascii_case(b"https") {
+                443
+            } else {
+                0
+            };
+            if p == default {
+                port = None;
+            }
+        }
+        if has_path && !self.path.is_empty() {
+            self.path.make_ascii_lowercase();
+            strip_path_session_ids(&mut self.path, &mut self.tmp);
+            if self.path.len() > 1 && self.path.ends_with(b"/") {
+                self.path.pop();
+            }
+        }
+        let mut query_present = has_query;
+        if has_query {
+            strip_query_session_ids(&mut self.query, &mut self.tmp);
+            self.query.make_ascii_lowercase();
+            sort_query_arguments(&mut self.query, &mut self.tmp, &mut self.args);
+            query_present = !self.query.is_empty();
+        }
+
+        // 5. Assemble: `host,reversed:port)path?query` or `scheme:path?query`.
+        self.tmp.clear();
+        let o = &mut self.tmp;
+        if host_present {
+            for (i, label) in self.host.rsplit(|&b| b == b'.').enumerate() {
+                if i > 0 {
+                    o.push(b',');
+                }
+                o.extend_from_slice(label);
+            }
+            if let Some(p) = port {
+                o.push(b':');
+                // Writing to a Vec cannot fail.
+                let _ = write!(o, "{p}");
+            }
+            o.push(b')');
+        } else {
+            o.extend_from_slice(&self.scheme);
+            o.push(b':');
+        }
+        if has_path && !self.path.is_empty() {
+            o.extend_from_slice(&self.path);
+        } else if query_present {
+            o.push(b'/');
+        }
+        if query_present {
+            o.push(b'?');
+            o.extend_from_slice(&self.query);
+        }
+        // Every step above leaves only ASCII (non-ASCII bytes are percent-escaped).
+        match std::str::from_utf8(o) {
+            Ok(text) => out.push_str(text),
+            Err(_) => out.push_str(&String::from_utf8_lossy(o)),
+        }
+    }
+}
+
+/// `http://https://http://x` → `http://x`: only the last of a run of http(s) prefixes is kept.
+fn collapse_repeated_http_prefixes(url: &mut Vec<u8>) {
+    let mut pos = 0;
+    let mut last = 0;
+    let mut count = 0;
+    loop {
+        let rest = &url[pos..];
+        let len = if rest.starts_with(b"http://") {
+            7
+        } else if rest.starts_with(b"https://") {
+            8
+        } else {
+            break;
+        };
+        last = pos;
+        pos += len;
+        count += 1;
+    }
+    if count > 1 {
+        url.drain(..last);
+    }
+}
+
+/// Host and port of a network location, following Python's `urllib` rules for
+/// `hostname` and `port` (user info dropped, IPv6 brackets removed). A port that is not a
+/// number in 1..=65535 is ignored (Python raises there).
+fn split_host_port(netloc: &[u8]) -> (Option<&[u8]>, Option<u32>) {
+    // A host followed by a bare colon has no port.
+    let trailing = netloc.iter().rev().take_while(|&&b| b == b':').count();
+    let netloc = &netloc[..netloc.len() - trailing];
+    let hostinfo = match netloc.iter().rposition(|&b| b == b'@') {
+        Some(at) => &netloc[at + 1..],
+        None => netloc,
+    };
+    let (host, port) = match hostinfo.iter().position(|&b| b == b'[') {
+        Some(open) => {
+            let bracketed = &hostinfo[open + 1..];
+            match bracketed.iter().position(|&b| b == b']') {
+                Some(close) => {
+                    let after = &bracketed[close + 1..];
+                    let port = match after.iter().position(|&b| b == b':') {
+                        Some(c) => &after[c + 1..],
+                        None => &[][..],
+                    };
+                    (&bracketed[..close], port)
+                }
+                None => (bracketed, &[][..]),
+            }
+        }
+        None => match hostinfo.iter().position(|&b| b == b':') {
+            Some(c) => (&hostinfo[..c], &hostinfo[c + 1..]),
+            None => (hostinfo, &[][..]),
+        },
+    };
+    let port = parse_port(port);
+    ((!host.is_empty()).then_some(host), port)
+}
+
+fn parse_port(digits: &[u8]) -> Option<u32> {
+    if digits.is_empty() || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let mut value: u32 = 0;
+    for &d in digits {
+        value = value.checked_mul(10)?.checked_add(u32::from(d - b'0'))?;
+    }
+    // Port 0 counts as no port.
+    (1..=65535).contains(&value).then_some(value)
+}
+
+fn hex_value(b: u8) -> Option<u8> {
+    match b {
+        b'0'..=b'9' => Some(b - b'0'),
+        b'a'..=b'f' => Some(b - b'a' + 10),
+        b'A'..=b'F' => Some(b - b'A' + 10),
+        _ => None,
+    }
+}
+
+/// Decodes `%XX` escapes (invalid ones are kept) until the text no longer changes.
+fn unescape_repeatedly(text: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    loop {
+        if !text.contains(&b'%') {
+            return;
+        }
+        tmp.clear();
+        let mut i = 0;
+        while i < text.len() {
+            let b = text[i];
+            if b == b'%'
+                && let (Some(h), Some(l)) = (
+                    text.get(i + 1).copied().and_then(hex_value),
+                    text.get(i + 2).copied().and_then(hex_value),
+                )
+            {
+                tmp.push(h << 4 | l);
+                i += 3;
+                continue;
+            }
+            tmp.push(b);
+            i += 1;
+        }
+        // Every decoded escape shortens the text: same length means nothing changed.
+        let changed = tmp.len() != text.len();
+        std::mem::swap(text, tmp);
+        if !changed {
+            return;
+        }
+    }
+}
+
+/// Bytes left as they are by `escape_once`: printable ASCII except `#` and `%`.
+fn is_escape_safe(b: u8) -> bool {
+    (0x21..=0x7e).contains(&b) && b != b'#' && b != b'%'
+}
+
+/// Percent-escapes (upper-case hex) every byte outside printable ASCII, plus space, `#`, `%`.
+fn escape_once(text: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    if text.iter().all(|&b| is_escape_safe(b)) {
+        return;
+    }
+    const HEX: &[u8; 16] = b"0123456789ABCDEF";
+    tmp.clear();
+    for &b in text.iter() {
+        if is_escape_safe(b) {
+            tmp.push(b);
+        } else {
+            tmp.extend_from_slice(&[b'%', HEX[usize::from(b >> 4)], HEX[usize::from(b & 15)]]);
+        }
+    }
+    std::mem::swap(text, tmp);
+}
+
+/// Replaces each non-overlapping `..` with `.`, scanning once from the left.
+fn collapse_double_dots(host: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    if !host.windows(2).any(|w| w == b"..") {
+        return;
+    }
+    tmp.clear();
+    let mut i = 0;
+    while i < host.len() {
+        if host[i] == b'.' && host.get(i + 1) == Some(&b'.') {
+            tmp.push(b'.');
+            i += 2;
+        } else {
+            tmp.push(host[i]);
+            i += 1;
+        }
+    }
+    std::mem::swap(host, tmp);
+}
+
+fn trim_dots(host: &mut Vec<u8>) {
+    let end = host.iter().rposition(|&b| b != b'.').map_or(0, |p| p + 1);
+    host.truncate(end);
+    let start = host.iter().position(|&b| b != b'.').unwrap_or(host.len());
+    host.drain(..start);
+}
+
+/// Drops a leading `www.` or `www<digits>.`.
+fn strip_www_prefix(host: &mut Vec<u8>) {
+    if !host.starts_with(b"www") {
+        return;
+    }
+    let digits = host[3..].iter().take_while(|b| b.is_ascii_digit()).count();
+    if host.get(3 + digits) == Some(&b'.') {
+        host.drain(..4 + digits);
+    }
+}
+
+/// A host written as a number is an IPv4 address: all digits (any size, masked to 32 bits),
+/// or 1–4 dot-separated decimal parts starting with `[1-9]`, or octal parts starting with `0`,
+/// resolved with the C library's `inet_aton` rules (what the package's resolver call does).
+fn numeric_host_to_ipv4(host: &[u8]) -> Option<u32> {
+    if host.is_empty() {
+        return None;
+    }
+    if host.iter().all(u8::is_ascii_digit) {
+        let mut v: u32 = 0;
+        for &d in host {
+            v = v.wrapping_mul(10).wrapping_add(u32::from(d - b'0'));
+        }
+        return Some(v);
+    }
+    let parts = host.split(|&b| b == b'.');
+    let count = parts.clone().count();
+    if count > 4 {
+        return None;
+    }
+    let octal_shape = host[0] == b'0';
+    let first_ok = if octal_shape {
+        true
+    } else {
+        (b'1'..=b'9').contains(&host[0])
+    };
+    let digit_ok = |b: &u8| {
+        if octal_shape {
+            (b'0'..=b'7').contains(b)
+        } else {
+            b.is_ascii_digit()
+        }
+    };
+    if !first_ok {
+        return None;
+    }
+    for part in parts.clone() {
+        if part.is_empty() || !part.iter().all(digit_ok) {
+            return None;
+        }
+    }
+    inet_aton(parts, count)
+}
+
+/// `inet_aton` on digit-only parts: a leading `0` means octal; all parts but the last are
+/// bytes, the last fills the remaining bits.
+fn inet_aton<'a>(parts: impl Iterator<Item = &'a [u8]>, count: usize) -> Option<u32> {
+    let mut values = [0u64; 4];
+    for (i, part) in parts.enumerate() {
+        let (radix, digits) = if part.len() > 1 && part[0] == b'0' {
+            (8u64, &part[1..])
+        } else {
+            (10u64, part)
+        };
+        let mut v: u64 = 0;
+        for &d in digits {
+            let d = u64::from(d - b'0');
+            if d >= radix {
+                return None;
+            }
+            v = v.checked_mul(radix)?.checked_add(d)?;
+        }
+        values[i] = v;
+    }
+    let last = values[count - 1];
+    let last_max: u64 = match count {
+        1 => 0xffff_ffff,
+        2 => 0xff_ffff,
+        3 => 0xffff,
+        _ => 0xff,
+    };
+    if values[..count - 1].iter().any(|&v| v > 0xff) || last > last_max {
+        return None;
+    }
+    let mut addr: u64 = last;
+    for (i, &v) in values[..count - 1].iter().enumerate() {
+        addr |= v << (24 - 8 * i);
+    }
+    u32::try_from(addr).ok()
+}
+
+fn write_dotted_quad(ip: u32, out: &mut Vec<u8>) {
+    for (i, octet) in ip.to_be_bytes().iter().enumerate() {
+        if i > 0 {
+            out.push(b'.');
+        }
+        let _ = write!(out, "{octet}");
+    }
+}
+
+/// Resolves `.`, `..` and empty segments of an absolute path; a missing path becomes `/`.
+fn normalize_path(path: Option<&[u8]>, out: &mut Vec<u8>, kept: &mut Vec<(usize, usize)>) {
+    out.clear();
+    out.push(b'/');
+    let Some(path) = path.filter(|p| !p.is_empty()) else {
+        return;
+    };
+    // Segments kept, as ranges into `path`; the first split element (before the leading
+    // slash) is always skipped.
+    kept.clear();
+    let mut start = 0;
+    let mut first = true;
+    for (i, &b) in path.iter().chain(std::iter::once(&b'/')).enumerate() {
+        if b != b'/' {
+            continue;
+        }
+        let segment = (start, i);
+        start = i + 1;
+        if first {
+            first = false;
+            continue;
+        }
+        match &path[segment.0..segment.1] {
+            b"." => {}
+            b".." => {
+                // `..` above the root is kept (and can itself be removed by a later `..`).
+                if kept.pop().is_none() {
+                    kept.push(segment);
+                }
+            }
+            _ => kept.push(segment),
+        }
+    }
+    if let Some((&last, init)) = kept.split_last() {
+        for &(s, e) in init {
+            // Empty segments (from `//`) vanish.
+            if e > s {
+                out.extend_from_slice(&path[s..e]);
+                out.push(b'/');
+            }
+        }
+        out.extend_from_slice(&path[last.0..last.1]);
+    }
+}
+
+fn starts_with_ignore_case(text: &[u8], prefix: &[u8]) -> bool {
+    text.len() >= prefix.len() && text[..prefix.len()].eq_ignore_ascii_case(prefix)
+}
+
+/// Whether `needle` (lower-case ASCII) occurs in `text`, ignoring ASCII case. Candidates
+/// are found with `memchr2` on the first byte, as this runs on every path and query.
+fn contains_ignore_case(text: &[u8], needle: &[u8]) -> bool {
+    let Some((&first, rest)) = needle.split_first() else {
+        return true;
+    };
+    memchr::memchr2_iter(first, first.to_ascii_uppercase(), text).any(|i| {
+        text.get(i + 1..i + needle.len())
+            .is_some_and(|t| t.eq_ignore_ascii_case(rest))
+    })
+}
+
+/// Removes ASP.NET cookieless session segments: `/(S(24 chars))/…x.aspx` (one or more
+/// `X(24 chars)` groups inside parentheses) and `/(24 chars)/…x.aspx`.
+fn strip_path_session_ids(path: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    if !contains_ignore_case(path, b".aspx") {
+        return;
+    }
+    for grouped in [true, false] {
+        if let Some((at, len)) = find_path_session_id(path, grouped) {
+            tmp.clear();
+            tmp.extend_from_slice(&path[..at]);
+            tmp.extend_from_slice(&path[at + len..]);
+            std::mem::swap(path, tmp);
+        }
+    }
+}
+
+/// The segment removed by one of the two path patterns: its start (just after a `/`; the
+/// last such start that matches, as the greedy pattern picks) and length.
+fn find_path_session_id(path: &[u8], grouped: bool) -> Option<(usize, usize)> {
+    let is_id = |s: &[u8]| s.len() == 24 && s.iter().all(u8::is_ascii_alphanumeric);
+    (1..path.len()).rev().find_map(|at| {
+        if path[at - 1] != b'/' || path[at] != b'(' {
+            return None;
+        }
+        let mut i = at + 1;
+        if grouped {
+            let mut groups = 0;
+            while path.get(i).is_some_and(u8::is_ascii_alphabetic)
+                && path.get(i + 1) == Some(&b'(')
+                && path.get(i + 2..i + 26).is_some_and(is_id)
+                && path.get(i + 26) == Some(&b')')
+            {
+                i += 27;
+                groups += 1;
+            }
+            if groups == 0 || path.get(i) != Some(&b')') {
+                return None;
+            }
+            i += 1;
+        } else {
+            if !path.get(i..i + 24).is_some_and(is_id) || path.get(i + 24) != Some(&b')') {
+                return None;
+            }
+            i += 25;
+        }
+        if path.get(i) != Some(&b'/') {
+            return None;
+        }
+        i += 1;
+        // What follows must be `[^?]+\.aspx.*`: an `.aspx` after at least one byte, with no
+        // `?` before it.
+        let rest = &path[i..];
+        let limit = rest.iter().position(|&b| b == b'?').unwrap_or(rest.len());
+        let aspx = (1..)
+            .take_while(|k| k + 5 <= limit)
+            .any(|k| starts_with_ignore_case(&rest[k..], b".aspx"));
+        aspx.then_some((at, i - at))
+    })
+}
+
+/// Session-id query patterns, applied in this order.
+#[derive(Clone, Copy)]
+enum QuerySession {
+    JSessionId,
+    PhpSessId,
+    Sid,
+    AspSessionId,
+    ColdFusion,
+}
+
+/// Removes session ids from a query: `jsessionid=`, `phpsessid=`, `sid=` followed by 32
+/// alphanumerics, `ASPSESSIONID` + 8 letters `=` 24 letters, and `cfid=…&cftoken=…`, each
+/// only when it ends the query or is followed by `&`.
+fn strip_query_session_ids(query: &mut Vec<u8>, tmp: &mut Vec<u8>) {
+    for kind in [
+        QuerySession::JSessionId,
+        QuerySession::PhpSessId,
+        QuerySession::Sid,
+        QuerySession::AspSessionId,
+        QuerySession::ColdFusion,
+    ] {
+        let anchor: &[u8] = match kind {
+            QuerySession::JSessionId => b"jsessionid=",
+            QuerySession::PhpSessId => b"phpsessid=",
+            QuerySession::Sid => b"sid=",
+            QuerySession::AspSessionId => b"aspsessionid",
+            QuerySession::ColdFusion => b"cfid=",
+        };
+        if !contains_ignore_case(query, anchor) {
+            continue;
+        }
+        // The greedy prefix means the last position where the pattern matches wins.
+        let found = (0..query.len())
+            .rev()
+            .find_map(|at| query_session_len(&query[at..], kind).map(|len| (at, len)));
+        if let Some((at, len)) = found {
+            tmp.clear();
+            tmp.extend_from_slice(&query[..at]);
+            // After the id: the end, or `&` and the rest (kept only when not empty).
+            if query.get(at + len) == Some(&b'&') {
+                tmp.extend_from_slice(&query[at + len + 1..]);
+            }
+            std::mem::swap(query, tmp);
+        }
+    }
+}
+
+/// Length of the session id starting `text` when it is followed by the end or `&`.
+fn query_session_len(text: &[u8], kind: QuerySession) -> Option<usize> {
+    let run =
+        |from: usize, pred: fn(&u8) -> bool| text[from..].iter().take_while(|b| pred(b)).count();
+    let fixed = |prefix: &[u8], n: usize| -> Option<usize> {
+        if !starts_with_ignore_case(text, prefix) {
+            return None;
+        }
+        let p = prefix.len();
+        (run(p, u8::is_ascii_alphanumeric) >= n).then_some(p + n)
+    };
+    let len = match kind {
+        QuerySession::JSessionId => fixed(b"jsessionid=", 32)?,
+        QuerySession::PhpSessId => fixed(b"phpsessid=", 32)?,
+        QuerySession::Sid => fixed(b"sid=", 32)?,
+        QuerySession::AspSessionId => {
+            let p = b"aspsessionid".len();
+            if !starts_with_ignore_case(text, b"aspsessionid")
+                || run(p, u8::is_ascii_alphabetic) < 8
+                || text.get(p + 8) != Some(&b'=')
+                || run(p + 9, u8::is_ascii_alphabetic) < 24
+            {
+                return None;
+            }
+            p + 9 + 24
+        }
+        QuerySession::ColdFusion => {
+            if !starts_with_ignore_case(text, b"cfid=") {
+                return None;
+            }
+            let v1 = run(5, |&b| b != b'&');
+            let after = 5 + v1;
+            if v1 == 0 || !starts_with_ignore_case(&text[after..], b"&cftoken=") {
+                return None;
+            }
+            let v2_start = after + b"&cftoken=".len();
+            let v2 = run(v2_start, |&b| b != b'&');
+            if v2 == 0 {
+                return None;
+            }
+            v2_start + v2
+        }
+    };
+    match text.get(len) {
+        None | Some(b'&') => Some(len),
+        _ => None,
+    }
+}
+
+/// Sorts `&`-separated arguments by key, then value (an argument without `=` sorts before
+/// the same key with `=`), byte-wise.
+fn sort_query_arguments(query: &mut Vec<u8>, tmp: &mut Vec<u8>, args: &mut Vec<QueryArg>) {
+    if query.len() <= 1 || !query.contains(&b'&') {
+        return;
+    }
+    args.clear();
+    let mut start = 0;
+    for (i, &b) in query.iter().chain(std::iter::once(&b'&')).enumerate() {
+        if b != b'&' {
+            continue;
+        }
+        let arg = &query[start..i];
+        args.push(match arg.iter().position(|&c| c == b'=') {
+            Some(eq) => QueryArg {
+                key: (start, start + eq),
+                value: Some((start + eq + 1, i)),
+            },
+            None => QueryArg {
+                key: (start, i),
+                value: None,
+            },
+        });
+        start = i + 1;
+    }
+    let q = &query[..];
+    let slice = |r: (usize, usize)| &q[r.0..r.1];
+    args.sort_by(|a, b| {
+        slice(a.key)
+            .cmp(slice(b.key))
+            .then_with(|| a.value.map(slice).cmp(&b.value.map(slice)))
+    });
+    tmp.clear();
+    for (i, arg) in args.iter().enumerate() {
+        if i > 0 {
+            tmp.push(b'&');
+        }
+        tmp.extend_from_slice(slice(arg.key));
+        if let Some(v) = arg.value {
+            tmp.push(b'=');
+            tmp.extend_from_slice(slice(v));
+        }
+    }
+    std::mem::swap(query, tmp);
+}
+
+/// IDNA 2003 ToASCII of a host (as Python's `idna` codec does), or None when it fails (the
+/// caller then keeps the raw bytes, percent-escaped). Invalid UTF-8 is skipped, like
+/// Python's `decode('utf-8', 'ignore')`.
+fn idna_to_ascii(host: &[u8]) -> Option<String> {
+    let text = decode_utf8_ignoring_errors(host);
+    if text.is_empty() {
+        return Some(String::new());
+    }
+    let is_dot = |c: char| matches!(c, '.' | '\u{3002}' | '\u{ff0e}' | '\u{ff61}');
+    if text.is_ascii() {
+        // Only reachable when invalid bytes were dropped: Python's ASCII fast path.
+        let labels: Vec<&str> = text.split('.').collect();
+        let (last, init) = labels.split_last()?;
+        if init.iter().any(|l| l.is_empty() || l.len() >= 64) || last.len() >= 64 {
+            return None;
+        }
+        return Some(text);
+    }
+    let mut labels: Vec<&str> = text.split(is_dot).collect();
+    let trailing_dot = labels.last().is_some_and(|l| l.is_empty());
+    if trailing_dot {
+        labels.pop();
+    }
+    let mut out = String::with_capacity(text.len() + 8);
+    for label in labels {
+        if !out.is_empty() {
+            out.push('.');
+        }
+        let ascii = idna_label_to_ascii(label)?;
+        if ascii.is_empty() || ascii.len() >= 64 {
+            return None;
+        }
+        out.push_str(&ascii);
+    }
+    if trailing_dot {
+        out.push('.');
+    }
+    Some(out)
+}
+
+/// One label: ASCII labels are kept as they are; others are mapped (case folding, NFKC) and
+/// Punycode-encoded. The UTS 46 mapping of the `idna` crate is IDNA 2008-based; the four
+/// characters where IDNA 2003 differs are mapped first the 2003 way.
+fn idna_label_to_ascii(label: &str) -> Option<String> {
+    if label.is_ascii() {
+        return Some(label.to_string());
+    }
+    if starts_with_ignore_case(label.as_bytes(), b"xn--") {
+        return None;
+    }
+    let mut mapped = String::with_capacity(label.len());
+    for c in label.chars() {
+        match c {
+            'ß' => mapped.push_str("ss"),
+            'ς' => mapped.push('σ'),
+            '\u{200c}' | '\u{200d}' => {}
+            _ => mapped.push(c),
+        }
+    }
+    let ascii = idna::uts46::Uts46::new()
+        .to_ascii(
+            mapped.as_bytes(),
+            idna::uts46::AsciiDenyList::EMPTY,
+            idna::uts46::Hyphens::Allow,
+            idna::uts46::DnsLength::Ignore,
+        )
+        .ok()?;
+    // A label must stay one label.
+    (!ascii.contains('.')).then(|| ascii.into_owned())
+}
+
+fn decode_utf8_ignoring_errors(mut bytes: &[u8]) -> String {
+    let mut out = String::with_capacity(bytes.len());
+    loop {
+        match std::str::from_utf8(bytes) {
+            Ok(s) => {
+                out.push_str(s);
+                return out;
+            }
+            Err(e) => {
+                let (good, bad) = bytes.split_at(e.valid_up_to());
+                out.push_str(std::str::from_utf8(good).unwrap_or_default());
+                match e.error_len() {
+                    Some(n) => bytes = &bad[n..],
+                    None => return out,
+                }
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn known_keys() {
+        let cases = [
+            ("http://www.example.com/", "com,example)/"),
+            ("http://example.com", "com,example)/"),
+            ("https://www2.Example.COM:443/A/b/", "com,example)/a/b"),
+            ("http://example.com:8080/x", "com,example:8080)/x"),
+            ("http://example.com/?b=2&a=1", "com,example)/?a=1&b=2"),
+            ("http://example.com/#frag", "com,example)/"),
+            ("example.com/path", "com,example)/path"),
+            ("dns:www.example.com", "dns:www.example.com"),
+            ("mailto:Foo@Example.COM", "mailto:foo@example.com"),
+            ("http://192.168.1.1/", "1,1,168,192)/"),
+            ("http://3232235777/", "1,1,168,192)/"),
+            ("http://[::1]:8080/", "::1:8080)/"),
+            ("http://example.com/a/./b/../c//d/", "com,example)/a/c/d"),
+            ("http://example.com/%7Euser", "com,example)/~user"),
+            ("http://example.com/a%20b", "com,example)/a%20b"),
+            ("http://http://example.com/", "com,example)/"),
+            ("", "-"),
+            ("filedesc://x.arc", "filedesc://x.arc"),
+            ("http://bücher.de/", "de,xn--bcher-kva)/"),
+        ];
+        for (url, expected) in cases {
+            assert_eq!(surt(url), expected, "{url}");
+        }
+    }
+
+    #[test]
+    fn session_ids_are_removed() {
+        assert_eq!(
+            surt("http://example.com/a?jsessionid=0123456789abcdef0123456789abcdef&x=1"),
+            "com,example)/a?x=1"
+        );
+        assert_eq!(
+            surt("http://example.com/(s(0123456789abcdefghijklmn))/page.aspx"),
+            "com,example)/page.aspx"
+        );
+    }
+
+    #[test]
+    fn reuses_the_output_buffer() {
+        let mut out = String::new();
+        surt_into("http://a.example/", &mut out);
+        assert_eq!(out, "example,a)/");
+        surt_into("http://b.example/", &mut out);
+        assert_eq!(out, "example,b)/");
+    }
+}
