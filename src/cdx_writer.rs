@@ -19,7 +19,7 @@ use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use crate::capture::file_name;
 use crate::ingest::warc::warc_date_to_ts14;
-use crate::warc::{Compression, ParsedDigest, Record, WarcType, parse_digest, sha1_base32};
+use crate::warc::{Compression, Record, WarcType, sha1_base32};
 
 pub const CDX11_HEADER: &str = " CDX N b a m s k r M S V g";
 
@@ -77,7 +77,9 @@ pub fn index_entry(record: &Record, filename: &str) -> Option<IndexEntry> {
         _ => record.header("Content-Type").map(cut_parameters),
     };
     let status = match record.warc_type {
-        WarcType::Response | WarcType::Revisit => http.and_then(|h| h.status()).map(|s| s.to_string()),
+        WarcType::Response | WarcType::Revisit => {
+            http.and_then(|h| h.status()).map(|s| s.to_string())
+        }
         _ => None,
     };
     let digest = match record.payload_digest() {

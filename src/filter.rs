@@ -76,7 +76,8 @@ impl FileFilter {
             (Some(_), CaptureKind::Resource) => true,
             (Some(list), _) => status.is_some_and(|s| list.contains(&s)),
         };
-        let mime_ok = self.mimes.is_empty() || mime.is_some_and(|m| self.mimes.iter().any(|x| x == m));
+        let mime_ok =
+            self.mimes.is_empty() || mime.is_some_and(|m| self.mimes.iter().any(|x| x == m));
         status_ok && mime_ok
     }
 
@@ -85,7 +86,11 @@ impl FileFilter {
     pub fn describe(&self) -> String {
         let statuses = match &self.statuses {
             None => "all".to_string(),
-            Some(list) => list.iter().map(u16::to_string).collect::<Vec<_>>().join(","),
+            Some(list) => list
+                .iter()
+                .map(u16::to_string)
+                .collect::<Vec<_>>()
+                .join(","),
         };
         format!("status={statuses};mime={}", self.mimes.join(","))
     }
@@ -101,7 +106,10 @@ mod tests {
         assert!(f.passes(CaptureKind::Response, Some(200), Some("text/html"), true));
         assert!(!f.passes(CaptureKind::Response, Some(301), Some("text/html"), true));
         assert!(!f.passes(CaptureKind::Response, None, None, true));
-        assert!(!f.passes(CaptureKind::Response, Some(200), None, false), "needs a digest");
+        assert!(
+            !f.passes(CaptureKind::Response, Some(200), None, false),
+            "needs a digest"
+        );
         assert!(!f.passes(CaptureKind::Revisit, Some(200), None, true));
         assert!(f.passes(CaptureKind::Resource, None, Some("application/pdf"), true));
         assert_eq!(f.describe(), "status=200;mime=");
@@ -113,7 +121,12 @@ mod tests {
             mimes: vec!["application/x-pdf".into()],
             ..Default::default()
         });
-        assert!(pdf.passes(CaptureKind::Response, Some(200), Some("application/pdf"), true));
+        assert!(pdf.passes(
+            CaptureKind::Response,
+            Some(200),
+            Some("application/pdf"),
+            true
+        ));
         assert!(!pdf.passes(CaptureKind::Response, Some(200), Some("text/html"), true));
         assert_eq!(pdf.describe(), "status=200;mime=application/pdf");
 

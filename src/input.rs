@@ -218,6 +218,16 @@ impl<R: BufRead> LineChunks<R> {
     }
 }
 
+/// Opens an input for reading as it is (no decompression): `-` is stdin.
+pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
+    if path == Path::new("-") {
+        return Ok(Box::new(io::stdin()));
+    }
+    Ok(Box::new(File::open(path).with_context(|| {
+        format!("cannot open {}", path.display())
+    })?))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -259,14 +269,4 @@ mod tests {
             .unwrap();
         assert_eq!(text, "one\ntwo\n");
     }
-}
-
-/// Opens an input for reading as it is (no decompression): `-` is stdin.
-pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
-    if path == Path::new("-") {
-        return Ok(Box::new(io::stdin()));
-    }
-    Ok(Box::new(
-        File::open(path).with_context(|| format!("cannot open {}", path.display()))?,
-    ))
 }

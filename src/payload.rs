@@ -108,11 +108,19 @@ pub fn read_payload_at(
     };
     let record = match reader.next_record(Some(&mut sink)) {
         Some(Ok(record)) => record,
-        Some(Err(e)) => bail!("{} at byte {offset}: {}: {}", warc.display(), e.kind.name(), e.message),
+        Some(Err(e)) => bail!(
+            "{} at byte {offset}: {}: {}",
+            warc.display(),
+            e.kind.name(),
+            e.message
+        ),
         None => bail!("{}: no record at byte {offset}", warc.display()),
     };
     let Some(payload) = &record.payload else {
-        bail!("{} at byte {offset}: the record has no payload", warc.display());
+        bail!(
+            "{} at byte {offset}: the record has no payload",
+            warc.display()
+        );
     };
     if payload.sha1 != expected.0 {
         bail!(
@@ -135,7 +143,9 @@ pub fn read_payload(
     let captures = captures_of_digest(store, key)?;
     let locations: Vec<&Capture> = captures
         .iter()
-        .filter(|c| c.warc.is_some() && c.offset.is_some() && c.kind != crate::capture::CaptureKind::Revisit)
+        .filter(|c| {
+            c.warc.is_some() && c.offset.is_some() && c.kind != crate::capture::CaptureKind::Revisit
+        })
         .collect();
     if locations.is_empty() {
         bail!("no stored WARC location for {key}: was it ingested from a CDX or WARC?");

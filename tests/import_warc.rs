@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{corpus, fixture, json_lines, ok, sediment};
+use common::{corpus, fixture, json_lines, ok, ok_in_dir, sediment};
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
@@ -46,7 +46,9 @@ fn check_against_warcio(files: &[PathBuf]) {
     let mut args = vec![script("warc_reference_rows.py")];
     args.extend(names.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let Some(reference) = python(&args) else { return };
+    let Some(reference) = python(&args) else {
+        return;
+    };
     let expected: BTreeMap<String, Value> = json_lines(&reference)
         .into_iter()
         .map(|r| (r["key"].as_str().unwrap().to_string(), r))
@@ -71,20 +73,28 @@ fn check_against_warcio(files: &[PathBuf]) {
             assert_eq!(row["f:c"][ours], want[theirs], "{key} f:c.{ours}");
         }
         assert_eq!(row["file:cdx"]["offset"], want["o"], "{key}");
-        assert!(row["f:c"]["i"].as_str().is_some_and(|i| !i.is_empty()), "{key} record id");
+        assert!(
+            row["f:c"]["i"].as_str().is_some_and(|i| !i.is_empty()),
+            "{key} record id"
+        );
         assert!(row["file:cdx"]["c_size"].as_u64().unwrap() > 0);
     }
 }
 
 #[test]
 fn heritrix_warc_0_17_rows_equal_warcio() {
-    let Some(warc) = corpus("warcbase/example.warc.gz") else { return };
+    let Some(warc) = corpus("warcbase/example.warc.gz") else {
+        return;
+    };
     check_against_warcio(&[warc]);
 }
 
 #[test]
 fn wget_crawls_rows_equal_warcio_including_revisits() {
-    check_against_warcio(&[fixture("crawl/crawl1.warc.gz"), fixture("crawl/crawl2.warc.gz")]);
+    check_against_warcio(&[
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ]);
     check_against_warcio(&[fixture("crawl/crawl1-plain.warc")]);
 }
 
@@ -115,7 +125,11 @@ fn cat_returns_the_payload_whose_sha1_is_the_key() {
             .args(["--store", store.to_str().unwrap(), "cat", key])
             .output()
             .unwrap();
-        assert!(out.status.success(), "{key}: {}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{key}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         let digest = data_encoding::BASE32_NOPAD.encode(&Sha1::digest(&out.stdout));
         assert_eq!(&digest, key);
         assert_eq!(out.stdout.len() as u64, row["file:size"].as_u64().unwrap());
@@ -132,7 +146,10 @@ fn cat_returns_the_payload_whose_sha1_is_the_key() {
     let missing = sediment(&store2, &["cat", key]);
     assert_ne!(missing.status, 0);
     assert!(missing.stderr.contains("--warc-dir"), "{}", missing.stderr);
-    ok(&store2, &["cat", key, "--warc-dir", moved.to_str().unwrap()]);
+    ok(
+        &store2,
+        &["cat", key, "--warc-dir", moved.to_str().unwrap()],
+    );
 }
 
 #[test]
@@ -144,7 +161,11 @@ fn chunked_bodies_are_hashed_as_stored_and_decoded_on_request() {
     // /news.html is sent chunked by the fixture server; wget stores it chunk-encoded.
     let row = json_lines(&ok(&store, &["export"]))
         .into_iter()
-        .find(|r| r["f:c"]["u"].as_str().is_some_and(|u| u.ends_with("/news.html")))
+        .find(|r| {
+            r["f:c"]["u"]
+                .as_str()
+                .is_some_and(|u| u.ends_with("/news.html"))
+        })
         .expect("news.html row");
     let key = row["key"].as_str().unwrap();
     let stored = Command::new(env!("CARGO_BIN_EXE_sediment"))
@@ -161,7 +182,10 @@ fn chunked_bodies_are_hashed_as_stored_and_decoded_on_request() {
     assert!(text.contains("</html>"), "{text}");
     // the de-chunked bytes are what the chunk framing carries
     let stored_text = String::from_utf8_lossy(&stored.stdout);
-    assert!(stored_text.starts_with(|c: char| c.is_ascii_hexdigit()), "{stored_text:.40}");
+    assert!(
+        stored_text.starts_with(|c: char| c.is_ascii_hexdigit()),
+        "{stored_text:.40}"
+    );
 }
 
 /// cdxj-indexer's output for the files, `None` when it is not installed.
@@ -202,15 +226,23 @@ fn cdx_equals_cdxj_indexer() {
     let dir = tempfile::tempdir().unwrap();
     for file in files {
         let path = file.to_str().unwrap();
-        for (flag, ours) in [("-11", vec!["cdx", path]), ("", vec!["cdx", "--cdxj", path])] {
+        for (flag, ours) in [
+            ("-11", vec!["cdx", path]),
+            ("", vec!["cdx", "--cdxj", path]),
+        ] {
             let mut theirs = vec!["-s"];
             if !flag.is_empty() {
                 theirs.insert(0, flag);
             }
             theirs.push(path);
-            let Some(expected) = cdxj_indexer(&theirs) else { return };
+            let Some(expected) = cdxj_indexer(&theirs) else {
+                return;
+            };
             let got = ok(&dir.path().join("unused"), &ours);
-            assert_eq!(got, expected, "sediment {ours:?} vs cdxj-indexer {theirs:?}");
+            assert_eq!(
+                got, expected,
+                "sediment {ours:?} vs cdxj-indexer {theirs:?}"
+            );
         }
     }
 }
@@ -220,31 +252,46 @@ fn warc_import_and_wget_cdx_backfill_give_the_same_rows() {
     let dir = tempfile::tempdir().unwrap();
     let from_warc = dir.path().join("warc");
     let from_cdx = dir.path().join("cdx");
-    ok(&from_warc, &["import-warc", fixture("crawl/crawl1.warc.gz").to_str().unwrap()]);
-    ok(&from_cdx, &["backfill-cdx", fixture("crawl/crawl1.cdx").to_str().unwrap()]);
+    // Run where the files are, so that the WARC path "as given" is the name wget wrote.
+    let crawl = fixture("crawl");
+    ok_in_dir(&crawl, &from_warc, &["import-warc", "crawl1.warc.gz"]);
+    ok_in_dir(&crawl, &from_cdx, &["backfill-cdx", "crawl1.cdx"]);
     let warc_rows = rows_by_key(&from_warc);
     let cdx_rows = rows_by_key(&from_cdx);
     // wget's CDX lists response records only; the WARC's resource records (wget's own
     // log and arguments) are files too.
     let responses: BTreeMap<&String, &Value> = warc_rows
         .iter()
-        .filter(|(_, r)| r["f:c"]["u"].as_str().is_some_and(|u| u.starts_with("http")))
+        .filter(|(_, r)| {
+            r["f:c"]["u"]
+                .as_str()
+                .is_some_and(|u| u.starts_with("http"))
+        })
         .collect();
-    assert_eq!(responses.keys().collect::<Vec<_>>(), cdx_rows.keys().collect::<Vec<_>>());
+    assert_eq!(
+        responses.keys().copied().collect::<Vec<_>>(),
+        cdx_rows.keys().collect::<Vec<_>>()
+    );
     for (key, cdx_row) in &cdx_rows {
         let warc_row = responses[key];
         for field in ["u", "d", "f", "o", "c", "i"] {
-            assert_eq!(warc_row["f:c"][field], cdx_row["f:c"][field], "{key} f:c.{field}");
+            assert_eq!(
+                warc_row["f:c"][field], cdx_row["f:c"][field],
+                "{key} f:c.{field}"
+            );
         }
         for field in ["surt", "url", "dt", "warc", "offset"] {
-            assert_eq!(warc_row["file:cdx"][field], cdx_row["file:cdx"][field], "{key} file:cdx.{field}");
+            assert_eq!(
+                warc_row["file:cdx"][field], cdx_row["file:cdx"][field],
+                "{key} file:cdx.{field}"
+            );
         }
         assert_eq!(warc_row["file:mime"], cdx_row["file:mime"], "{key}");
     }
     // both at once: the captures merge, nothing is counted twice
     let both = dir.path().join("both");
-    ok(&both, &["backfill-cdx", fixture("crawl/crawl1.cdx").to_str().unwrap()]);
-    ok(&both, &["import-warc", fixture("crawl/crawl1.warc.gz").to_str().unwrap()]);
+    ok_in_dir(&crawl, &both, &["backfill-cdx", "crawl1.cdx"]);
+    ok_in_dir(&crawl, &both, &["import-warc", "crawl1.warc.gz"]);
     let merged = rows_by_key(&both);
     assert_eq!(merged, warc_rows);
 }
@@ -262,15 +309,21 @@ fn capture_ids(store: &Path) -> Vec<String> {
 #[test]
 fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
     // The corrupt files are damaged copies of this one (scripts/make-corrupt-warcs.py).
-    let Some(intact) = corpus("warcio/test/data/example.warc.gz") else { return };
+    let Some(intact) = corpus("warcio/test/data/example.warc.gz") else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
     let intact_store = dir.path().join("intact");
-    ok(&intact_store, &["import-warc", "--all-statuses", intact.to_str().unwrap()]);
+    ok(
+        &intact_store,
+        &["import-warc", "--all-statuses", intact.to_str().unwrap()],
+    );
     let intact_ids = capture_ids(&intact_store);
     assert!(!intact_ids.is_empty());
 
     let manifest: Value =
-        serde_json::from_str(&std::fs::read_to_string(fixture("corrupt/manifest.json")).unwrap()).unwrap();
+        serde_json::from_str(&std::fs::read_to_string(fixture("corrupt/manifest.json")).unwrap())
+            .unwrap();
     let cases = manifest.as_array().expect("a list of cases");
     assert!(cases.len() >= 10);
     for case in cases {
@@ -280,23 +333,48 @@ fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
         let rejects = dir.path().join(format!("{file}.rejects"));
         let run = sediment(
             &store,
-            &["import-warc", "--all-statuses", path.to_str().unwrap(), "--rejects", rejects.to_str().unwrap()],
+            &[
+                "import-warc",
+                "--all-statuses",
+                path.to_str().unwrap(),
+                "--rejects",
+                rejects.to_str().unwrap(),
+            ],
         );
         assert_eq!(run.status, 0, "{file}: {}", run.stderr);
         let problems = json_lines(&std::fs::read_to_string(&rejects).unwrap());
         for error in case["errors"].as_array().unwrap() {
             assert!(
-                problems.iter().any(|p| p["reason"] == error["kind"] && p["offset"] == error["offset"]),
+                problems
+                    .iter()
+                    .any(|p| p["reason"] == error["kind"] && p["offset"] == error["offset"]),
                 "{file}: expected {error} among {problems:?}"
             );
-            assert!(run.stderr.contains(error["kind"].as_str().unwrap()), "{file}: {}", run.stderr);
+            assert!(
+                run.stderr.contains(error["kind"].as_str().unwrap()),
+                "{file}: {}",
+                run.stderr
+            );
         }
         for p in &problems {
             assert_eq!(p["file"], path.to_str().unwrap());
         }
         // every valid capture record before and after the damage is imported
-        let valid: Vec<&str> = case["valid_ids"].as_array().unwrap().iter().map(|v| v.as_str().unwrap()).collect();
-        let want: Vec<&String> = intact_ids.iter().filter(|id| valid.contains(&id.as_str())).collect();
+        let valid: Vec<&str> = case["valid_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .unwrap()
+                    .trim_start_matches('<')
+                    .trim_end_matches('>')
+            })
+            .collect();
+        let want: Vec<&String> = intact_ids
+            .iter()
+            .filter(|id| valid.contains(&id.as_str()))
+            .collect();
         let got = capture_ids(&store);
         let got: Vec<&String> = got.iter().collect();
         assert_eq!(got, want, "{file}");
@@ -306,7 +384,10 @@ fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
 #[test]
 fn reruns_are_no_ops_and_an_interrupted_run_completes() {
     let dir = tempfile::tempdir().unwrap();
-    let warcs = [fixture("crawl/crawl1.warc.gz"), fixture("crawl/crawl2.warc.gz")];
+    let warcs = [
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ];
     let args: Vec<&str> = std::iter::once("import-warc")
         .chain(warcs.iter().map(|p| p.to_str().unwrap()))
         .collect();
@@ -314,7 +395,11 @@ fn reruns_are_no_ops_and_an_interrupted_run_completes() {
     ok(&clean, &args);
     let expected = ok(&clean, &["export"]);
     let again = sediment(&clean, &args);
-    assert!(again.stderr.contains("already ingested"), "{}", again.stderr);
+    assert!(
+        again.stderr.contains("already ingested"),
+        "{}",
+        again.stderr
+    );
     assert_eq!(ok(&clean, &["export"]), expected);
 
     // A run that dies after writing some batches (simulated crash: the process exits
@@ -327,7 +412,11 @@ fn reruns_are_no_ops_and_an_interrupted_run_completes() {
         .args(&args)
         .output()
         .unwrap();
-    assert_ne!(out.status.code(), Some(0), "the simulated crash stops the run");
+    assert_ne!(
+        out.status.code(),
+        Some(0),
+        "the simulated crash stops the run"
+    );
     ok(&crashed, &args);
     assert_eq!(ok(&crashed, &["export"]), expected);
 }

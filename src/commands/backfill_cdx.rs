@@ -13,6 +13,7 @@ use crate::ingest::{IngestRun, thread_count};
 use crate::input::{PlannedInput, open_raw};
 use crate::report::{Counts, Report};
 use crate::store::Store;
+use crate::store::bulk::{BulkLoader, CaptureRun};
 use crate::store::writer::Writer;
 
 #[derive(clap::Args)]
@@ -34,6 +35,13 @@ pub struct Args {
     /// Write every rejected line to this file (JSON lines: file, line, reason, raw).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    /// Bulk load for large initial loads: sorted SST files ingested atomically instead of
+    /// batched writes (same resulting store).
+    #[arg(long)]
+    pub bulk: bool,
+    /// Memory for one bulk batch, in MB (a larger load is written in several batches).
+    #[arg(long, default_value_t = 2048)]
+    pub bulk_memory_mb: usize,
 }
 
 const COMMAND: &str = "backfill-cdx";
@@ -47,7 +55,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
     let inputs = run.plan(&args.files, args.force, |_| true)?;
     report.start_progress(None, "lines");
-    let per_input: Vec<Mutex<Counts>> = inputs.iter().map(|_| Mutex::new(Counts::default())).collect();
+    let per_input: Vec<Mutex<Counts>> = inputs
+        .iter()
+        .map(|_| Mutex::new(Counts::default()))
+        .collect();
 
     // One reader walks the inputs in order and cuts them into chunks of whole lines;
     // the pool parses and writes chunks as they come, whichever file they belong to.
@@ -58,21 +69,43 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
+    let bulk = match args.bulk {
+        true => Some(BulkLoader::new(&store, run.ts, args.bulk_memory_mb << 20)?),
+        false => None,
+    };
     pool.install(|| {
-        chunks.par_bridge().try_for_each(|item: Result<(usize, CdxChunk)>| -> Result<()> {
-            let (index, chunk) = item?;
-            let mut counts = Counts::default();
-            let mut writer = Writer::new(&store, run.ts);
-            parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                writer.add_capture(&capture);
-                writer.end_record()
-            })?;
-            writer.finish()?;
-            report.progress().inc(counts.get("lines"));
-            report.add_counts(&counts);
-            per_input[index].lock().unwrap_or_else(|e| e.into_inner()).merge(&counts);
-            Ok(())
-        })
+        chunks
+            .par_bridge()
+            .try_for_each(|item: Result<(usize, CdxChunk)>| -> Result<()> {
+                let (index, chunk) = item?;
+                let mut counts = Counts::default();
+                match &bulk {
+                    Some(loader) => {
+                        let mut captures = CaptureRun::default();
+                        let mut scratch = Vec::new();
+                        parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
+                            captures.push(&capture, &mut scratch);
+                            Ok(())
+                        })?;
+                        loader.add(captures)?;
+                    }
+                    None => {
+                        let mut writer = Writer::new(&store, run.ts);
+                        parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
+                            writer.add_capture(&capture);
+                            writer.end_record()
+                        })?;
+                        writer.finish()?;
+                    }
+                }
+                report.progress().inc(counts.get("lines"));
+                report.add_counts(&counts);
+                per_input[index]
+                    .lock()
+                    .unwrap_or_else(|e| e.into_inner())
+                    .merge(&counts);
+                Ok(())
+            })
     })?;
 
     let applied: Vec<_> = inputs
@@ -83,6 +116,14 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             Ok((input, serde_json::to_value(&counts)?))
         })
         .collect::<Result<_>>()?;
+    if let Some(loader) = bulk {
+        report
+            .progress()
+            .set_message("writing and ingesting SST files");
+        let stats = loader.finish()?;
+        report.count("rows_written", stats.rows.rows);
+        report.count("sst_files", stats.sst_files);
+    }
     run.finish(&applied)?;
     report.finish("lines", None)?;
     super::finished()

@@ -34,7 +34,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let limit = args.limit.unwrap_or(u64::MAX);
     if let Some(digest) = &args.digest {
         let key = Sha1Key::parse(digest)?;
-        for capture in captures_of_digest(&store, &key)?.into_iter().take(limit as usize) {
+        for capture in captures_of_digest(&store, &key)?
+            .into_iter()
+            .take(limit as usize)
+        {
             out.write_all(&capture.to_json())?;
             out.write_all(b"\n")?;
         }

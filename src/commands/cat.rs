@@ -43,7 +43,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     if args.decode
-        && let Some(error) = read.record.payload.as_ref().and_then(|p| p.dechunk_error.as_ref())
+        && let Some(error) = read
+            .record
+            .payload
+            .as_ref()
+            .and_then(|p| p.dechunk_error.as_ref())
     {
         eprintln!(
             "sediment: warning: {} at byte {}: the chunked body is malformed ({error}); output stops there",

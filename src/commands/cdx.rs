@@ -36,9 +36,17 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let format = if args.cdxj { CdxFormat::Cdxj } else { CdxFormat::Cdx11 };
+    let format = if args.cdxj {
+        CdxFormat::Cdxj
+    } else {
+        CdxFormat::Cdx11
+    };
     let files = expand_paths(&args.inputs, is_warc_name)?;
-    let total: u64 = files.iter().filter_map(|f| f.metadata().ok()).map(|m| m.len()).sum();
+    let total: u64 = files
+        .iter()
+        .filter_map(|f| f.metadata().ok())
+        .map(|m| m.len())
+        .sum();
     let report = Report::new("cdx").with_progress(Some(total), "bytes");
     let sorter = Mutex::new(LineSorter::new(args.sort_memory_mb << 20));
     if format == CdxFormat::Cdx11 {
@@ -90,7 +98,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })
     })?;
     let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(File::create(path).with_context(|| format!("cannot create {}", path.display()))?),
+        Some(path) => Box::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+        ),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);

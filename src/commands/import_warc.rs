@@ -38,7 +38,10 @@ const COMMAND: &str = "import-warc";
 
 /// Names that directory expansion treats as WARC files.
 pub fn is_warc_name(path: &Path) -> bool {
-    let name = path.file_name().map(|n| n.to_string_lossy().to_lowercase()).unwrap_or_default();
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_lowercase())
+        .unwrap_or_default();
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 

@@ -17,7 +17,12 @@ use crate::report::{Counts, Location, Report};
 pub const CHUNK_BYTES: usize = 4 << 20;
 
 /// The capture a CDX line describes.
-pub fn capture_from_cdx(record: &CdxRecord<'_>, source: &str, line: u64, filter: &FileFilter) -> Capture {
+pub fn capture_from_cdx(
+    record: &CdxRecord<'_>,
+    source: &str,
+    line: u64,
+    filter: &FileFilter,
+) -> Capture {
     let kind = if record.is_revisit {
         CaptureKind::Revisit
     } else {
@@ -31,7 +36,12 @@ pub fn capture_from_cdx(record: &CdxRecord<'_>, source: &str, line: u64, filter:
             .and_then(crate::mime::normalize)
             .map(|m| m.into_owned()),
     };
-    let passes = filter.passes(kind, record.status, mime.as_deref(), record.digest.is_some());
+    let passes = filter.passes(
+        kind,
+        record.status,
+        mime.as_deref(),
+        record.digest.is_some(),
+    );
     let surt = match record.surt {
         Some(s) => s.to_string(),
         None => crate::surt::surt(&record.url),

@@ -32,7 +32,12 @@ pub struct IngestRun<'s> {
 }
 
 impl<'s> IngestRun<'s> {
-    pub fn new(store: &'s Store, report: &'s Report, command: &'static str, options: String) -> Self {
+    pub fn new(
+        store: &'s Store,
+        report: &'s Report,
+        command: &'static str,
+        options: String,
+    ) -> Self {
         IngestRun {
             store,
             report,
@@ -68,7 +73,12 @@ impl<'s> IngestRun<'s> {
 
     /// Applies every input with `apply_one` on a pool of `threads` workers, each with its
     /// own write batch; then derives file rows, flushes and records the inputs.
-    pub fn apply<F>(&self, inputs: Vec<PlannedInput>, threads: usize, apply_one: F) -> Result<MaterializeStats>
+    pub fn apply<F>(
+        &self,
+        inputs: Vec<PlannedInput>,
+        threads: usize,
+        apply_one: F,
+    ) -> Result<MaterializeStats>
     where
         F: Fn(&PlannedInput, &mut Writer<'s>) -> Result<InputSummary> + Sync,
     {
@@ -98,7 +108,13 @@ impl<'s> IngestRun<'s> {
         let stats = materialize_dirty(self.store, self.ts)?;
         self.store.flush()?;
         for (input, summary) in applied {
-            record_done(self.store, self.command, &self.options, input, summary.clone())?;
+            record_done(
+                self.store,
+                self.command,
+                &self.options,
+                input,
+                summary.clone(),
+            )?;
         }
         self.report.count("inputs", applied.len() as u64);
         self.report.count("rows_written", stats.rows);

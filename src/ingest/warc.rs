@@ -45,6 +45,16 @@ pub fn file_mime(declared: Option<&str>, prefix: &[u8]) -> Option<String> {
     }
 }
 
+/// A WARC-Record-ID without the angle brackets WARC/1.0 puts around it (`urn:uuid:…`,
+/// as `f:c.i` and CDX files spell it).
+pub fn bare_record_id(id: &str) -> String {
+    let id = id.trim();
+    id.strip_prefix('<')
+        .and_then(|i| i.strip_suffix('>'))
+        .unwrap_or(id)
+        .to_string()
+}
+
 /// The crawl description of one warcinfo record, stored in the meta family.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq, Default)]
 pub struct WarcInfo {
@@ -76,7 +86,8 @@ impl PayloadSink for WarcinfoSink {
     fn payload(&mut self, bytes: &[u8]) {
         if self.active && self.bytes.len() < WARCINFO_LIMIT {
             let room = WARCINFO_LIMIT - self.bytes.len();
-            self.bytes.extend_from_slice(&bytes[..bytes.len().min(room)]);
+            self.bytes
+                .extend_from_slice(&bytes[..bytes.len().min(room)]);
         }
     }
 }
@@ -128,7 +139,9 @@ impl WarcImporter<'_> {
                     counts.incr("record_errors");
                     // A record lacking only its id is otherwise sound: keep its capture.
                     match (error.kind, error.record) {
-                        (ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId), Some(record)) => *record,
+                        (ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId), Some(record)) => {
+                            *record
+                        }
                         _ => continue,
                     }
                 }
@@ -143,8 +156,9 @@ impl WarcImporter<'_> {
                     let agent = agent.to_string();
                     let mut attached = false;
                     for target in record.concurrent_to() {
-                        if let Some((_, capture)) =
-                            pending.iter_mut().find(|(id, _)| id.as_deref() == Some(target))
+                        if let Some((_, capture)) = pending
+                            .iter_mut()
+                            .find(|(id, _)| id.as_deref() == Some(target))
                         {
                             capture.ua = Some(agent.clone());
                             attached = true;
@@ -202,7 +216,7 @@ impl WarcImporter<'_> {
         };
         let info = WarcInfo {
             file: crate::capture::file_name(&self.path).to_string(),
-            record_id: record.record_id().map(str::to_string),
+            record_id: record.record_id().map(bare_record_id),
             date: record.date().map(str::to_string),
             software: field("software"),
             operator: field("operator"),
@@ -275,7 +289,9 @@ impl WarcImporter<'_> {
         };
         let prefix = payload.map_or(&[][..], |p| p.prefix.as_slice());
         let mime = match kind {
-            CaptureKind::Revisit => content_type.and_then(crate::mime::normalize).map(|m| m.into_owned()),
+            CaptureKind::Revisit => content_type
+                .and_then(crate::mime::normalize)
+                .map(|m| m.into_owned()),
             _ => file_mime(content_type, prefix),
         };
         let status = http.and_then(|h| h.status());
@@ -297,7 +313,7 @@ impl WarcImporter<'_> {
             offset: Some(record.offset),
             origin: Origin::Warc,
             passes,
-            record_id: record.record_id().map(str::to_string),
+            record_id: record.record_id().map(bare_record_id),
             redirect: http.and_then(|h| h.location()).map(str::to_string),
             size,
             source: self.path.clone(),
@@ -315,8 +331,11 @@ impl Store {
     /// Stores the description of a crawl, keyed by WARC file name.
     pub fn put_warcinfo(&self, info: &WarcInfo) -> Result<()> {
         let key = format!("warcinfo/{}", info.file);
-        self.db()
-            .put_cf(self.cf(crate::store::CF_META), key, serde_json::to_vec(info)?)?;
+        self.db().put_cf(
+            self.cf(crate::store::CF_META),
+            key,
+            serde_json::to_vec(info)?,
+        )?;
         Ok(())
     }
 
@@ -336,7 +355,10 @@ mod tests {
 
     #[test]
     fn warc_dates_become_14_digits() {
-        assert_eq!(warc_date_to_ts14("2017-10-27T22:21:13Z").as_deref(), Some("20171027222113"));
+        assert_eq!(
+            warc_date_to_ts14("2017-10-27T22:21:13Z").as_deref(),
+            Some("20171027222113")
+        );
         assert_eq!(
             warc_date_to_ts14("2021-03-14T01:02:03.123456Z").as_deref(),
             Some("20210314010203")

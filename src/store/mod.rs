@@ -14,6 +14,7 @@
 //! Every family uses Snappy block compression; RocksDB's OPTIONS file in the store
 //! directory records it per family.
 
+pub mod bulk;
 pub mod captures;
 pub mod cells;
 pub mod registry;
@@ -60,6 +61,12 @@ fn base_cf_options(cache: &Cache) -> Options {
     opts.set_max_write_buffer_number(4);
     opts.set_target_file_size_base(64 << 20);
     opts
+}
+
+/// Options for SST files written outside the store (bulk load): the same compression and
+/// table format as the families they are ingested into.
+pub(crate) fn base_cf_options_for_sst() -> Options {
+    base_cf_options(&Cache::new_lru_cache(8 << 20))
 }
 
 fn capture_merge(

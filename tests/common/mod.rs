@@ -60,6 +60,24 @@ pub fn sediment_in(store: &Path, args: &[&str], stdin: Option<&[u8]>) -> Run {
     }
 }
 
+/// Runs in another working directory and asserts success, returning stdout.
+pub fn ok_in_dir(dir: &Path, store: &Path, args: &[&str]) -> String {
+    let output = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .current_dir(dir)
+        .arg("--store")
+        .arg(store)
+        .args(args)
+        .output()
+        .expect("run sediment");
+    assert!(
+        output.status.success(),
+        "sediment {args:?} in {} failed: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    String::from_utf8_lossy(&output.stdout).into_owned()
+}
+
 /// Runs and asserts success, returning stdout.
 pub fn ok(store: &Path, args: &[&str]) -> String {
     let run = sediment(store, args);
