@@ -20,6 +20,7 @@ pub mod jsonl;
 pub mod key;
 pub mod mime;
 pub mod payload;
+pub mod project;
 pub mod report;
 pub mod schema;
 pub mod store;

@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::capture::{Capture, file_name};
+use crate::capture::file_name;
 use crate::key::Sha1Key;
 use crate::store::Store;
 use crate::store::captures::captures_of_digest;
@@ -132,6 +132,40 @@ pub fn read_payload_at(
     Ok(record)
 }
 
+/// Where a file's payload can be read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// A local WARC file and the record offset in it.
+    Found { warc: PathBuf, offset: u64 },
+    /// Captures name WARC files, but none of them was found.
+    Missing { tried: Vec<String> },
+    /// No capture of this file has a WARC location (e.g. it came from a CDX without one).
+    NoLocation,
+}
+
+/// Finds the first capture of a file (in first-capture order) whose WARC is present.
+pub fn locate(store: &Store, key: &Sha1Key, locator: &WarcLocator) -> Result<Located> {
+    let captures = captures_of_digest(store, key)?;
+    let mut tried = Vec::new();
+    for capture in &captures {
+        if capture.kind == crate::capture::CaptureKind::Revisit {
+            continue;
+        }
+        let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
+            continue;
+        };
+        match locator.resolve(warc) {
+            Some(path) => return Ok(Located::Found { warc: path, offset }),
+            None => tried.push(warc.to_string()),
+        }
+    }
+    Ok(if tried.is_empty() {
+        Located::NoLocation
+    } else {
+        Located::Missing { tried }
+    })
+}
+
 /// Streams a file's payload from the first of its captures whose WARC can be found.
 pub fn read_payload(
     store: &Store,
@@ -140,34 +174,21 @@ pub fn read_payload(
     decode: bool,
     out: &mut dyn FnMut(&[u8]),
 ) -> Result<PayloadRead> {
-    let captures = captures_of_digest(store, key)?;
-    let locations: Vec<&Capture> = captures
-        .iter()
-        .filter(|c| {
-            c.warc.is_some() && c.offset.is_some() && c.kind != crate::capture::CaptureKind::Revisit
-        })
-        .collect();
-    if locations.is_empty() {
-        bail!("no stored WARC location for {key}: was it ingested from a CDX or WARC?");
+    match locate(store, key, locator)? {
+        Located::Found { warc, offset } => {
+            let record = read_payload_at(&warc, offset, key, decode, out)?;
+            Ok(PayloadRead {
+                warc,
+                offset,
+                record,
+            })
+        }
+        Located::Missing { tried } => bail!(
+            "none of the WARC files holding {key} was found ({}); give the directories that hold them with --warc-dir",
+            tried.join(", ")
+        ),
+        Located::NoLocation => {
+            bail!("no stored WARC location for {key}: was it ingested from a CDX or WARC?")
+        }
     }
-    let mut tried = Vec::new();
-    for capture in locations {
-        let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
-            continue;
-        };
-        let Some(path) = locator.resolve(warc) else {
-            tried.push(warc.to_string());
-            continue;
-        };
-        let record = read_payload_at(&path, offset, key, decode, out)?;
-        return Ok(PayloadRead {
-            warc: path,
-            offset,
-            record,
-        });
-    }
-    bail!(
-        "none of the WARC files holding {key} was found ({}); give the directories that hold them with --warc-dir",
-        tried.join(", ")
-    )
 }

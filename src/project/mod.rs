@@ -1,0 +1,6 @@
+//! Projections of the store into other shapes: the crawl and summary SQLite databases
+//! and the word indexes of older engines. They share the base tables (`base`) and read
+//! captures and bodies the same way (`source`).
+
+pub mod base;
+pub mod source;
