@@ -3,13 +3,13 @@
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use flate2::bufread::MultiGzDecoder;
 
-use crate::key::Sha1Key;
 use crate::store::Store;
-use crate::store::registry::{InputRecord, content_sha1};
+use crate::store::registry::{ContentHash, InputRecord, content_hash};
 
 const READ_BUFFER: usize = 1 << 20;
 
@@ -39,57 +39,74 @@ pub fn open_lines(path: &Path) -> Result<Box<dyn BufRead + Send>> {
     }
 }
 
-/// An input of a run, and whether the store already has it.
-#[derive(Debug, Clone)]
+/// An input of a run. Its content hash is computed when first asked for (right before the
+/// input is read, so that a large file is read from the page cache the second time).
+#[derive(Debug)]
 pub struct PlannedInput {
     pub path: PathBuf,
-    /// `None` for stdin, which cannot be recognized again.
-    pub content: Option<Sha1Key>,
+    /// `None` for stdin.
     pub size: Option<u64>,
-    /// Already ingested with the same options by an earlier run.
-    pub done_before: Option<InputRecord>,
+    content: OnceLock<ContentHash>,
 }
 
 impl PlannedInput {
+    pub fn new(path: PathBuf) -> Result<PlannedInput> {
+        let size = if path == Path::new("-") {
+            None
+        } else {
+            Some(
+                std::fs::metadata(&path)
+                    .with_context(|| format!("cannot read {}", path.display()))?
+                    .len(),
+            )
+        };
+        Ok(PlannedInput {
+            path,
+            size,
+            content: OnceLock::new(),
+        })
+    }
+
     pub fn display(&self) -> String {
         self.path.display().to_string()
     }
+
+    pub fn is_stdin(&self) -> bool {
+        self.size.is_none()
+    }
+
+    /// The content hash; `None` for stdin, which cannot be recognized again.
+    pub fn content(&self) -> Result<Option<ContentHash>> {
+        if self.is_stdin() {
+            return Ok(None);
+        }
+        if let Some(hash) = self.content.get() {
+            return Ok(Some(*hash));
+        }
+        let hash = content_hash(&self.path)?;
+        Ok(Some(*self.content.get_or_init(|| hash)))
+    }
+
+    /// The registry record when the store already ingested this content with `options`.
+    pub fn done_before(
+        &self,
+        store: &Store,
+        command: &str,
+        options: &str,
+    ) -> Result<Option<InputRecord>> {
+        match self.content()? {
+            Some(hash) => store.completed_input(command, &hash, options),
+            None => Ok(None),
+        }
+    }
 }
 
-/// Expands directories (recursively, files whose name passes `accept`), hashes every
-/// file, and looks each up in the store's input registry.
-pub fn plan_inputs(
-    store: &Store,
-    command: &str,
-    options: &str,
-    paths: &[PathBuf],
-    accept: impl Fn(&Path) -> bool,
-) -> Result<Vec<PlannedInput>> {
-    let files = expand_paths(paths, accept)?;
-    let mut planned = Vec::with_capacity(files.len());
-    for path in files {
-        if path == Path::new("-") {
-            planned.push(PlannedInput {
-                path,
-                content: None,
-                size: None,
-                done_before: None,
-            });
-            continue;
-        }
-        let size = std::fs::metadata(&path)
-            .with_context(|| format!("cannot read {}", path.display()))?
-            .len();
-        let content = content_sha1(&path)?;
-        let done_before = store.completed_input(command, &content, options)?;
-        planned.push(PlannedInput {
-            path,
-            content: Some(content),
-            size: Some(size),
-            done_before,
-        });
-    }
-    Ok(planned)
+/// Expands directories (recursively, files whose name passes `accept`).
+pub fn plan_inputs(paths: &[PathBuf], accept: impl Fn(&Path) -> bool) -> Result<Vec<PlannedInput>> {
+    expand_paths(paths, accept)?
+        .into_iter()
+        .map(PlannedInput::new)
+        .collect()
 }
 
 /// The files named on a command line, directories replaced by the files under them
@@ -133,7 +150,7 @@ pub fn record_done(
     input: &PlannedInput,
     summary: serde_json::Value,
 ) -> Result<()> {
-    let (Some(content), Some(size)) = (input.content, input.size) else {
+    let (Some(content), Some(size)) = (input.content()?, input.size) else {
         return Ok(());
     };
     store.record_input(
@@ -142,7 +159,7 @@ pub fn record_done(
             command: command.to_string(),
             path: input.display(),
             size,
-            sha1: content.to_hex(),
+            content_hash: content.to_hex(),
             options: options.to_string(),
             completed_ms: crate::store::writer::now_millis(),
             summary,

@@ -3,6 +3,7 @@
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -53,8 +54,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
-    let inputs = run.plan(&args.files, args.force, |_| true)?;
+    let inputs = run.plan(&args.files, |_| true)?;
     report.start_progress(None, "lines");
+    let applied: Vec<AtomicBool> = inputs.iter().map(|_| AtomicBool::new(false)).collect();
     let per_input: Vec<Mutex<Counts>> = inputs
         .iter()
         .map(|_| Mutex::new(Counts::default()))
@@ -62,10 +64,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 
     // One reader walks the inputs in order and cuts them into chunks of whole lines;
     // the pool parses and writes chunks as they come, whichever file they belong to.
-    let chunks = inputs
-        .iter()
-        .enumerate()
-        .flat_map(|(index, input)| InputChunks::new(index, input));
+    let chunks = inputs.iter().enumerate().flat_map(|(index, input)| {
+        InputChunks::new(index, input, &run, args.force, &applied[index])
+    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
@@ -111,6 +112,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let applied: Vec<_> = inputs
         .into_iter()
         .zip(per_input)
+        .zip(&applied)
+        .filter(|(_, applied)| applied.load(Ordering::SeqCst))
+        .map(|(pair, _)| pair)
         .map(|(input, counts)| {
             let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
             Ok((input, serde_json::to_value(&counts)?))
@@ -134,15 +138,27 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 struct InputChunks<'a> {
     index: usize,
     input: &'a PlannedInput,
+    run: &'a IngestRun<'a>,
+    force: bool,
+    applied: &'a AtomicBool,
     chunks: Option<CdxChunks<'static>>,
     done: bool,
 }
 
 impl<'a> InputChunks<'a> {
-    fn new(index: usize, input: &'a PlannedInput) -> Self {
+    fn new(
+        index: usize,
+        input: &'a PlannedInput,
+        run: &'a IngestRun<'a>,
+        force: bool,
+        applied: &'a AtomicBool,
+    ) -> Self {
         InputChunks {
             index,
             input,
+            run,
+            force,
+            applied,
             chunks: None,
             done: false,
         }
@@ -157,6 +173,17 @@ impl Iterator for InputChunks<'_> {
             return None;
         }
         if self.chunks.is_none() {
+            match self.run.should_apply(self.input, self.force) {
+                Ok(true) => self.applied.store(true, Ordering::SeqCst),
+                Ok(false) => {
+                    self.done = true;
+                    return None;
+                }
+                Err(e) => {
+                    self.done = true;
+                    return Some(Err(e));
+                }
+            }
             let opened = open_raw(&self.input.path)
                 .and_then(|read| Ok(CdxChunks::new(read, self.input.display())?));
             match opened {

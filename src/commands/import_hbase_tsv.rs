@@ -107,8 +107,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     let ts = now_millis();
-    for input in plan_inputs(&store, COMMAND, &options, &args.files, |_| true)? {
-        if input.done_before.is_some() && !args.force {
+    for input in plan_inputs(&args.files, |_| true)? {
+        if !args.force && input.done_before(&store, COMMAND, &options)?.is_some() {
             eprintln!(
                 "{}: already imported, skipped (use --force to apply again)",
                 input.display()
@@ -119,7 +119,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         let name = input.display();
         let rows_before = report.counts().get("rows");
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
-        let mut writer = Writer::new(&store, ts);
+        let mut writer = Writer::sorted(&store, ts);
         while let Some(chunk) = chunks.next_chunk()? {
             for (line_no, line) in chunk.lines() {
                 report.count("lines", 1);

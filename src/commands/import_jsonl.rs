@@ -8,7 +8,7 @@ use rayon::prelude::*;
 
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
-use crate::report::{Location, Report};
+use crate::report::{Counts, Location, Report};
 use crate::store::Store;
 use crate::store::writer::{Writer, now_millis};
 
@@ -40,8 +40,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     let ts = now_millis();
-    for input in plan_inputs(&store, COMMAND, "", &args.files, |_| true)? {
-        if input.done_before.is_some() && !args.force {
+    for input in plan_inputs(&args.files, |_| true)? {
+        if !args.force && input.done_before(&store, COMMAND, "")?.is_some() {
             eprintln!(
                 "{}: already imported, skipped (use --force to apply again)",
                 input.display()
@@ -52,7 +52,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         let rows_before = report.counts().get("rows");
         let name = input.display();
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
-        let mut writer = Writer::new(&store, ts);
+        let mut writer = Writer::sorted(&store, ts);
         while let Some(chunk) = chunks.next_chunk()? {
             let parsed: Vec<ParsedLine> = chunk
                 .lines()
@@ -63,10 +63,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                     (n, line, (!blank).then(|| parse_row(store.schema(), line)))
                 })
                 .collect();
+            let mut counts = Counts::default();
             for (line_no, raw, result) in parsed {
-                report.count("lines", 1);
+                counts.incr("lines");
                 match result {
-                    None => report.count("blank_lines", 1),
+                    None => counts.incr("blank_lines"),
                     Some(Ok(row)) => {
                         for cell in &row.cells {
                             match cell.ts {
@@ -77,8 +78,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                             }
                         }
                         writer.end_record()?;
-                        report.count("rows", 1);
-                        report.count("cells", row.cells.len() as u64);
+                        counts.incr("rows");
+                        counts.add("cells", row.cells.len() as u64);
                     }
                     Some(Err(e)) => {
                         let at = Location {
@@ -90,7 +91,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                     }
                 }
             }
-            report.progress().set_position(report.counts().get("lines"));
+            report.add_counts(&counts);
+            report.progress().inc(counts.get("lines"));
         }
         writer.finish()?;
         store.flush()?;

@@ -52,26 +52,31 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
-    let inputs = run.plan(&args.inputs, args.force, is_warc_name)?;
+    let inputs = run.plan(&args.inputs, is_warc_name)?;
     let total_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
     report.start_progress(Some(total_bytes), "bytes");
-    run.apply(inputs, thread_count(args.threads), |input, writer| {
-        let importer = WarcImporter {
-            store: &store,
-            report: &report,
-            filter: &filter,
-            path: input.display(),
-        };
-        let counts = if input.path == Path::new("-") {
-            importer.import(std::io::stdin().lock(), writer)?
-        } else {
-            let file = File::open(&input.path)
-                .with_context(|| format!("cannot open {}", input.display()))?;
-            importer.import(file, writer)?
-        };
-        report.add_counts(&counts);
-        Ok(serde_json::to_value(&counts)?)
-    })?;
+    run.apply(
+        inputs,
+        thread_count(args.threads),
+        args.force,
+        |input, writer| {
+            let importer = WarcImporter {
+                store: &store,
+                report: &report,
+                filter: &filter,
+                path: input.display(),
+            };
+            let counts = if input.path == Path::new("-") {
+                importer.import(std::io::stdin().lock(), writer)?
+            } else {
+                let file = File::open(&input.path)
+                    .with_context(|| format!("cannot open {}", input.display()))?;
+                importer.import(file, writer)?
+            };
+            report.add_counts(&counts);
+            Ok(serde_json::to_value(&counts)?)
+        },
+    )?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished()

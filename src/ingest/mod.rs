@@ -47,28 +47,36 @@ impl<'s> IngestRun<'s> {
         }
     }
 
-    /// Lists the inputs (directories expanded with `accept`) and drops the ones the
-    /// store already has, unless `force`.
+    /// Lists the inputs (directories expanded with `accept`).
     pub fn plan(
         &self,
         paths: &[PathBuf],
-        force: bool,
         accept: impl Fn(&std::path::Path) -> bool,
     ) -> Result<Vec<PlannedInput>> {
-        let planned = plan_inputs(self.store, self.command, &self.options, paths, accept)?;
-        let mut todo = Vec::with_capacity(planned.len());
-        for input in planned {
-            if input.done_before.is_some() && !force {
-                eprintln!(
-                    "{}: already ingested with the same options, skipped (use --force to apply again)",
-                    input.display()
-                );
-                self.report.count("inputs_skipped", 1);
-            } else {
-                todo.push(input);
-            }
+        plan_inputs(paths, accept)
+    }
+
+    /// Whether an input must be applied: hashes it and looks it up in the registry; an
+    /// input ingested before with the same options is skipped (and said so) unless `force`.
+    pub fn should_apply(&self, input: &PlannedInput, force: bool) -> Result<bool> {
+        if force
+            || input
+                .done_before(self.store, self.command, &self.options)?
+                .is_none()
+        {
+            return Ok(true);
         }
-        Ok(todo)
+        self.report.progress().suspend(|| {
+            eprintln!(
+                "{}: already ingested with the same options, skipped (use --force to apply again)",
+                input.display()
+            )
+        });
+        self.report.count("inputs_skipped", 1);
+        if let Some(size) = input.size {
+            self.report.progress().inc(size);
+        }
+        Ok(false)
     }
 
     /// Applies every input with `apply_one` on a pool of `threads` workers, each with its
@@ -77,6 +85,7 @@ impl<'s> IngestRun<'s> {
         &self,
         inputs: Vec<PlannedInput>,
         threads: usize,
+        force: bool,
         apply_one: F,
     ) -> Result<MaterializeStats>
     where
@@ -90,12 +99,16 @@ impl<'s> IngestRun<'s> {
             inputs
                 .into_par_iter()
                 .map(|input| {
+                    if !self.should_apply(&input, force)? {
+                        return Ok(None);
+                    }
                     let mut writer = Writer::new(self.store, self.ts);
                     let summary = apply_one(&input, &mut writer)
                         .with_context(|| format!("while reading {}", input.display()))?;
                     writer.finish()?;
-                    Ok((input, summary))
+                    Ok(Some((input, summary)))
                 })
+                .filter_map(Result::transpose)
                 .collect::<Result<_>>()
         })?;
         self.finish(&summaries)

@@ -10,9 +10,8 @@ use std::path::Path;
 
 use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
-use sha1::{Digest, Sha1};
+use xxhash_rust::xxh3::Xxh3;
 
-use crate::key::Sha1Key;
 use crate::store::{CF_META, Store};
 
 const PREFIX: &str = "input/";
@@ -24,8 +23,8 @@ pub struct InputRecord {
     /// Path as given on the command line when it was ingested.
     pub path: String,
     pub size: u64,
-    /// SHA-1 of the file's bytes, hex.
-    pub sha1: String,
+    /// Content hash of the file's bytes (see [`ContentHash`]).
+    pub content_hash: String,
     /// Options that change what the input writes (e.g. the file filter).
     pub options: String,
     pub completed_ms: u64,
@@ -33,10 +32,22 @@ pub struct InputRecord {
     pub summary: serde_json::Value,
 }
 
-/// SHA-1 of a file's bytes, streamed.
-pub fn content_sha1(path: &Path) -> Result<Sha1Key> {
+/// Identifies an input by its bytes: XXH3-128, which hashes at memory speed, so checking
+/// a multi-gigabyte WARC costs a small fraction of importing it (a cryptographic hash would
+/// add a few percent to every import; accidental collisions are what matters here).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct ContentHash(pub u128);
+
+impl ContentHash {
+    pub fn to_hex(self) -> String {
+        format!("xxh3-128:{:032x}", self.0)
+    }
+}
+
+/// The content hash of a file, streamed.
+pub fn content_hash(path: &Path) -> Result<ContentHash> {
     let mut file = File::open(path).with_context(|| format!("cannot open {}", path.display()))?;
-    let mut hasher = Sha1::new();
+    let mut hasher = Xxh3::new();
     let mut buf = vec![0u8; 1 << 20];
     loop {
         let n = file
@@ -47,10 +58,10 @@ pub fn content_sha1(path: &Path) -> Result<Sha1Key> {
         }
         hasher.update(&buf[..n]);
     }
-    Ok(Sha1Key(hasher.finalize().into()))
+    Ok(ContentHash(hasher.digest128()))
 }
 
-fn registry_key(command: &str, content: &Sha1Key, options: &str) -> Vec<u8> {
+fn registry_key(command: &str, content: &ContentHash, options: &str) -> Vec<u8> {
     format!("{PREFIX}{command}/{}/{options}", content.to_hex()).into_bytes()
 }
 
@@ -59,7 +70,7 @@ impl Store {
     pub fn completed_input(
         &self,
         command: &str,
-        content: &Sha1Key,
+        content: &ContentHash,
         options: &str,
     ) -> Result<Option<InputRecord>> {
         let key = registry_key(command, content, options);
@@ -70,7 +81,7 @@ impl Store {
     }
 
     /// Records an input as complete. Call only after the data it wrote is flushed.
-    pub fn record_input(&self, content: &Sha1Key, record: &InputRecord) -> Result<()> {
+    pub fn record_input(&self, content: &ContentHash, record: &InputRecord) -> Result<()> {
         let key = registry_key(&record.command, content, &record.options);
         let mut wo = rocksdb::WriteOptions::default();
         wo.set_sync(true);
@@ -107,8 +118,10 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let file = dir.path().join("empty");
         std::fs::write(&file, b"").unwrap();
-        let hash = content_sha1(&file).unwrap();
-        assert_eq!(hash.to_base32(), "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ");
+        let hash = content_hash(&file).unwrap();
+        assert_eq!(hash, ContentHash(xxhash_rust::xxh3::xxh3_128(b"")));
+        std::fs::write(&file, b"x").unwrap();
+        assert_ne!(content_hash(&file).unwrap(), hash);
 
         let store = Store::open(&dir.path().join("store")).unwrap();
         assert!(
@@ -121,7 +134,7 @@ mod tests {
             command: "backfill-cdx".into(),
             path: file.display().to_string(),
             size: 0,
-            sha1: hash.to_hex(),
+            content_hash: hash.to_hex(),
             options: "status=200".into(),
             completed_ms: 1,
             summary: serde_json::json!({"lines": 0}),

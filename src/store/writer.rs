@@ -18,9 +18,15 @@ use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
 /// Batches larger than this are written at the next record boundary.
 const BATCH_BYTES: usize = 4 << 20;
 
+/// A cell waiting in a sorted writer: (family index, cell key, value).
+type PendingCell = (usize, Vec<u8>, Vec<u8>);
+
 pub struct Writer<'s> {
     store: &'s Store,
     batch: WriteBatch,
+    /// Cells waiting to be written in key order (see [`Writer::sorted`]): (family, key, value).
+    pending_cells: Option<Vec<PendingCell>>,
+    pending_bytes: usize,
     /// Timestamp (ms) given to cells written without an explicit one: one per run,
     /// like an HBase bulk job.
     ts: u64,
@@ -39,9 +45,21 @@ impl<'s> Writer<'s> {
         Writer {
             store,
             batch: WriteBatch::default(),
+            pending_cells: None,
+            pending_bytes: 0,
             ts,
             capture_key_buf: Vec::with_capacity(256),
         }
+    }
+
+    /// A writer that sorts the cells of each batch by key before writing them: inserting
+    /// keys in order into RocksDB's memtable is several times faster than in random order
+    /// (row keys are SHA-1s, so input order is random). Within a batch, a later write of the
+    /// same cell still wins (the sort is stable).
+    pub fn sorted(store: &'s Store, ts: u64) -> Writer<'s> {
+        let mut writer = Writer::new(store, ts);
+        writer.pending_cells = Some(Vec::new());
+        writer
     }
 
     pub fn store(&self) -> &'s Store {
@@ -58,9 +76,16 @@ impl<'s> Writer<'s> {
 
     pub fn put_cell_at(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: &[u8]) {
         let schema = self.store.schema();
-        let qualifier = &schema.column(column).qualifier;
-        let cf = self.store.family_cf(column.family);
-        self.batch.put_cf(cf, cell_key(row, qualifier, ts), value);
+        let key = cell_key(row, &schema.column(column).qualifier, ts);
+        match &mut self.pending_cells {
+            Some(pending) => {
+                self.pending_bytes += key.len() + value.len() + 16;
+                pending.push((column.family, key, value.to_vec()));
+            }
+            None => self
+                .batch
+                .put_cf(self.store.family_cf(column.family), key, value),
+        }
     }
 
     /// Records a capture in both capture orders and marks its digest for the
@@ -82,13 +107,20 @@ impl<'s> Writer<'s> {
 
     /// Marks the end of one input record: the batch may be written now.
     pub fn end_record(&mut self) -> Result<()> {
-        if self.batch.size_in_bytes() >= BATCH_BYTES {
+        if self.batch.size_in_bytes() + self.pending_bytes >= BATCH_BYTES {
             self.write_batch()?;
         }
         Ok(())
     }
 
     fn write_batch(&mut self) -> Result<()> {
+        if let Some(pending) = &mut self.pending_cells {
+            pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
+            for (family, key, value) in pending.drain(..) {
+                self.batch.put_cf(self.store.family_cf(family), key, value);
+            }
+            self.pending_bytes = 0;
+        }
         if !self.batch.is_empty() {
             let batch = std::mem::take(&mut self.batch);
             self.store
