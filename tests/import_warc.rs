@@ -420,3 +420,44 @@ fn reruns_are_no_ops_and_an_interrupted_run_completes() {
     ok(&crashed, &args);
     assert_eq!(ok(&crashed, &["export"]), expected);
 }
+
+#[test]
+fn directories_and_standard_input_are_inputs_too() {
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = fixture("crawl");
+    let files = dir.path().join("files");
+    ok_in_dir(
+        &crawl,
+        &files,
+        &[
+            "import-warc",
+            "crawl1.warc.gz",
+            "crawl1-plain.warc",
+            "crawl2.warc.gz",
+        ],
+    );
+    let from_dir = dir.path().join("dir");
+    let run = sediment(&from_dir, &["import-warc", crawl.to_str().unwrap()]);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.stderr.contains("inputs 3"),
+        "the directory's three WARCs: {}",
+        run.stderr
+    );
+    let keys = |store: &Path| rows_by_key(store).into_keys().collect::<Vec<_>>();
+    assert_eq!(keys(&from_dir), keys(&files));
+
+    let bytes = std::fs::read(fixture("crawl/crawl1.warc.gz")).unwrap();
+    let from_stdin = dir.path().join("stdin");
+    let run = common::sediment_in(&from_stdin, &["import-warc", "-"], Some(&bytes));
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let single = dir.path().join("single");
+    ok(
+        &single,
+        &[
+            "import-warc",
+            fixture("crawl/crawl1.warc.gz").to_str().unwrap(),
+        ],
+    );
+    assert_eq!(keys(&from_stdin), keys(&single));
+}
