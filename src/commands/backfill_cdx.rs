@@ -91,7 +91,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                         loader.add(captures)?;
                     }
                     None => {
-                        let mut writer = Writer::new(&store, run.ts);
+                        let mut writer = Writer::sorted(&store, run.ts);
                         parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
                             writer.add_capture(&capture);
                             writer.end_record()

@@ -7,6 +7,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rocksdb::ReadOptions;
 
+use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::store::captures::captures_of_digest;
 use crate::store::cells::row_upper_bound;
@@ -64,9 +65,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         if n >= limit {
             break;
         }
-        out.write_all(value)?;
-        out.write_all(b"\n")?;
-        n += 1;
+        if let Ok(capture) = Capture::decode(value) {
+            out.write_all(&capture.to_json())?;
+            out.write_all(b"\n")?;
+            n += 1;
+        }
         iter.next();
     }
     iter.status()?;

@@ -15,7 +15,7 @@ pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<
     let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
     iter.seek_to_first();
     while let Some(value) = iter.value() {
-        if let Ok(capture) = Capture::from_json(value) {
+        if let Ok(capture) = Capture::decode(value) {
             visit(capture)?;
         }
         iter.next();

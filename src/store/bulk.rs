@@ -17,7 +17,8 @@ use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::store::captures::{
-    DerivedColumns, MaterializeStats, by_digest_key, capture_key, captures_of_digest, derive_row,
+    DerivedColumns, IndexEntry, MaterializeStats, by_digest_key, capture_key, derive_from_index,
+    index_entries, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store, base_cf_options_for_sst};
@@ -33,8 +34,9 @@ pub struct CaptureRun {
 struct Entry {
     /// Start of the capture key in `data`, and its length.
     capture_key: (u32, u32),
-    /// The by-digest key, when the capture has a digest.
+    /// The by-digest key and index entry, when the capture has a digest.
     digest_key: Option<(u32, u32)>,
+    index_value: (u32, u32),
     value: (u32, u32),
 }
 
@@ -47,14 +49,20 @@ impl CaptureRun {
         };
         capture_key(capture, scratch);
         let ckey = put(scratch);
+        let mut index_value = (0, 0);
         let dkey = capture.digest.map(|d| {
+            let mut entry = Vec::with_capacity(scratch.len() + 2);
+            IndexEntry::encode(IndexEntry::flags_of(capture), scratch, &mut entry);
             by_digest_key(&d, capture, scratch);
-            put(scratch)
+            let dkey = put(scratch);
+            index_value = put(&entry);
+            dkey
         });
-        let value = put(&capture.to_json());
+        let value = put(&capture.to_bytes());
         self.entries.push(Entry {
             capture_key: ckey,
             digest_key: dkey,
+            index_value,
             value,
         });
     }
@@ -181,6 +189,9 @@ impl<'s> BulkLoader<'s> {
         };
         let value_of =
             |&(r, e): &Ref| runs[r as usize].slice(runs[r as usize].entries[e as usize].value);
+        let index_value_of = |&(r, e): &Ref| {
+            runs[r as usize].slice(runs[r as usize].entries[e as usize].index_value)
+        };
 
         // Input CDX is usually sorted already: a stable (run-adaptive) sort is near linear.
         // Digests are random: sort on their first 8 bytes, then the full key.
@@ -198,8 +209,24 @@ impl<'s> BulkLoader<'s> {
         let capture_sst = self.scratch_dir.join(format!("capture-{n}.sst"));
         let digest_sst = self.scratch_dir.join(format!("by-digest-{n}.sst"));
         let (a, b) = rayon::join(
-            || write_merge_sst(&capture_sst, &by_capture, capture_key_of, value_of),
-            || write_merge_sst(&digest_sst, &by_digest, digest_key_of, value_of),
+            || {
+                write_merge_sst(
+                    &capture_sst,
+                    &by_capture,
+                    capture_key_of,
+                    value_of,
+                    |values| crate::capture::merge_encoded(values),
+                )
+            },
+            || {
+                write_merge_sst(
+                    &digest_sst,
+                    &by_digest,
+                    digest_key_of,
+                    index_value_of,
+                    |values| merge_index_entries(values),
+                )
+            },
         );
         let wrote = [a?, b?];
         let mut files = Vec::new();
@@ -234,34 +261,38 @@ impl<'s> BulkLoader<'s> {
         let derived: Vec<(Sha1Key, Option<crate::store::captures::DerivedRow>)> = groups
             .par_iter()
             .map(|(key, refs)| {
-                let captures: Vec<Capture> = if in_memory {
-                    let mut out: Vec<Capture> = Vec::with_capacity(refs.len());
-                    let mut last_key: Option<&[u8]> = None;
-                    for r in refs.iter() {
-                        let k = digest_key_of(r);
-                        if last_key == Some(k) {
-                            // The same capture twice in one batch: merge the descriptions.
-                            if let (Some(prev), Ok(next)) =
-                                (out.pop(), Capture::from_json(value_of(r)))
-                            {
-                                let merged = crate::capture::merge_captures([
-                                    prev.to_json().as_slice(),
-                                    next.to_json().as_slice(),
-                                ]);
-                                if let Some(c) = merged.and_then(|m| Capture::from_json(&m).ok()) {
-                                    out.push(c);
-                                }
-                            }
-                        } else if let Ok(c) = Capture::from_json(value_of(r)) {
-                            out.push(c);
-                        }
-                        last_key = Some(k);
+                if !in_memory {
+                    let entries = index_entries(self.store, key).unwrap_or_default();
+                    let entries: Vec<(u8, &[u8])> =
+                        entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
+                    let row =
+                        derive_from_index(&entries, |k| read_capture(self.store, k).ok().flatten());
+                    return (*key, row);
+                }
+                // The batch holds every capture of this digest. The same capture may be
+                // here twice (a CDX line and its WARC record): merge those entries.
+                let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
+                let mut last: Option<&[u8]> = None;
+                for r in refs.iter() {
+                    let k = digest_key_of(r);
+                    let Some((flags, ckey)) = IndexEntry::decode(index_value_of(r)) else {
+                        continue;
+                    };
+                    match entries.last_mut() {
+                        Some(prev) if last == Some(k) => prev.0 |= flags,
+                        _ => entries.push((flags, ckey)),
                     }
-                    out
-                } else {
-                    captures_of_digest(self.store, key).unwrap_or_default()
-                };
-                (*key, derive_row(&captures))
+                    last = Some(k);
+                }
+                let row = derive_from_index(&entries, |wanted| {
+                    let values: Vec<&[u8]> = refs
+                        .iter()
+                        .filter(|r| capture_key_of(r) == wanted)
+                        .map(value_of)
+                        .collect();
+                    crate::capture::merge_encoded(values).and_then(|v| Capture::decode(&v).ok())
+                });
+                (*key, row)
             })
             .collect();
         let f_sst = self.scratch_dir.join(format!("f-{n}.sst"));
@@ -322,13 +353,14 @@ impl<'s> BulkLoader<'s> {
     }
 }
 
-/// Writes sorted entries as merge operands (equal keys collapse into one merged value).
-/// Returns whether the file has any entry.
+/// Writes sorted entries as merge operands (equal keys collapse into one value with
+/// `merge`). Returns whether the file has any entry.
 fn write_merge_sst<'a>(
     path: &PathBuf,
     refs: &[Ref],
     key_of: impl Fn(&Ref) -> &'a [u8],
     value_of: impl Fn(&Ref) -> &'a [u8],
+    merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
 ) -> Result<bool> {
     if refs.is_empty() {
         return Ok(false);
@@ -346,7 +378,7 @@ fn write_merge_sst<'a>(
         if j == i + 1 {
             writer.merge(key, value_of(&refs[i]))?;
         } else {
-            let merged = crate::capture::merge_captures(refs[i..j].iter().map(&value_of))
+            let merged = merge(&mut refs[i..j].iter().map(&value_of))
                 .unwrap_or_else(|| value_of(&refs[i]).to_vec());
             writer.merge(key, merged)?;
         }

@@ -5,6 +5,9 @@
 //! 0x00 ‖ position(8)`, so the captures of one payload are listed in the order that
 //! defines "the first capture": (capture time, WARC or CDX file name, offset).
 //!
+//! A `capture_by_digest` entry is an index entry ([`IndexEntry`]): a few flags and the
+//! key of the capture in URL order, where the capture itself is stored once.
+//!
 //! File rows are a pure function of the set of captures of a digest, recomputed for
 //! the digests a run touched (the `dirty` family). That is what makes ingestion
 //! independent of thread count, input order, and interruptions.
@@ -33,6 +36,74 @@ pub fn by_digest_key(digest: &Sha1Key, capture: &Capture, out: &mut Vec<u8>) {
     out.extend_from_slice(digest.as_bytes());
     out.extend_from_slice(capture.ts.as_bytes());
     push_tie_breaker(capture, out);
+}
+
+/// The value of a `capture_by_digest` entry: what deriving a file row needs to know
+/// without reading the capture, and where the capture is.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub flags: u8,
+    pub capture_key: Vec<u8>,
+}
+
+impl IndexEntry {
+    /// The capture counts towards `f:c.c`.
+    pub const COUNTS: u8 = 1;
+    /// The capture may locate the file (passes the filter, not a revisit).
+    pub const LOCATES: u8 = 2;
+    pub const HAS_SIZE: u8 = 4;
+    pub const HAS_MIME: u8 = 8;
+    const MAGIC: u8 = 0xD1;
+
+    pub fn flags_of(capture: &Capture) -> u8 {
+        let mut flags = 0;
+        if capture.counts() {
+            flags |= Self::COUNTS;
+        }
+        if capture.locates_file() {
+            flags |= Self::LOCATES;
+        }
+        if capture.size.is_some() {
+            flags |= Self::HAS_SIZE;
+        }
+        if capture.mime.is_some() {
+            flags |= Self::HAS_MIME;
+        }
+        flags
+    }
+
+    /// Appends the stored form: magic, flags, capture key.
+    pub fn encode(flags: u8, capture_key: &[u8], out: &mut Vec<u8>) {
+        out.push(Self::MAGIC);
+        out.push(flags);
+        out.extend_from_slice(capture_key);
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<(u8, &[u8])> {
+        match bytes {
+            [Self::MAGIC, flags, key @ ..] => Some((*flags, key)),
+            _ => None,
+        }
+    }
+}
+
+/// Merge operator of `capture_by_digest`: entries of one capture from several inputs
+/// (a CDX line and the WARC record it indexes) combine their flags; the capture key is
+/// the same, or the greatest one when SURTs were spelled differently.
+pub fn merge_index_entries<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<Vec<u8>> {
+    let mut flags = 0u8;
+    let mut key: Option<&[u8]> = None;
+    for value in values {
+        if let Some((f, k)) = IndexEntry::decode(value) {
+            flags |= f;
+            if key.is_none_or(|best| k > best) {
+                key = Some(k);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    IndexEntry::encode(flags, key?, &mut out);
+    Some(out)
 }
 
 fn push_tie_breaker(capture: &Capture, out: &mut Vec<u8>) {
@@ -85,6 +156,22 @@ pub struct DerivedRow {
 pub fn derive_row(captures: &[Capture]) -> Option<DerivedRow> {
     let first = captures.iter().find(|c| c.locates_file())?;
     let count = captures.iter().filter(|c| c.counts()).count() as u64;
+    let mime = first
+        .mime
+        .clone()
+        .or_else(|| captures.iter().find_map(|c| c.mime.clone()));
+    let size = first.size.or_else(|| captures.iter().find_map(|c| c.size));
+    Some(derive_from(first, count, mime, size))
+}
+
+/// The file row for a digest whose first capture is `first`, seen `count` times; `mime`
+/// and `size` may come from another capture when the first one lacks them.
+pub fn derive_from(
+    first: &Capture,
+    count: u64,
+    mime: Option<String>,
+    size: Option<u64>,
+) -> DerivedRow {
     let dedupe = DedupeRecord {
         c: count,
         d: iso_date(&first.ts),
@@ -101,17 +188,49 @@ pub fn derive_row(captures: &[Capture]) -> Option<DerivedRow> {
         url: &first.url,
         warc: first.warc.as_deref(),
     };
-    let mime = first
-        .mime
-        .clone()
-        .or_else(|| captures.iter().find_map(|c| c.mime.clone()));
-    let size = first.size.or_else(|| captures.iter().find_map(|c| c.size));
-    Some(DerivedRow {
+    DerivedRow {
         dedupe: serde_json::to_vec(&dedupe).unwrap_or_default(),
         cdx: serde_json::to_vec(&cdx).unwrap_or_default(),
         mime,
         size,
-    })
+    }
+}
+
+/// Derives a file row from the index entries of one digest (in first-capture order),
+/// reading only the captures it needs through `read`.
+pub fn derive_from_index(
+    entries: &[(u8, &[u8])],
+    mut read: impl FnMut(&[u8]) -> Option<Capture>,
+) -> Option<DerivedRow> {
+    let count = entries
+        .iter()
+        .filter(|(f, _)| f & IndexEntry::COUNTS != 0)
+        .count() as u64;
+    let (_, first_key) = entries.iter().find(|(f, _)| f & IndexEntry::LOCATES != 0)?;
+    let first = read(first_key)?;
+    let mut other = |flag: u8| {
+        entries
+            .iter()
+            .filter(|(f, k)| f & flag != 0 && k != first_key)
+            .find_map(|(_, k)| read(k))
+    };
+    let mime = match &first.mime {
+        Some(m) => Some(m.clone()),
+        None => other(IndexEntry::HAS_MIME).and_then(|c| c.mime),
+    };
+    let size = match first.size {
+        Some(s) => Some(s),
+        None => other(IndexEntry::HAS_SIZE).and_then(|c| c.size),
+    };
+    Some(derive_from(&first, count, mime, size))
+}
+
+/// Reads one capture by its key in URL order.
+pub fn read_capture(store: &Store, capture_key: &[u8]) -> Result<Option<Capture>> {
+    Ok(store
+        .db()
+        .get_pinned_cf(store.cf(CF_CAPTURE), capture_key)?
+        .and_then(|v| Capture::decode(&v).ok()))
 }
 
 /// The columns the derivation writes.
@@ -166,8 +285,8 @@ pub fn put_derived_row(
     }
 }
 
-/// Reads the captures of one digest in first-capture order.
-pub fn captures_of_digest(store: &Store, digest: &Sha1Key) -> Result<Vec<Capture>> {
+/// The index entries of one digest, in first-capture order: (flags, capture key).
+pub fn index_entries(store: &Store, digest: &Sha1Key) -> Result<Vec<(u8, Vec<u8>)>> {
     let mut opts = ReadOptions::default();
     opts.set_iterate_upper_bound(row_upper_bound(digest.as_bytes()));
     let mut iter = store.db().raw_iterator_cf_opt(store.cf(CF_BY_DIGEST), opts);
@@ -177,12 +296,23 @@ pub fn captures_of_digest(store: &Store, digest: &Sha1Key) -> Result<Vec<Capture
         if !key.starts_with(digest.as_bytes()) {
             break;
         }
-        if let Ok(capture) = Capture::from_json(value) {
-            out.push(capture);
+        if let Some((flags, capture_key)) = IndexEntry::decode(value) {
+            out.push((flags, capture_key.to_vec()));
         }
         iter.next();
     }
     iter.status()?;
+    Ok(out)
+}
+
+/// Reads the captures of one digest in first-capture order.
+pub fn captures_of_digest(store: &Store, digest: &Sha1Key) -> Result<Vec<Capture>> {
+    let mut out = Vec::new();
+    for (_, key) in index_entries(store, digest)? {
+        if let Some(capture) = read_capture(store, &key)? {
+            out.push(capture);
+        }
+    }
     Ok(out)
 }
 
@@ -205,7 +335,7 @@ pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
     dirty.seek_to_first();
     let mut by_digest = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
     let mut batch = WriteBatch::default();
-    let mut captures: Vec<Capture> = Vec::new();
+    let mut entries: Vec<(u8, Vec<u8>)> = Vec::new();
     while let Some(key) = dirty.key() {
         let Some(digest) = Sha1Key::from_slice(key) else {
             batch.delete_cf(store.cf(CF_DIRTY), key);
@@ -213,19 +343,31 @@ pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
             continue;
         };
         stats.digests += 1;
-        captures.clear();
+        entries.clear();
         by_digest.seek(digest.as_bytes());
         while let (Some(k), Some(v)) = (by_digest.key(), by_digest.value()) {
             if k.get(..ROW_LEN) != Some(digest.as_bytes().as_slice()) {
                 break;
             }
-            if let Ok(capture) = Capture::from_json(v) {
-                captures.push(capture);
+            if let Some((flags, capture_key)) = IndexEntry::decode(v) {
+                entries.push((flags, capture_key.to_vec()));
             }
             by_digest.next();
         }
         by_digest.status()?;
-        match derive_row(&captures) {
+        let refs: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
+        let mut read_error = None;
+        let derived = derive_from_index(&refs, |k| match read_capture(store, k) {
+            Ok(c) => c,
+            Err(e) => {
+                read_error = Some(e);
+                None
+            }
+        });
+        if let Some(e) = read_error {
+            return Err(e);
+        }
+        match derived {
             Some(row) => {
                 put_derived_row(store, &columns, &mut batch, &digest, &row, ts);
                 stats.rows += 1;

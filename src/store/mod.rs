@@ -29,7 +29,7 @@ use rocksdb::{
     WriteOptions,
 };
 
-use crate::capture::merge_captures;
+use crate::capture::merge_encoded;
 use crate::schema::Schema;
 
 pub const CF_CAPTURE: &str = "capture";
@@ -39,7 +39,7 @@ pub const CF_META: &str = "meta";
 pub const CF_CATALOG: &str = "catalog";
 
 /// Bumped when the on-disk layout changes; a store written by another layout is refused.
-pub const LAYOUT_VERSION: &str = "1";
+pub const LAYOUT_VERSION: &str = "2";
 const META_LAYOUT_KEY: &[u8] = b"layout_version";
 
 pub struct Store {
@@ -69,12 +69,20 @@ pub(crate) fn base_cf_options_for_sst() -> Options {
     base_cf_options(&Cache::new_lru_cache(8 << 20))
 }
 
+fn index_merge(
+    _key: &[u8],
+    existing: Option<&[u8]>,
+    operands: &rocksdb::MergeOperands,
+) -> Option<Vec<u8>> {
+    captures::merge_index_entries(existing.into_iter().chain(operands.iter()))
+}
+
 fn capture_merge(
     _key: &[u8],
     existing: Option<&[u8]>,
     operands: &rocksdb::MergeOperands,
 ) -> Option<Vec<u8>> {
-    merge_captures(existing.into_iter().chain(operands.iter()))
+    merge_encoded(existing.into_iter().chain(operands.iter()))
 }
 
 impl Store {
@@ -107,11 +115,12 @@ impl Store {
             cells::install_version_cap(&mut opts, family.max_versions);
             descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
         }
-        for name in [CF_CAPTURE, CF_BY_DIGEST] {
-            let mut opts = base_cf_options(&cache);
-            opts.set_merge_operator_associative("sediment.capture_merge.v1", capture_merge);
-            descriptors.push(ColumnFamilyDescriptor::new(name, opts));
-        }
+        let mut opts = base_cf_options(&cache);
+        opts.set_merge_operator_associative("sediment.capture_merge.v2", capture_merge);
+        descriptors.push(ColumnFamilyDescriptor::new(CF_CAPTURE, opts));
+        let mut opts = base_cf_options(&cache);
+        opts.set_merge_operator_associative("sediment.index_merge.v1", index_merge);
+        descriptors.push(ColumnFamilyDescriptor::new(CF_BY_DIGEST, opts));
         for name in [CF_DIRTY, CF_META, CF_CATALOG] {
             descriptors.push(ColumnFamilyDescriptor::new(name, base_cf_options(&cache)));
         }

@@ -11,26 +11,46 @@ use rocksdb::WriteBatch;
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
-use crate::store::captures::{by_digest_key, capture_key};
+use crate::store::captures::{IndexEntry, by_digest_key, capture_key};
 use crate::store::cells::cell_key;
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
 
 /// Batches larger than this are written at the next record boundary.
 const BATCH_BYTES: usize = 4 << 20;
 
-/// A cell waiting in a sorted writer: (family index, cell key, value).
-type PendingCell = (usize, Vec<u8>, Vec<u8>);
+/// Where an operation goes: a table family (by schema index) or a capture key space.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+enum Target {
+    Family(usize),
+    Capture,
+    ByDigest,
+    Dirty,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Op {
+    Put,
+    Merge,
+}
+
+/// An operation waiting in a sorted writer.
+struct Pending {
+    target: Target,
+    op: Op,
+    key: Vec<u8>,
+    value: Vec<u8>,
+}
 
 pub struct Writer<'s> {
     store: &'s Store,
-    batch: WriteBatch,
-    /// Cells waiting to be written in key order (see [`Writer::sorted`]): (family, key, value).
-    pending_cells: Option<Vec<PendingCell>>,
+    /// Operations of the current batch. A sorted writer orders them by (target, key)
+    /// before writing; otherwise they are written in the order given.
+    pending: Vec<Pending>,
     pending_bytes: usize,
+    sorted: bool,
     /// Timestamp (ms) given to cells written without an explicit one: one per run,
     /// like an HBase bulk job.
     ts: u64,
-    capture_key_buf: Vec<u8>,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -44,21 +64,20 @@ impl<'s> Writer<'s> {
     pub fn new(store: &'s Store, ts: u64) -> Writer<'s> {
         Writer {
             store,
-            batch: WriteBatch::default(),
-            pending_cells: None,
+            pending: Vec::new(),
             pending_bytes: 0,
+            sorted: false,
             ts,
-            capture_key_buf: Vec::with_capacity(256),
         }
     }
 
-    /// A writer that sorts the cells of each batch by key before writing them: inserting
-    /// keys in order into RocksDB's memtable is several times faster than in random order
-    /// (row keys are SHA-1s, so input order is random). Within a batch, a later write of the
-    /// same cell still wins (the sort is stable).
+    /// A writer that sorts each batch by key before writing it: inserting keys in order
+    /// into RocksDB's memtable is several times faster than in random order (row keys are
+    /// SHA-1s, so input order is random). Operations on the same key keep their order (the
+    /// sort is stable), so a later write still wins.
     pub fn sorted(store: &'s Store, ts: u64) -> Writer<'s> {
         let mut writer = Writer::new(store, ts);
-        writer.pending_cells = Some(Vec::new());
+        writer.sorted = true;
         writer
     }
 
@@ -70,63 +89,81 @@ impl<'s> Writer<'s> {
         self.ts
     }
 
+    fn push(&mut self, target: Target, op: Op, key: Vec<u8>, value: Vec<u8>) {
+        self.pending_bytes += key.len() + value.len() + 32;
+        self.pending.push(Pending {
+            target,
+            op,
+            key,
+            value,
+        });
+    }
+
     pub fn put_cell(&mut self, row: &Sha1Key, column: ColumnId, value: &[u8]) {
         self.put_cell_at(row, column, self.ts, value);
     }
 
     pub fn put_cell_at(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: &[u8]) {
-        let schema = self.store.schema();
-        let key = cell_key(row, &schema.column(column).qualifier, ts);
-        match &mut self.pending_cells {
-            Some(pending) => {
-                self.pending_bytes += key.len() + value.len() + 16;
-                pending.push((column.family, key, value.to_vec()));
-            }
-            None => self
-                .batch
-                .put_cf(self.store.family_cf(column.family), key, value),
-        }
+        let key = cell_key(row, &self.store.schema().column(column).qualifier, ts);
+        self.push(Target::Family(column.family), Op::Put, key, value.to_vec());
     }
 
     /// Records a capture in both capture orders and marks its digest for the
     /// recomputation of the derived file cells.
     pub fn add_capture(&mut self, capture: &Capture) {
         crash_test::count_capture(self);
-        let value = capture.to_json();
-        capture_key(capture, &mut self.capture_key_buf);
-        self.batch
-            .merge_cf(self.store.cf(CF_CAPTURE), &self.capture_key_buf, &value);
+        let value = capture.to_bytes();
+        let mut key = Vec::with_capacity(capture.surt.len() + 64);
+        capture_key(capture, &mut key);
         if let Some(digest) = capture.digest {
-            by_digest_key(&digest, capture, &mut self.capture_key_buf);
-            self.batch
-                .merge_cf(self.store.cf(CF_BY_DIGEST), &self.capture_key_buf, &value);
-            self.batch
-                .put_cf(self.store.cf(CF_DIRTY), digest.as_bytes(), []);
+            let mut digest_key = Vec::with_capacity(64);
+            by_digest_key(&digest, capture, &mut digest_key);
+            let mut entry = Vec::with_capacity(key.len() + 2);
+            IndexEntry::encode(IndexEntry::flags_of(capture), &key, &mut entry);
+            self.push(Target::ByDigest, Op::Merge, digest_key, entry);
+            self.push(
+                Target::Dirty,
+                Op::Put,
+                digest.as_bytes().to_vec(),
+                Vec::new(),
+            );
         }
+        self.push(Target::Capture, Op::Merge, key, value);
     }
 
     /// Marks the end of one input record: the batch may be written now.
     pub fn end_record(&mut self) -> Result<()> {
-        if self.batch.size_in_bytes() + self.pending_bytes >= BATCH_BYTES {
+        if self.pending_bytes >= BATCH_BYTES {
             self.write_batch()?;
         }
         Ok(())
     }
 
     fn write_batch(&mut self) -> Result<()> {
-        if let Some(pending) = &mut self.pending_cells {
-            pending.sort_by(|a, b| (a.0, &a.1).cmp(&(b.0, &b.1)));
-            for (family, key, value) in pending.drain(..) {
-                self.batch.put_cf(self.store.family_cf(family), key, value);
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        if self.sorted {
+            self.pending
+                .sort_by(|a, b| (a.target, &a.key).cmp(&(b.target, &b.key)));
+        }
+        let mut batch = WriteBatch::default();
+        for op in self.pending.drain(..) {
+            let cf = match op.target {
+                Target::Family(f) => self.store.family_cf(f),
+                Target::Capture => self.store.cf(CF_CAPTURE),
+                Target::ByDigest => self.store.cf(CF_BY_DIGEST),
+                Target::Dirty => self.store.cf(CF_DIRTY),
+            };
+            match op.op {
+                Op::Put => batch.put_cf(cf, op.key, op.value),
+                Op::Merge => batch.merge_cf(cf, op.key, op.value),
             }
-            self.pending_bytes = 0;
         }
-        if !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch);
-            self.store
-                .db()
-                .write_opt(batch, &Store::bulk_write_options())?;
-        }
+        self.pending_bytes = 0;
+        self.store
+            .db()
+            .write_opt(batch, &Store::bulk_write_options())?;
         Ok(())
     }
 

@@ -4,9 +4,11 @@
 //! order; the `files` table rows are derived from them (see `store::captures`).
 
 use serde::{Deserialize, Deserializer, Serialize, Serializer};
-use serde_json::Value;
 
 use crate::key::Sha1Key;
+
+mod binary;
+pub use binary::DecodeError;
 
 /// Where a capture was learned from. WARC records know more than CDX lines, so when
 /// both describe the same capture the WARC's fields win (see [`merge_captures`]).
@@ -19,7 +21,7 @@ pub enum Origin {
 }
 
 /// The kind of record the capture came from.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum CaptureKind {
     #[default]
@@ -137,7 +139,11 @@ impl Capture {
 
 /// `dir/sub/name.warc.gz` → `name.warc.gz`.
 pub fn file_name(path: &str) -> &str {
-    path.rsplit(['/', '\\']).next().unwrap_or(path)
+    // Byte search: this runs twice per capture on ingest, and WARC paths are long.
+    match memchr::memrchr2(b'/', b'\\', path.as_bytes()) {
+        Some(i) => &path[i + 1..],
+        None => path,
+    }
 }
 
 /// `20171027222113` → `2017-10-27T22:21:13Z` (the `d` of `f:c`).
@@ -157,71 +163,81 @@ pub fn iso_date(ts14: &str) -> String {
     )
 }
 
-/// Merges several JSON descriptions of the same capture into one, independently of
-/// their order: for each field the value from the richest origin wins (WARC over
-/// CDX), ties go to the greatest value, and `passes` is true if any says so.
-pub fn merge_captures<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<Vec<u8>> {
+/// Merges several stored descriptions of the same capture (the RocksDB merge operator of
+/// both capture key spaces). The result does not depend on their order: for each field
+/// the value from the richest origin wins (WARC over CDX), ties go to the greatest value,
+/// and `passes` is true if any description says so. Damaged values are skipped.
+pub fn merge_encoded<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Option<Vec<u8>> {
     let mut values = values.into_iter();
     let first = values.next()?;
     let rest: Vec<&[u8]> = values.filter(|v| *v != first).collect();
     if rest.is_empty() {
         return Some(first.to_vec());
     }
-    let mut merged: Option<serde_json::Map<String, Value>> = None;
-    let mut merged_rank = 0u8;
-    for bytes in std::iter::once(first).chain(rest) {
-        let Ok(Value::Object(obj)) = serde_json::from_slice::<Value>(bytes) else {
-            // A value that is not a capture object cannot be merged; keep the others.
-            continue;
-        };
-        let rank = origin_rank(&obj);
-        let Some(acc) = merged.as_mut() else {
-            merged = Some(obj);
-            merged_rank = rank;
-            continue;
-        };
-        for (field, value) in obj {
-            if field == "passes" {
-                let passes = value.as_bool().unwrap_or(false)
-                    || acc.get("passes").and_then(Value::as_bool).unwrap_or(false);
-                acc.insert(field, Value::Bool(passes));
-                continue;
-            }
-            match acc.get(&field) {
-                None => {
-                    acc.insert(field, value);
-                }
-                Some(existing) => {
-                    let take = rank > merged_rank
-                        || (rank == merged_rank
-                            && value_order_key(&value) > value_order_key(existing));
-                    if take {
-                        acc.insert(field, value);
-                    }
+    let merged = std::iter::once(first)
+        .chain(rest)
+        .filter_map(|bytes| Capture::decode(bytes).ok())
+        .reduce(|acc, next| merge(acc, &next))?;
+    Some(merged.to_bytes())
+}
+
+/// Field-wise merge of two descriptions of one capture (see [`merge_encoded`]).
+pub fn merge(mut acc: Capture, other: &Capture) -> Capture {
+    use std::cmp::Ordering::{Equal, Greater};
+    let rank = other.origin.cmp(&acc.origin);
+    fn opt<T: Ord + Clone>(
+        ours: &mut Option<T>,
+        theirs: &Option<T>,
+        wins: &dyn Fn(&T, &T) -> bool,
+    ) {
+        match (ours.as_ref(), theirs) {
+            (_, None) => {}
+            (None, Some(v)) => *ours = Some(v.clone()),
+            (Some(x), Some(v)) => {
+                if wins(v, x) {
+                    *ours = Some(v.clone());
                 }
             }
         }
-        if rank > merged_rank {
-            acc.insert("origin".into(), origin_value(rank));
-            merged_rank = rank;
+    }
+    fn req<T: Ord + Clone>(ours: &mut T, theirs: &T, wins: &dyn Fn(&T, &T) -> bool) {
+        if wins(theirs, ours) {
+            *ours = theirs.clone();
         }
     }
-    merged.map(|m| serde_json::to_vec(&Value::Object(m)).unwrap_or_default())
-}
-
-fn origin_rank(obj: &serde_json::Map<String, Value>) -> u8 {
-    match obj.get("origin").and_then(Value::as_str) {
-        Some("warc") => 2,
-        _ => 1,
+    // `theirs` replaces `ours` when it comes from a richer origin, or from the same one
+    // and is greater: a total order, so the merge is commutative and associative.
+    macro_rules! w {
+        () => {
+            &|theirs, ours| rank == Greater || (rank == Equal && theirs > ours)
+        };
     }
-}
-
-fn origin_value(rank: u8) -> Value {
-    Value::String(if rank == 2 { "warc" } else { "cdx" }.into())
-}
-
-fn value_order_key(value: &Value) -> String {
-    value.to_string()
+    opt(&mut acc.c_size, &other.c_size, w!());
+    opt(&mut acc.content_type, &other.content_type, w!());
+    opt(&mut acc.dechunked, &other.dechunked, w!());
+    opt(&mut acc.digest, &other.digest, w!());
+    opt(&mut acc.digest_ok, &other.digest_ok, w!());
+    opt(&mut acc.etag, &other.etag, w!());
+    req(&mut acc.kind, &other.kind, w!());
+    opt(&mut acc.last_modified, &other.last_modified, w!());
+    opt(&mut acc.line, &other.line, w!());
+    opt(&mut acc.mime, &other.mime, w!());
+    opt(&mut acc.offset, &other.offset, w!());
+    opt(&mut acc.record_id, &other.record_id, w!());
+    opt(&mut acc.redirect, &other.redirect, w!());
+    opt(&mut acc.size, &other.size, w!());
+    req(&mut acc.source, &other.source, w!());
+    opt(&mut acc.status, &other.status, w!());
+    req(&mut acc.surt, &other.surt, w!());
+    req(&mut acc.ts, &other.ts, w!());
+    opt(&mut acc.ua, &other.ua, w!());
+    req(&mut acc.url, &other.url, w!());
+    opt(&mut acc.warc, &other.warc, w!());
+    acc.passes |= other.passes;
+    if rank == Greater {
+        acc.origin = other.origin;
+    }
+    acc
 }
 
 mod opt_key_base32 {
@@ -271,7 +287,7 @@ mod tests {
             text.starts_with(r#"{"c_size":361006,"digest":"MQHD36X5MNZPWFNMD5LFOYZSFGCHUN3V""#),
             "{text}"
         );
-        let value: Value = serde_json::from_slice(&json).unwrap();
+        let value: serde_json::Value = serde_json::from_slice(&json).unwrap();
         assert_eq!(
             serde_json::to_vec(&value).unwrap(),
             json,
@@ -297,19 +313,35 @@ mod tests {
         warc.origin = Origin::Warc;
         warc.warc = Some("/data/crawl-00001.warc.gz".into());
         warc.size = Some(1_000_000);
-        warc.record_id = Some("<urn:uuid:1>".into());
+        warc.record_id = Some("urn:uuid:1".into());
         warc.source = "/data/crawl-00001.warc.gz".into();
         warc.passes = false;
-        let (a, b) = (cdx.to_json(), warc.to_json());
-        let ab = merge_captures([a.as_slice(), b.as_slice()]).unwrap();
-        let ba = merge_captures([b.as_slice(), a.as_slice()]).unwrap();
-        assert_eq!(ab, ba);
-        let merged = Capture::from_json(&ab).unwrap();
+        let mut other_cdx = cdx_capture();
+        other_cdx.line = Some(9);
+        other_cdx.source = "z.cdx".into();
+        let values = [cdx.to_bytes(), warc.to_bytes(), other_cdx.to_bytes()];
+        let orders = [[0, 1, 2], [2, 1, 0], [1, 0, 2], [1, 2, 0]];
+        let results: Vec<Vec<u8>> = orders
+            .iter()
+            .map(|o| merge_encoded(o.iter().map(|&i| values[i].as_slice())).unwrap())
+            .collect();
+        assert!(
+            results.windows(2).all(|w| w[0] == w[1]),
+            "order does not matter"
+        );
+        let merged = Capture::decode(&results[0]).unwrap();
         assert_eq!(merged.origin, Origin::Warc);
         assert_eq!(merged.size, Some(1_000_000));
         assert_eq!(merged.warc.as_deref(), Some("/data/crawl-00001.warc.gz"));
-        assert!(merged.passes, "passes is true if any description passes");
+        assert_eq!(merged.source, "/data/crawl-00001.warc.gz");
+        assert_eq!(
+            merged.line,
+            Some(9),
+            "fields only CDX knows are kept (greatest wins)"
+        );
+        assert!(merged.passes, "passes is true if any description says so");
         // identical operands (a re-run) merge to the same bytes
-        assert_eq!(merge_captures([a.as_slice(), a.as_slice()]).unwrap(), a);
+        let a = cdx.to_bytes();
+        assert_eq!(merge_encoded([a.as_slice(), a.as_slice()]).unwrap(), a);
     }
 }
