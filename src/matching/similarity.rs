@@ -96,6 +96,9 @@ const MIN_STRONG_KEY_CHARS: usize = 20;
 const MIN_STRONG_INSIDE_CHARS: usize = 25;
 /// …and medium evidence from this length on.
 const MIN_MEDIUM_INSIDE_CHARS: usize = 12;
+/// An extracted title found inside a catalog title (cut short by a line break) is strong
+/// evidence from this length on (and when it covers about two thirds of it).
+const MIN_STRONG_TRUNCATED_CHARS: usize = 40;
 /// Character measures of keys shorter than this are not computed for partial matches.
 const MIN_PARTIAL_CHARS: usize = 20;
 
@@ -145,7 +148,8 @@ pub fn compare_titles(extracted: &TitleText, catalog: &TitleText) -> TitleCompar
     let strong = (exact && shortest >= MIN_STRONG_KEY_CHARS)
         || (edit >= 0.9 && shortest >= MIN_STRONG_KEY_CHARS)
         || (inside >= 0.95 && lc >= MIN_STRONG_INSIDE_CHARS && 3 * lc >= lg)
-        || (dice >= 0.9 && nc >= 4);
+        || (dice >= 0.9 && nc >= 4)
+        || (truncated >= 0.9 && lg >= MIN_STRONG_TRUNCATED_CHARS);
     let medium = exact
         || edit >= 0.8
         || (inside >= 0.85 && lc >= MIN_MEDIUM_INSIDE_CHARS)
@@ -275,6 +279,17 @@ mod tests {
             "Large-Scale Simulations of Melting in Two-Dimensional Lennard-Jones Systems: Evidence for a Metastable Hexatic Phase",
         );
         assert_eq!(c.level, TitleLevel::Strong, "{c:?}");
+        // A title cut short.
+        let c = compare(
+            "Distribuição espacial da flora terrestre fanerogâmica do Parque Nacional",
+            "Distribuição espacial da flora terrestre fanerogâmica do Parque Nacional Marinho de Abrolhos, BA",
+        );
+        assert_eq!(c.level, TitleLevel::Strong, "{c:?}");
+        let c = compare(
+            "BAROCKE THEMATIK",
+            "Barocke Thematik in der Lyrik des Andreas Gryphius",
+        );
+        assert_eq!(c.level, TitleLevel::Weak, "{c:?}");
         // A short generic title is never strong, even when equal.
         let c = compare("Editorial", "EDITORIAL");
         assert!(c.exact);
