@@ -567,7 +567,7 @@ fn files_above_the_size_limit_are_not_sent() {
         "the 1712-byte PDF was not sent"
     );
     let big = row(&store, OVERVIEW);
-    assert_eq!(big["grobid0:status_code"], -3);
+    assert_eq!(big["grobid0:status_code"], 413);
     assert_eq!(
         big["grobid0:status"],
         serde_json::json!({"status": "oversize", "size": 1712, "limit": 1500})

@@ -81,7 +81,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let ts = now_millis();
     let mut batch = StageBatch::new(&store, ts);
     for group in files.chunks(FILES_PER_BATCH) {
-        let converted: Vec<(PathBuf, Result<(Sha1Key, Option<GrobidCells>), Problem>)> = group
+        let converted: Vec<(PathBuf, Converted)> = group
             .par_iter()
             .map(|path| {
                 (
@@ -120,6 +120,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     super::finished()
 }
 
+/// A file's row and cells (`None` when already processed), or why it was refused.
+type Converted = Result<(Sha1Key, Option<GrobidCells>), Problem>;
+
 /// A file that could not be imported.
 struct Problem {
     code: &'static str,
@@ -134,7 +137,7 @@ fn convert(
     path: &Path,
     options: TeiOptions,
     force: bool,
-) -> Result<(Sha1Key, Option<GrobidCells>), Problem> {
+) -> Converted {
     let Some(key) = tei_file_key(path) else {
         return Err(Problem {
             code: "bad_name",

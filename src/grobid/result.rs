@@ -6,9 +6,10 @@
 //! | 200 with something else | 200 | `{"status":"fail","reason":…}` | none |
 //! | any other HTTP status | that status | `{"status":"error","description":<GROBID's message>}` | none |
 //! | no reply within the timeout | −4 | `{"status":"error-timeout","description":…}` | none |
-//! | file above the size limit (not sent) | −3 | `{"status":"oversize","size":…,"limit":…}` | none |
+//! | file above the size limit (not sent) | 413 | `{"status":"oversize","size":…,"limit":…}` | none |
 //!
-//! The negative codes stand for outcomes without an HTTP status; see
+//! −4 is Heritrix's fetch status for "HTTP timeout" (no HTTP status exists); 413 is HTTP's
+//! "Content Too Large", which sediment answers itself for a file it does not send. See
 //! `schemas/grobid-status.md`.
 
 use serde_json::{Value, json};
@@ -17,10 +18,12 @@ use crate::codec::canonical_json;
 use crate::schema::{ColumnId, Schema};
 use crate::tei::{self, Quality, TeiError, TeiOptions};
 
-/// `grobid0:status_code` of a call that got no reply in time.
+/// `grobid0:status_code` of a call that got no reply in time (Heritrix's fetch status
+/// for an HTTP timeout).
 pub const STATUS_CODE_TIMEOUT: i64 = -4;
-/// `grobid0:status_code` of a file not sent because it is above the size limit.
-pub const STATUS_CODE_OVERSIZE: i64 = -3;
+/// `grobid0:status_code` of a file not sent because it is above the size limit (HTTP
+/// 413 Content Too Large, decided by sediment, not by the server).
+pub const STATUS_CODE_OVERSIZE: i64 = 413;
 
 /// GROBID's error messages are kept up to this many characters.
 const MAX_DESCRIPTION_CHARS: usize = 2000;

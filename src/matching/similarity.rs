@@ -145,8 +145,8 @@ pub fn compare_titles(extracted: &TitleText, catalog: &TitleText) -> TitleCompar
         similarity = similarity.max(truncated);
     }
 
-    let strong = (exact && shortest >= MIN_STRONG_KEY_CHARS)
-        || (edit >= 0.9 && shortest >= MIN_STRONG_KEY_CHARS)
+    // Equal keys have an edit similarity of 1.
+    let strong = (edit >= 0.9 && shortest >= MIN_STRONG_KEY_CHARS)
         || (inside >= 0.95 && lc >= MIN_STRONG_INSIDE_CHARS && 3 * lc >= lg)
         || (dice >= 0.9 && nc >= 4)
         || (truncated >= 0.9 && lg >= MIN_STRONG_TRUNCATED_CHARS);
