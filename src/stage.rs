@@ -36,7 +36,8 @@ impl<'s> StageBatch<'s> {
     }
 
     /// Replaces the row's cells in `families` (schema indexes) by `cells` (whose
-    /// columns must belong to those families).
+    /// columns must belong to those families). The old cells are read from the store,
+    /// so a row should appear once per batch.
     pub fn replace_row(
         &mut self,
         row: &Sha1Key,

@@ -18,7 +18,8 @@ use super::normalize::{normalize_doi, year_of};
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct CatalogRecord {
     /// `doi:<doi>` for Crossref works and bibjson records with a DOI, `fatcat:<ident>`
-    /// for fatcat releases, `bibjson:<sha1 prefix of the line>` for the rest.
+    /// for fatcat releases; `<source>:<first 20 hex of the line's SHA-1>` for a record
+    /// without those.
     pub id: String,
     /// `crossref`, `fatcat` or `bibjson`.
     pub source: String,
