@@ -65,8 +65,8 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
-    for input in plan_inputs(&store, COMMAND, "", &args.files, |_| true)? {
-        if input.done_before.is_some() && !args.force {
+    for input in plan_inputs(&args.files, |_| true)? {
+        if !args.force && input.done_before(&store, COMMAND, "")?.is_some() {
             eprintln!(
                 "{}: already loaded, skipped (use --force to load again)",
                 input.display()
