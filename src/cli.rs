@@ -51,6 +51,14 @@ pub enum Command {
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
     Cat(commands::cat::Args),
+    /// Send the store's PDFs to a GROBID server and keep the results in grobid0.
+    Grobid(commands::grobid::Args),
+    /// Load GROBID TEI files named by the SHA-1 of their PDF into grobid0.
+    ImportTei(commands::import_tei::Args),
+    /// The bibliographic catalog used by `match`: load records, look them up.
+    Catalog(commands::catalog::Args),
+    /// Match every row's grobid0:metadata against the catalog into match0.
+    Match(commands::match_catalog::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -67,6 +75,10 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Grobid(args) => commands::grobid::run(&cli.store, args),
+        Command::ImportTei(args) => commands::import_tei::run(&cli.store, args),
+        Command::Catalog(args) => commands::catalog::run(&cli.store, args),
+        Command::Match(args) => commands::match_catalog::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

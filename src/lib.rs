@@ -7,22 +7,26 @@
 //! (`jsonl`, projections) read them back; `commands` holds one short recipe per subcommand.
 
 pub mod capture;
+pub mod catalog;
 pub mod cdx;
 pub mod cdx_writer;
 pub mod cli;
 pub mod codec;
 pub mod commands;
 pub mod filter;
+pub mod grobid;
 pub mod html;
 pub mod ingest;
 pub mod input;
 pub mod jsonl;
 pub mod key;
+pub mod matching;
 pub mod mime;
 pub mod payload;
 pub mod project;
 pub mod report;
 pub mod schema;
+pub mod stage;
 pub mod store;
 pub mod surt;
 pub mod tei;

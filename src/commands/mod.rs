@@ -3,12 +3,16 @@
 pub mod backfill_cdx;
 pub mod captures;
 pub mod cat;
+pub mod catalog;
 pub mod cdx;
 pub mod export;
 pub mod get;
+pub mod grobid;
 pub mod import_hbase_tsv;
 pub mod import_jsonl;
+pub mod import_tei;
 pub mod import_warc;
+pub mod match_catalog;
 pub mod schema;
 pub mod stats;
 

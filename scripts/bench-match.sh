@@ -1,0 +1,48 @@
+#!/usr/bin/env bash
+# Accuracy of `sediment match` (issue 7) on the real match data of sandcrawler:
+# grobid_sample.bibjson (GROBID metadata of ~980 PDFs, keyed by sha) becomes grobid0
+# rows, crossref_sample.bibjson (~960 Crossref records carrying the sha of the same PDF,
+# the ground truth) is the catalog. Precision and recall twice: as given, and with every
+# DOI removed from the GROBID side; then, without DOIs, against half of the catalog
+# (precision when the right record is missing).
+# Usage: scripts/bench-match.sh [WORKDIR]
+set -euo pipefail
+cd "$(dirname "$0")/.."
+. scripts/env.sh
+corpus="$(pwd)/../shared/corpus/sandcrawler"
+work="${1:-/tmp/sediment-bench-match}"
+if [ ! -f "$corpus/grobid_sample.bibjson" ]; then
+    echo "corpus not found ($corpus), skipping" >&2
+    exit 0
+fi
+cargo build --release --quiet
+rm -rf "$work" && mkdir -p "$work"
+
+run() { # NAME CATALOG [--drop-doi]
+    local name="$1" catalog="$2"; shift 2
+    local store="$work/$name.store"
+    python3 scripts/bibjson_to_rows.py "$@" "$corpus/grobid_sample.bibjson" > "$work/$name.rows.jsonl"
+    "$SEDIMENT_BIN" --store "$store" catalog load "$catalog" 2>"$work/$name.catalog.log"
+    "$SEDIMENT_BIN" --store "$store" import-jsonl "$work/$name.rows.jsonl" 2>"$work/$name.import.log"
+    local s=$(date +%s.%N)
+    "$SEDIMENT_BIN" --store "$store" match 2>"$work/$name.match.log"
+    local e=$(date +%s.%N)
+    "$SEDIMENT_BIN" --store "$store" export --families match0 -o "$work/$name.match0.jsonl" 2>/dev/null
+    printf '%-16s %s  (match: %.2f s)\n' "$name" \
+        "$(python3 scripts/match_eval.py --rows "$work/$name.rows.jsonl" "$work/$name.match0.jsonl" "$catalog")" \
+        "$(echo "$e - $s" | bc)"
+}
+
+echo "GROBID side: $(wc -l < "$corpus/grobid_sample.bibjson") rows, catalog: $(wc -l < "$corpus/crossref_sample.bibjson") Crossref records"
+run as-given "$corpus/crossref_sample.bibjson"
+run without-dois "$corpus/crossref_sample.bibjson" --drop-doi
+# Precision when the right record is missing: the catalog holds only the records whose
+# sha starts with a hex digit below 8 (about half); every match of a row whose record
+# is not there is wrong, and recall counts only rows whose record is there.
+python3 -c "
+import json, sys
+for line in open(sys.argv[1], encoding='utf-8'):
+    if line.strip() and json.loads(line)['sha'][0] in '01234567':
+        sys.stdout.write(line)" "$corpus/crossref_sample.bibjson" > "$work/half-catalog.bibjson"
+echo "half catalog: $(wc -l < "$work/half-catalog.bibjson") records"
+run half-no-dois "$work/half-catalog.bibjson" --drop-doi

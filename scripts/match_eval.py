@@ -1,0 +1,63 @@
+#!/usr/bin/env python3
+"""Precision and recall of `sediment match` against ground truth.
+
+Usage: match_eval.py EXPORT.jsonl TRUTH.bibjson
+  EXPORT.jsonl  `sediment export --families match0` (rows with match0 cells)
+  TRUTH.bibjson catalog records carrying the `sha` (hex) of the PDF they describe
+A row counts as matched when it has match0:doi; the match is correct when that DOI is
+the DOI of a truth record with the row's sha. Recall is over the rows that have a truth
+record (`--rows FILE` restricts it to the rows present in FILE, the GROBID input).
+"""
+import collections
+import json
+import sys
+
+
+def main():
+    args = sys.argv[1:]
+    rows_file = None
+    if "--rows" in args:
+        i = args.index("--rows")
+        rows_file = args[i + 1]
+        del args[i:i + 2]
+    if len(args) != 2:
+        sys.exit(__doc__)
+    export, truth_path = args
+    truth = collections.defaultdict(set)
+    for line in open(truth_path, encoding="utf-8"):
+        if line.strip():
+            record = json.loads(line)
+            if record.get("sha") and record.get("doi"):
+                truth[record["sha"].lower()].add(record["doi"].lower())
+    present = None
+    if rows_file:
+        present = {json.loads(l)["sha1hex"] for l in open(rows_file, encoding="utf-8") if l.strip()}
+    statuses = collections.Counter()
+    matched = correct = 0
+    for line in open(export, encoding="utf-8"):
+        row = json.loads(line)
+        status = row.get("match0:mstatus")
+        if status is None:
+            continue
+        statuses[status] += 1
+        doi = row.get("match0:doi")
+        if doi:
+            matched += 1
+            if doi.lower() in truth.get(row["sha1hex"], ()):
+                correct += 1
+    relevant = len(truth if present is None else present & truth.keys())
+    precision = correct / matched if matched else 0.0
+    recall = correct / relevant if relevant else 0.0
+    print(json.dumps({
+        "rows_with_truth": relevant,
+        "matched": matched,
+        "correct": correct,
+        "wrong": matched - correct,
+        "precision": round(precision, 4),
+        "recall": round(recall, 4),
+        "statuses": dict(sorted(statuses.items())),
+    }))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,147 @@
+//! `sediment catalog load FILE…` and `sediment catalog get ID|DOI`: the bibliographic
+//! catalog that `sediment match` matches against.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+
+use crate::catalog::normalize::normalize_doi;
+use crate::catalog::{Added, Catalog, CatalogWriter, parse_record};
+use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
+use crate::report::{Location, Report};
+use crate::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: CatalogCommand,
+}
+
+#[derive(clap::Subcommand)]
+pub enum CatalogCommand {
+    /// Load JSON lines of Crossref API works (bare or in the API's `message` envelope),
+    /// fatcat release entities, or bibjson ({doi, title, authors, year, journal}).
+    Load(LoadArgs),
+    /// Print catalog records by id (`doi:…`, `fatcat:…`) or DOI, as JSON lines.
+    Get(GetArgs),
+}
+
+#[derive(clap::Args)]
+pub struct LoadArgs {
+    /// JSON-lines files (plain or gzip), or `-` for standard input.
+    #[arg(required = true)]
+    pub files: Vec<PathBuf>,
+    /// Load inputs the store has already loaded.
+    #[arg(long)]
+    pub force: bool,
+    /// Stop at the first bad line (exit status 1).
+    #[arg(long)]
+    pub strict: bool,
+    /// Write every bad line to this file (JSON lines: file, line, reason, raw).
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
+}
+
+#[derive(clap::Args)]
+pub struct GetArgs {
+    /// A record id or a DOI.
+    pub id: String,
+}
+
+const COMMAND: &str = "catalog-load";
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    match args.command {
+        CatalogCommand::Load(args) => load(store_path, args),
+        CatalogCommand::Get(args) => get(store_path, args),
+    }
+}
+
+fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let report = Report::new("catalog load")
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())?
+        .with_progress(None, "lines");
+    for input in plan_inputs(&args.files, |_| true)? {
+        if !args.force && input.done_before(&store, COMMAND, "")?.is_some() {
+            eprintln!(
+                "{}: already loaded, skipped (use --force to load again)",
+                input.display()
+            );
+            report.count("inputs_skipped", 1);
+            continue;
+        }
+        let name = input.display();
+        let before = report.counts();
+        let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
+        let mut writer = CatalogWriter::new(&store);
+        while let Some(chunk) = chunks.next_chunk()? {
+            for (line_no, line) in chunk.lines() {
+                report.count("lines", 1);
+                if line.iter().all(u8::is_ascii_whitespace) {
+                    report.count("blank_lines", 1);
+                    continue;
+                }
+                match parse_record(line) {
+                    Ok(record) => {
+                        let counter = match writer.add(record)? {
+                            Added::New => "records_new",
+                            Added::Replaced => "records_replaced",
+                            Added::Unchanged => "records_unchanged",
+                        };
+                        report.count(counter, 1);
+                    }
+                    Err(e) => {
+                        let at = Location {
+                            file: name.clone(),
+                            line: Some(line_no),
+                            offset: None,
+                        };
+                        report.problem(at, e.code, &e.message, Some(line))?;
+                    }
+                }
+            }
+            report.progress().set_position(report.counts().get("lines"));
+        }
+        writer.finish()?;
+        store.flush()?;
+        let after = report.counts();
+        let delta = |k: &str| after.get(k) - before.get(k);
+        record_done(
+            &store,
+            COMMAND,
+            "",
+            &input,
+            serde_json::json!({
+                "lines": delta("lines"),
+                "records_new": delta("records_new"),
+                "records_replaced": delta("records_replaced"),
+            }),
+        )?;
+    }
+    report.finish("lines", None)?;
+    super::finished()
+}
+
+fn get(store_path: &Path, args: GetArgs) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let catalog = Catalog::new(&store);
+    let mut records = Vec::new();
+    if let Some(record) = catalog.get(args.id.trim())? {
+        records.push(record);
+    } else if let Some(doi) = normalize_doi(&args.id) {
+        records = catalog.by_doi(&doi)?;
+    }
+    if records.is_empty() {
+        bail!("no catalog record with id or DOI {:?}", args.id);
+    }
+    let mut out = std::io::stdout().lock();
+    for record in records {
+        serde_json::to_writer(&mut out, &record)?;
+        out.write_all(b"\n")?;
+    }
+    super::finished()
+}

@@ -1,0 +1,174 @@
+//! `sediment import-tei PATH…`: GROBID outputs made elsewhere into `grobid0`, exactly as
+//! if `sediment grobid` had fetched them.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::{Result, bail};
+use rayon::prelude::*;
+
+use crate::grobid::{GrobidCells, tei_file_key};
+use crate::input::expand_paths;
+use crate::key::Sha1Key;
+use crate::report::{Counts, Location, Report};
+use crate::stage::StageBatch;
+use crate::store::Store;
+use crate::store::cells::Projection;
+use crate::store::writer::now_millis;
+use crate::tei::{TeiOptions, TeiShape};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// TEI files named `<sha1hex>.tei.xml` (or `<sha1hex>.xml`), or directories searched
+    /// recursively for them (flat or in the `xx/yy/<sha1hex>.tei.xml` layout).
+    #[arg(required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Replace rows that already have a `grobid0:status_code`.
+    #[arg(long)]
+    pub force: bool,
+    /// JSON shape of grobid0:tei_json and metadata: current or legacy2018.
+    #[arg(long, default_value = "current")]
+    pub shape: String,
+    /// Stop at the first bad file (exit status 1).
+    #[arg(long)]
+    pub strict: bool,
+    /// Write every bad file to this file (JSON lines: file, offset, reason).
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
+}
+
+const COMMAND: &str = "import-tei";
+
+/// Files converted in parallel, then written in one batch.
+const FILES_PER_BATCH: usize = 64;
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let Some(shape) = TeiShape::parse(&args.shape) else {
+        bail!(
+            "--shape must be current or legacy2018, not {:?}",
+            args.shape
+        );
+    };
+    let options = TeiOptions::with_shape(shape);
+    let store = Store::open(store_path)?;
+    let report = Report::new(COMMAND)
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())?
+        .with_progress(None, "files");
+    let schema = store.schema();
+    let Some(status_code) = schema.column_id("grobid0:status_code") else {
+        bail!("the store's schema has no grobid0:status_code");
+    };
+    let mut replaced = vec![status_code.family];
+    replaced.extend(schema.family_index("match0"));
+    let projection = Projection {
+        families: vec![status_code.family],
+        columns: Some(vec![status_code]),
+        versions: 1,
+    };
+
+    // Named files must follow the naming rule; directories contribute the files that do.
+    let mut files = Vec::new();
+    for path in &args.paths {
+        if path.is_dir() {
+            files.extend(expand_paths(std::slice::from_ref(path), |p| {
+                tei_file_key(p).is_some()
+            })?);
+        } else {
+            files.push(path.clone());
+        }
+    }
+    let ts = now_millis();
+    let mut batch = StageBatch::new(&store, ts);
+    for group in files.chunks(FILES_PER_BATCH) {
+        let converted: Vec<(PathBuf, Converted)> = group
+            .par_iter()
+            .map(|path| {
+                (
+                    path.clone(),
+                    convert(&store, &projection, path, options, args.force),
+                )
+            })
+            .collect();
+        let mut counts = Counts::default();
+        for (path, outcome) in converted {
+            counts.incr("files");
+            match outcome {
+                Ok((_, None)) => counts.incr("skipped_done"),
+                Ok((key, Some(cells))) => {
+                    batch.replace_row(&key, &replaced, &cells.to_cells(schema))?;
+                    counts.incr("rows_written");
+                    if let Some(quality) = cells.quality {
+                        counts.incr(&format!("quality_{quality}"));
+                    }
+                }
+                Err(problem) => {
+                    let at = Location {
+                        file: path.display().to_string(),
+                        line: None,
+                        offset: problem.offset,
+                    };
+                    report.problem(at, problem.code, &problem.message, None)?;
+                }
+            }
+        }
+        batch.commit()?;
+        report.progress().inc(group.len() as u64);
+        report.add_counts(&counts);
+    }
+    report.finish("files", None)?;
+    super::finished()
+}
+
+/// A file's row and cells (`None` when already processed), or why it was refused.
+type Converted = Result<(Sha1Key, Option<GrobidCells>), Problem>;
+
+/// A file that could not be imported.
+struct Problem {
+    code: &'static str,
+    message: String,
+    offset: Option<u64>,
+}
+
+/// Reads and converts one file; `None` cells when the row is already processed.
+fn convert(
+    store: &Store,
+    projection: &Projection,
+    path: &Path,
+    options: TeiOptions,
+    force: bool,
+) -> Converted {
+    let Some(key) = tei_file_key(path) else {
+        return Err(Problem {
+            code: "bad_name",
+            message: "not named <sha1hex>.tei.xml: the name must give the SHA-1 of the PDF".into(),
+            offset: None,
+        });
+    };
+    if !force {
+        match store.read_row(&key, projection) {
+            Ok(Some(_)) => return Ok((key, None)),
+            Ok(None) => {}
+            Err(e) => {
+                return Err(Problem {
+                    code: "store_error",
+                    message: format!("{e:#}"),
+                    offset: None,
+                });
+            }
+        }
+    }
+    let xml = std::fs::read(path).map_err(|e| Problem {
+        code: "unreadable",
+        message: format!("cannot read: {e}"),
+        offset: None,
+    })?;
+    match GrobidCells::from_tei(&xml, options) {
+        Ok(cells) => Ok((key, Some(cells))),
+        Err(e) => Err(Problem {
+            code: "bad_tei",
+            message: format!("{}: {}", e.kind, e.reason),
+            offset: Some(e.position),
+        }),
+    }
+}
