@@ -51,6 +51,8 @@ pub enum Command {
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
     Cat(commands::cat::Args),
+    /// Project the store into other databases (crawl database, …).
+    Project(commands::project::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -67,6 +69,7 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Project(args) => commands::project::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

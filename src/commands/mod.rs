@@ -9,6 +9,8 @@ pub mod get;
 pub mod import_hbase_tsv;
 pub mod import_jsonl;
 pub mod import_warc;
+pub mod project;
+pub mod project_crawl;
 pub mod schema;
 pub mod stats;
 
