@@ -34,7 +34,13 @@ pub struct PageFacts {
 
 impl PageFacts {
     fn weight(&self) -> usize {
-        self.text.len() + self.links.iter().map(|u| u.as_str().len() + 32).sum::<usize>() + 256
+        self.text.len()
+            + self
+                .links
+                .iter()
+                .map(|u| u.as_str().len() + 32)
+                .sum::<usize>()
+            + 256
     }
 }
 

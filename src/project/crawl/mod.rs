@@ -131,10 +131,7 @@ pub fn project_crawl(
     let mut projector = Projector {
         store,
         conn,
-        reader: BodyReader::new(
-            WarcLocator::new(&options.warc_dirs),
-            options.max_body_bytes,
-        ),
+        reader: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
         pool,
         chunk: options.threads.max(1) * 4,
         namespace: sediment_namespace(),
@@ -242,9 +239,7 @@ impl Projector<'_> {
         );
         let is_html = is_html_mime(capture.mime.as_deref());
         let page = match (outcome, is_html, &capture.digest) {
-            (Outcome::Content, true, Some(digest)) => {
-                Some((*digest, without_fragment_str(&url)))
-            }
+            (Outcome::Content, true, Some(digest)) => Some((*digest, without_fragment_str(&url))),
             _ => None,
         };
         Ok(Some(Planned {
@@ -416,7 +411,15 @@ impl Projector<'_> {
         self.report.count("crawl_log_rows", 1);
 
         if let (Outcome::Content, Some(digest)) = (p.outcome, &c.digest) {
-            self.write_file(p, digest, crawl_log_id, request_id, url_id, last_modified, &page)?;
+            self.write_file(
+                p,
+                digest,
+                crawl_log_id,
+                request_id,
+                url_id,
+                last_modified,
+                &page,
+            )?;
         }
         if matches!(c.status, Some(300..=399))
             && let Some(raw) = c.redirect.as_deref()
@@ -656,7 +659,7 @@ mod tests {
         };
         assert_eq!(
             file_media_type(&c).as_deref(),
-            Some("text/html; charset=UTF-8")
+            Some("text/html; charset=utf-8")
         );
         c.content_type = Some("warc/revisit".into());
         assert_eq!(file_media_type(&c).as_deref(), Some("text/html"));

@@ -146,14 +146,8 @@ mod tests {
         assert_eq!(ts14_to_unix("2008043020493"), None);
         assert_eq!(ts14_to_unix("20081330204939"), None);
         let t = 784_111_777;
-        assert_eq!(
-            http_date_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"),
-            Some(t)
-        );
-        assert_eq!(
-            http_date_to_unix("Sunday, 06-Nov-94 08:49:37 GMT"),
-            Some(t)
-        );
+        assert_eq!(http_date_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
+        assert_eq!(http_date_to_unix("Sunday, 06-Nov-94 08:49:37 GMT"), Some(t));
         assert_eq!(http_date_to_unix("Sun Nov  6 08:49:37 1994"), Some(t));
         assert_eq!(http_date_to_unix("yesterday"), None);
     }
