@@ -777,3 +777,40 @@ fn cdx_only_store_projects_without_file_text_and_counts_it() {
     assert_eq!(table_count(&conn, "file_text"), html_lines as i64);
     assert_eq!(counter(&summary, "file_texts_missing_warc_not_found"), 0);
 }
+
+#[test]
+fn cdx_revisits_take_the_type_of_their_original() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdx = dir.path().join("revisits.cdx");
+    let digest = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
+    std::fs::write(
+        &cdx,
+        format!(
+            " CDX N b a m s k r M S V g\n\
+             org,example)/a 20200101000000 http://example.org/a text/html 200 {digest} - - 100 0 x.warc.gz\n\
+             org,example)/a 20200201000000 http://example.org/a warc/revisit - {digest} - - 90 500 x.warc.gz\n\
+             org,example)/b 20200201000000 http://example.org/b warc/revisit - {digest} - - 90 900 x.warc.gz\n"
+        ),
+    )
+    .unwrap();
+    let store = dir.path().join("store");
+    ok_in_dir(dir.path(), &store, &["backfill-cdx", cdx.to_str().unwrap()]);
+    let db = dir.path().join("crawl.db");
+    let summary = project(&store, &db, &[]);
+    let conn = Connection::open(&db).unwrap();
+    assert_sound(&conn);
+    assert_eq!(
+        strings(
+            &conn,
+            "SELECT u.str_url || ' ' || l.exit_code || ' ' || m.str_mimetype
+             FROM file f JOIN crawl_log l USING (crawl_log_id) JOIN url u ON u.url_id = f.url_id
+             JOIN mimetype m USING (mimetype_id)"
+        ),
+        [
+            "http://example.org/a 20 text/html",
+            "http://example.org/a 20 text/html",
+            "http://example.org/b 20 text/html"
+        ]
+    );
+    assert_eq!(counter(&summary, "file_texts_missing_warc_not_found"), 3);
+}

@@ -37,7 +37,6 @@ use crate::project::source::{BodyReader, Unavailable, for_each_capture};
 use crate::report::Report;
 use crate::store::Store;
 use crate::store::captures::capture_key;
-use crate::store::cells::Projection;
 
 pub const CRAWL_SQL: &str = include_str!("../../../schemas/crawl.sql");
 
@@ -139,7 +138,7 @@ pub fn project_crawl(
         base: BaseIds::new(),
         agents: Agents::default(),
         pages: PageCache::new(options.cache_bytes),
-        sizes: HashMap::new(),
+        originals: HashMap::new(),
         candidates: HashSet::new(),
         report,
     };
@@ -164,6 +163,8 @@ struct Planned<'a> {
     time: i64,
     url: Url,
     outcome: Outcome,
+    /// The normalized MIME type (a revisit's from its original when it names none).
+    mime: Option<String>,
     is_html: bool,
     /// The analysis the capture needs (content HTML with a payload).
     page: Option<PageKey>,
@@ -182,8 +183,8 @@ struct Projector<'a> {
     base: BaseIds,
     agents: Agents,
     pages: PageCache,
-    /// Payload sizes of digests (for revisits), from the store's `file:size`.
-    sizes: HashMap<Sha1Key, Option<u64>>,
+    /// What the store's file rows say of the payloads revisits point at.
+    originals: HashMap<Sha1Key, Original>,
     /// url_ids known to have a crawl_candidate row.
     candidates: HashSet<i64>,
     report: &'a Report,
@@ -237,7 +238,16 @@ impl Projector<'_> {
             capture.digest.is_some(),
             capture.redirect.is_some(),
         );
-        let is_html = is_html_mime(capture.mime.as_deref());
+        let mime = capture
+            .mime
+            .clone()
+            .or_else(|| match (capture.kind, &capture.digest) {
+                (CaptureKind::Revisit, Some(d)) => {
+                    self.originals.get(d).and_then(|o| o.mime.clone())
+                }
+                _ => None,
+            });
+        let is_html = is_html_mime(mime.as_deref());
         let page = match (outcome, is_html, &capture.digest) {
             (Outcome::Content, true, Some(digest)) => Some((*digest, without_fragment_str(&url))),
             _ => None,
@@ -248,12 +258,14 @@ impl Projector<'_> {
             time,
             url,
             outcome,
+            mime,
             is_html,
             page,
         }))
     }
 
     fn write_batch(&mut self, batch: &[Capture]) -> Result<()> {
+        self.prefetch_originals(batch)?;
         let mut key = Vec::new();
         let mut planned = Vec::with_capacity(batch.len());
         for capture in batch {
@@ -485,7 +497,7 @@ impl Projector<'_> {
     ) -> Result<()> {
         let c = p.capture;
         let conn = self.conn;
-        let mimetype_id = match file_media_type(c) {
+        let mimetype_id = match file_media_type(c.content_type.as_deref(), p.mime.as_deref()) {
             Some(raw) => self.base.mimetype_id(conn, &raw)?,
             None => None,
         };
@@ -498,7 +510,7 @@ impl Projector<'_> {
         };
         let size = match (c.kind, c.size) {
             (_, Some(size)) => Some(size),
-            (CaptureKind::Revisit, None) => self.payload_size(digest)?,
+            (CaptureKind::Revisit, None) => self.originals.get(digest).and_then(|o| o.size),
             _ => None,
         };
         let canonical_url_id = match page {
@@ -553,31 +565,60 @@ impl Projector<'_> {
         Ok(())
     }
 
-    /// The payload size recorded for a digest (`file:size`), for revisits.
-    fn payload_size(&mut self, digest: &Sha1Key) -> Result<Option<u64>> {
-        if let Some(size) = self.sizes.get(digest) {
-            return Ok(*size);
+    /// Reads the file rows (`file:size`, `file:mime`) of the payloads the batch's
+    /// revisits point at, which carry no size (and, from CDX, no type) themselves: one
+    /// iterator, digests in key order.
+    fn prefetch_originals(&mut self, batch: &[Capture]) -> Result<()> {
+        let mut digests: Vec<Sha1Key> = batch
+            .iter()
+            .filter(|c| c.kind == CaptureKind::Revisit)
+            .filter_map(|c| c.digest)
+            .filter(|d| !self.originals.contains_key(d))
+            .collect();
+        if digests.is_empty() {
+            return Ok(());
         }
+        digests.sort_unstable();
+        digests.dedup();
         let schema = self.store.schema();
-        let column = schema
-            .column_id("file:size")
-            .context("the schema lacks file:size")?;
-        let projection = Projection {
-            families: vec![column.family],
-            columns: Some(vec![column]),
-            versions: 1,
+        let column = |name: &str| {
+            schema
+                .column_id(name)
+                .with_context(|| format!("the schema lacks {name}"))
         };
-        let size = self
+        let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
+        let size_cell = format!("{}\0", schema.column(size_column).qualifier).into_bytes();
+        // Both live in the `file` family; a schema that moved one elsewhere loses the type.
+        let mime_cell = (mime_column.family == size_column.family)
+            .then(|| format!("{}\0", schema.column(mime_column).qualifier).into_bytes());
+        let mut iter = self
             .store
-            .read_row(digest, &projection)?
-            .and_then(|row| row.latest(column).map(<[u8]>::to_vec))
-            .and_then(|v| <[u8; 8]>::try_from(v.as_slice()).ok())
-            .map(u64::from_be_bytes);
-        if self.sizes.len() >= MAX_CACHED_IDS {
-            self.sizes.clear();
+            .db()
+            .raw_iterator_cf(self.store.family_cf(size_column.family));
+        if self.originals.len() + digests.len() > MAX_CACHED_IDS {
+            self.originals.clear();
         }
-        self.sizes.insert(*digest, size);
-        Ok(size)
+        for digest in digests {
+            // A row's cells are contiguous, the newest version of each first.
+            let mut original = Original::default();
+            iter.seek(digest.as_bytes());
+            while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
+                let Some(cell) = k.strip_prefix(&digest.as_bytes()[..]) else {
+                    break;
+                };
+                if cell.starts_with(&size_cell) && original.size.is_none() {
+                    original.size = <[u8; 8]>::try_from(v).ok().map(u64::from_be_bytes);
+                } else if mime_cell.as_ref().is_some_and(|m| cell.starts_with(m))
+                    && original.mime.is_none()
+                {
+                    original.mime = std::str::from_utf8(v).ok().map(str::to_string);
+                }
+                iter.next();
+            }
+            self.originals.insert(digest, original);
+        }
+        iter.status()?;
+        Ok(())
     }
 
     fn finish(self) -> Result<()> {
@@ -627,19 +668,24 @@ const UPSERT_CRAWLED: &str = "
 
 /// The media type of a file row: the Content-Type as sent (with its parameters), else the
 /// normalized MIME type; `None` when neither is a media type (e.g. `warc/revisit` in CDX).
-fn file_media_type(capture: &Capture) -> Option<String> {
+fn file_media_type(content_type: Option<&str>, mime: Option<&str>) -> Option<String> {
     let usable = |raw: &str| {
         MediaType::parse(raw).filter(|m| {
             let essence = m.essence();
             essence != "warc/revisit" && essence != "application/x-unknown"
         })
     };
-    capture
-        .content_type
-        .as_deref()
+    content_type
         .and_then(usable)
-        .or_else(|| capture.mime.as_deref().and_then(usable))
+        .or_else(|| mime.and_then(usable))
         .map(|m| m.canonical())
+}
+
+/// The file row of a payload, as far as a revisit needs it.
+#[derive(Debug, Clone, Default)]
+struct Original {
+    size: Option<u64>,
+    mime: Option<String>,
 }
 
 fn without_fragment_str(url: &Url) -> String {
@@ -652,20 +698,16 @@ mod tests {
 
     #[test]
     fn media_types_of_files() {
-        let mut c = Capture {
-            content_type: Some("text/HTML; charset=UTF-8".into()),
-            mime: Some("text/html".into()),
-            ..Default::default()
-        };
         assert_eq!(
-            file_media_type(&c).as_deref(),
+            file_media_type(Some("text/HTML; charset=UTF-8"), Some("text/html")).as_deref(),
             Some("text/html; charset=utf-8")
         );
-        c.content_type = Some("warc/revisit".into());
-        assert_eq!(file_media_type(&c).as_deref(), Some("text/html"));
-        c.content_type = None;
-        c.mime = None;
-        assert_eq!(file_media_type(&c), None);
+        assert_eq!(
+            file_media_type(Some("warc/revisit"), Some("text/html")).as_deref(),
+            Some("text/html")
+        );
+        assert_eq!(file_media_type(None, None), None);
+        assert_eq!(file_media_type(Some("unk"), None), None);
     }
 
     #[test]
