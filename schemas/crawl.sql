@@ -28,9 +28,10 @@
 --   request          one per capture, time_sent = capture time, request_duration_ms NULL.
 --   file             one per capture that has a body: HTTP 2xx, or a record without HTTP
 --                    status (resource records, dns: responses), with a payload digest;
---                    revisits included (their body is the earlier payload). file_size is
---                    the payload length (the original's for revisits; NULL when unknown,
---                    e.g. from CDX). canonical_url_id from `<link rel=canonical>` or the
+--                    revisits included (their body is the earlier payload; a revisit
+--                    that names no type, like a CDX `warc/revisit` line, takes the type of
+--                    the original's file row). file_size is the payload length (the
+--                    original's for revisits; NULL when unknown, e.g. from CDX). canonical_url_id from `<link rel=canonical>` or the
 --                    HTTP `Link: <…>; rel="canonical"` header.
 --   file_text        the whole HTML document decoded to UTF-8 (charset from the HTTP header,
 --                    a BOM or `<meta charset>`), read back from the WARC; absent when the
@@ -51,7 +52,8 @@
 --     `<meta name=robots>` says noindex, else 180 when the canonical URL is another URL),
 --     29 for other types; 301/308 → 31; 302/303/307 → 32 (other 3xx: 32 with a Location,
 --     else 42); 304 → 34; 401/403 → 171; 404 → 44; 410 → 41; 429 → 49; other 4xx → 40;
---     502–505 → 100; other 5xx → 50; no HTTP status but a payload (resource, dns:) → as 2xx;
+--     502–505 → 100; other 5xx → 50; no HTTP status but a payload (resource records, dns:
+--     responses, CDX revisit lines with status `-`) → as 2xx;
 --     no status and no payload, 1xx, or anything else → 42 (did_not_understand_answer).
 
 CREATE TABLE IF NOT EXISTS agent (

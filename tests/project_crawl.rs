@@ -669,6 +669,11 @@ fn incremental_projection_adds_only_new_captures() {
         );
     }
     assert_eq!(dump(&a), dump(&b));
+
+    // small batches (many transactions, analyses carried across them) and one thread
+    let batched = dir.path().join("batched.db");
+    project(&store, &batched, &["--batch", "7", "--threads", "1"]);
+    assert_eq!(dump(&Connection::open(&batched).unwrap()), dump(&b));
 }
 
 /// The capture lines of a wget CDX file: (status, mime, redirect field).

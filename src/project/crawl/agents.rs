@@ -1,6 +1,6 @@
 //! Agents: one per crawl source (a WARC file, described by its warcinfo record, or a CDX
-//! file), created when its first capture is projected and updated at the end of a run
-//! with the time span and the User-Agent of its captures.
+//! file), created when its first capture is projected and updated with every batch with
+//! the time span and the User-Agent of its captures.
 
 use std::collections::HashMap;
 
@@ -136,8 +136,10 @@ impl Agents {
         })
     }
 
-    /// Writes the time spans and User-Agents gathered in this run.
-    pub fn finish(&self, conn: &Connection) -> Result<()> {
+    /// Writes the time spans and User-Agents gathered so far in this run (called in every
+    /// batch's transaction, so an interrupted run leaves its agents consistent with the
+    /// captures it wrote).
+    pub fn flush(&self, conn: &Connection) -> Result<()> {
         for state in self.states.values() {
             // The most frequent User-Agent, ties to the smallest, for a stable answer.
             let user_agent = state

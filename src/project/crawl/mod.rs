@@ -199,7 +199,10 @@ impl Projector<'_> {
             return Ok(());
         }
         self.conn.execute_batch("BEGIN")?;
-        match self.write_batch(batch) {
+        match self
+            .write_batch(batch)
+            .and_then(|()| self.agents.flush(self.conn))
+        {
             Ok(()) => {
                 self.conn.execute_batch("COMMIT")?;
                 Ok(())
@@ -622,9 +625,6 @@ impl Projector<'_> {
     }
 
     fn finish(self) -> Result<()> {
-        self.conn.execute_batch("BEGIN")?;
-        self.agents.finish(self.conn)?;
-        self.conn.execute_batch("COMMIT")?;
         let count = |table: &str| -> Result<i64> {
             Ok(self
                 .conn
