@@ -59,6 +59,8 @@ pub enum Command {
     Catalog(commands::catalog::Args),
     /// Match every row's grobid0:metadata against the catalog into match0.
     Match(commands::match_catalog::Args),
+    /// Project the store into other databases (crawl database, …).
+    Project(commands::project::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -79,6 +81,7 @@ pub fn main() -> ExitCode {
         Command::ImportTei(args) => commands::import_tei::run(&cli.store, args),
         Command::Catalog(args) => commands::catalog::run(&cli.store, args),
         Command::Match(args) => commands::match_catalog::run(&cli.store, args),
+        Command::Project(args) => commands::project::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

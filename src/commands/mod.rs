@@ -13,6 +13,8 @@ pub mod import_jsonl;
 pub mod import_tei;
 pub mod import_warc;
 pub mod match_catalog;
+pub mod project;
+pub mod project_crawl;
 pub mod schema;
 pub mod stats;
 

@@ -12,16 +12,20 @@ use url::Url;
 
 pub const BASE_SQL: &str = include_str!("../../schemas/base.sql");
 
-/// Creates the base tables (idempotent).
+/// The seed's base schema version, recorded as `unobtanium_base_schema_version`.
+pub const BASE_SCHEMA_VERSION: &str = "0.1.0";
+
+/// Creates the base tables (idempotent) and records the base schema version.
 pub fn create_base_tables(conn: &Connection) -> Result<()> {
     conn.execute_batch(BASE_SQL)
-        .context("cannot create the base tables (schemas/base.sql)")
+        .context("cannot create the base tables (schemas/base.sql)")?;
+    set_info(conn, "unobtanium_base_schema_version", BASE_SCHEMA_VERSION)
 }
 
 /// Writes one database_info entry.
 pub fn set_info(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(
-        "INSERT INTO database_info (key, value) VALUES (?1, ?2)
+        "INSERT INTO unobtanium_database_info (key, value) VALUES (?1, ?2)
          ON CONFLICT (key) DO UPDATE SET value = excluded.value",
         params![key, value],
     )?;
@@ -31,7 +35,7 @@ pub fn set_info(conn: &Connection, key: &str, value: &str) -> Result<()> {
 pub fn get_info(conn: &Connection, key: &str) -> Result<Option<String>> {
     Ok(conn
         .query_row(
-            "SELECT value FROM database_info WHERE key = ?1",
+            "SELECT value FROM unobtanium_database_info WHERE key = ?1",
             [key],
             |r| r.get(0),
         )
@@ -57,7 +61,8 @@ pub fn str_origin(url: &Url) -> String {
     s
 }
 
-/// A parsed media type: `type/subtype[+suffix]` and its parameters (lower-case names).
+/// A parsed media type: `type/subtype[+suffix]` and its parameters (lower-case names; the
+/// charset value lower-cased too).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct MediaType {
     pub type_: String,
@@ -83,7 +88,11 @@ impl MediaType {
         for p in parts {
             if let Some((k, v)) = p.split_once('=') {
                 let key = k.trim().to_ascii_lowercase();
-                let value = v.trim().trim_matches('"').to_string();
+                let mut value = v.trim().trim_matches('"').to_string();
+                // Charset names are case-insensitive (RFC 2046): one row per charset.
+                if key == "charset" {
+                    value.make_ascii_lowercase();
+                }
                 if !key.is_empty() && !parameters.iter().any(|(k, _): &(String, String)| *k == key)
                 {
                     parameters.push((key, value));
@@ -208,7 +217,7 @@ impl BaseIds {
             return Ok(Some(id));
         }
         conn.prepare_cached(
-            "INSERT INTO mimetype (type, subtype, suffix, charset, str_mimetype)
+            "INSERT INTO mimetype (mime_type, mime_subtype, mime_suffix, charset, str_mimetype)
              VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (str_mimetype) DO NOTHING",
         )?
         .execute(params![
@@ -221,7 +230,8 @@ impl BaseIds {
         let id: i64 = conn
             .prepare_cached("SELECT mimetype_id FROM mimetype WHERE str_mimetype = ?1")?
             .query_row([&key], |r| r.get(0))?;
-        for (k, v) in &media.parameters {
+        // charset has its own column (as in the seed); the other parameters go here.
+        for (k, v) in media.parameters.iter().filter(|(k, _)| k != "charset") {
             conn.prepare_cached(
                 "INSERT INTO mime_parameter (mimetype_id, key, value) VALUES (?1, ?2, ?3)
                  ON CONFLICT DO NOTHING",
@@ -298,7 +308,7 @@ mod tests {
             .unwrap();
         let (subtype, suffix): (String, Option<String>) = conn
             .query_row(
-                "SELECT subtype, suffix FROM mimetype WHERE mimetype_id = ?1",
+                "SELECT mime_subtype, mime_suffix FROM mimetype WHERE mimetype_id = ?1",
                 [m3],
                 |r| Ok((r.get(0)?, r.get(1)?)),
             )
@@ -307,12 +317,28 @@ mod tests {
         assert_eq!(ids.mimetype_id(&conn, "unk").unwrap(), None);
         let charset: String = conn
             .query_row(
-                "SELECT value FROM mime_parameter WHERE mimetype_id = ?1 AND key = 'charset'",
+                "SELECT charset FROM mimetype WHERE mimetype_id = ?1",
                 [m1],
                 |r| r.get(0),
             )
             .unwrap();
-        assert_eq!(charset, "UTF-8");
+        assert_eq!(charset, "utf-8", "charset names are lower-cased");
+        let m4 = ids
+            .mimetype_id(&conn, "text/plain; format=flowed; charset=us-ascii")
+            .unwrap()
+            .unwrap();
+        let params: Vec<(String, String)> = conn
+            .prepare("SELECT key, value FROM mime_parameter WHERE mimetype_id = ?1")
+            .unwrap()
+            .query_map([m4], |r| Ok((r.get(0)?, r.get(1)?)))
+            .unwrap()
+            .collect::<Result<_, _>>()
+            .unwrap();
+        assert_eq!(
+            params,
+            vec![("format".into(), "flowed".into())],
+            "charset is in its column, not repeated as a parameter"
+        );
         set_info(&conn, "schema", "crawl").unwrap();
         set_info(&conn, "schema", "crawl2").unwrap();
         assert_eq!(
@@ -321,11 +347,27 @@ mod tests {
         );
         let via_view: String = conn
             .query_row(
-                "SELECT value FROM unobtanium_database_info WHERE key = 'schema'",
+                "SELECT value FROM database_info WHERE key = 'schema'",
                 [],
                 |r| r.get(0),
             )
             .unwrap();
         assert_eq!(via_view, "crawl2");
+        conn.execute(
+            "INSERT INTO database_info (key, value) VALUES ('schema', 'crawl3')",
+            [],
+        )
+        .unwrap();
+        assert_eq!(
+            get_info(&conn, "schema").unwrap().as_deref(),
+            Some("crawl3"),
+            "the view is writable"
+        );
+        assert_eq!(
+            get_info(&conn, "unobtanium_base_schema_version")
+                .unwrap()
+                .as_deref(),
+            Some(BASE_SCHEMA_VERSION)
+        );
     }
 }

@@ -3,4 +3,5 @@
 //! captures and bodies the same way (`source`).
 
 pub mod base;
+pub mod crawl;
 pub mod source;

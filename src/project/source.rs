@@ -30,6 +30,8 @@ pub struct Body {
     pub bytes: Vec<u8>,
     /// The HTTP Content-Type of the record it was read from.
     pub content_type: Option<String>,
+    /// The record's HTTP `Link` header values joined by ", " (e.g. for `rel=canonical`).
+    pub link: Option<String>,
     /// Cut at the size limit.
     pub truncated: bool,
 }
@@ -91,6 +93,9 @@ impl BodyReader {
         };
         let http = record.http.as_ref();
         let content_type = http.and_then(|h| h.content_type()).map(str::to_string);
+        let link = http
+            .map(|h| h.header_all("link").collect::<Vec<_>>().join(", "))
+            .filter(|l| !l.is_empty());
         let encoding = http
             .and_then(|h| h.content_encoding())
             .map(|e| e.trim().to_ascii_lowercase())
@@ -124,6 +129,7 @@ impl BodyReader {
         Ok(Ok(Body {
             bytes,
             content_type,
+            link,
             truncated,
         }))
     }
