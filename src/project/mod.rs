@@ -4,3 +4,5 @@
 
 pub mod base;
 pub mod source;
+pub mod tokenize;
+mod tokenize_tables;
