@@ -51,6 +51,10 @@ pub enum Command {
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
     Cat(commands::cat::Args),
+    /// Project the store into other systems' layouts (word indexes, databases).
+    Project(commands::project::Args),
+    /// Print the pages of a `project jdbm` output that contain a word (URL, frequency).
+    LookupJdbm(commands::lookup_jdbm::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -67,6 +71,8 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Project(args) => commands::project::run(&cli.store, args),
+        Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
     };
     match result {
         Ok(code) => code,

@@ -9,6 +9,10 @@ pub mod get;
 pub mod import_hbase_tsv;
 pub mod import_jsonl;
 pub mod import_warc;
+pub mod lookup_jdbm;
+pub mod project;
+pub mod project_jdbm;
+pub mod project_locust;
 pub mod schema;
 pub mod stats;
 

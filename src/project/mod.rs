@@ -6,3 +6,6 @@ pub mod base;
 pub mod source;
 pub mod tokenize;
 mod tokenize_tables;
+pub mod jdbm;
+pub mod locust;
+pub mod wordindex;

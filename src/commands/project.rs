@@ -1,0 +1,30 @@
+//! `sediment project …`: the store projected into the shapes of other systems.
+
+use std::path::Path;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::Subcommand;
+
+use super::{project_jdbm, project_locust};
+
+#[derive(clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    pub command: ProjectCommand,
+}
+
+#[derive(Subcommand)]
+pub enum ProjectCommand {
+    /// The locust / ASPseek word index: MySQL DDL and INSERT files.
+    Locust(project_locust::Args),
+    /// The JDBM indexer's nine maps as sorted key/value files.
+    Jdbm(project_jdbm::Args),
+}
+
+pub fn run(store: &Path, args: Args) -> Result<ExitCode> {
+    match args.command {
+        ProjectCommand::Locust(args) => project_locust::run(store, args),
+        ProjectCommand::Jdbm(args) => project_jdbm::run(store, args),
+    }
+}
