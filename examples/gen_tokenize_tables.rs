@@ -153,12 +153,11 @@ fn token_starts() -> Vec<u32> {
     let mut select = conn
         .prepare("SELECT DISTINCT doc FROM probe_vocab ORDER BY doc")
         .expect("prepare vocab");
-    let docs = select
+    select
         .query_map([], |r| r.get::<_, i64>(0))
         .expect("query vocab")
         .map(|d| d.expect("row") as u32)
-        .collect();
-    docs
+        .collect()
 }
 
 fn main() {

@@ -404,7 +404,11 @@ pub fn lookup(dir: &Path, word: &str) -> Result<Vec<Hit>> {
             frequency,
         });
     }
-    hits.sort_by(|a, b| b.frequency.cmp(&a.frequency).then(a.page_id.cmp(&b.page_id)));
+    hits.sort_by(|a, b| {
+        b.frequency
+            .cmp(&a.frequency)
+            .then(a.page_id.cmp(&b.page_id))
+    });
     Ok(hits)
 }
 

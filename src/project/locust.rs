@@ -65,7 +65,11 @@ pub struct LocustFiles {
 }
 
 /// Writes `schema.sql` and the data files into `dir`.
-pub fn write_locust(snapshot: &mut Snapshot, order: &CrawlOrder, dir: &Path) -> Result<LocustFiles> {
+pub fn write_locust(
+    snapshot: &mut Snapshot,
+    order: &CrawlOrder,
+    dir: &Path,
+) -> Result<LocustFiles> {
     let mut written = LocustFiles::default();
     let schema_path = dir.join("schema.sql");
     std::fs::write(&schema_path, LOCUST_SQL)
@@ -219,7 +223,9 @@ pub fn write_locust(snapshot: &mut Snapshot, order: &CrawlOrder, dir: &Path) -> 
                 Value::Int(time),
                 Value::Int(status),
                 Value::Str(crc.as_bytes()),
-                Value::Str(cut_bytes(capture.last_modified.as_deref().unwrap_or(""), 64).as_bytes()),
+                Value::Str(
+                    cut_bytes(capture.last_modified.as_deref().unwrap_or(""), 64).as_bytes(),
+                ),
                 Value::Str(cut_bytes(capture.etag.as_deref().unwrap_or(""), 255).as_bytes()),
                 Value::Int(time),
                 Value::Int(referrer),
@@ -487,8 +493,8 @@ impl SqlWriter {
             let path = self
                 .dir
                 .join(format!("data-{:05}.sql", self.files.len() + 1));
-            let file = File::create(&path)
-                .with_context(|| format!("cannot create {}", path.display()))?;
+            let file =
+                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut file = BufWriter::with_capacity(1 << 20, file);
             let head = b"SET NAMES binary;\n";
             file.write_all(head)?;
@@ -558,8 +564,14 @@ mod tests {
     fn cuts_keep_characters_whole() {
         assert_eq!(cut_bytes("aéb", 2), "a");
         assert_eq!(cut_chars("aéb", 2), "aé");
-        assert_eq!(site_of("http://127.0.0.1:47213/x?y").as_deref(), Some("http://127.0.0.1:47213/"));
-        assert_eq!(site_of("https://Example.org/").as_deref(), Some("https://example.org/"));
+        assert_eq!(
+            site_of("http://127.0.0.1:47213/x?y").as_deref(),
+            Some("http://127.0.0.1:47213/")
+        );
+        assert_eq!(
+            site_of("https://Example.org/").as_deref(),
+            Some("https://example.org/")
+        );
         assert_eq!(unix_time("19700101000100"), 60);
     }
 }

@@ -3,9 +3,9 @@
 //! captures and bodies the same way (`source`).
 
 pub mod base;
+pub mod jdbm;
+pub mod locust;
 pub mod source;
 pub mod tokenize;
 mod tokenize_tables;
-pub mod jdbm;
-pub mod locust;
 pub mod wordindex;

@@ -178,14 +178,12 @@ impl Snapshot {
     /// Reads every capture of the store and the documents of the URLs' latest captures.
     pub fn build(store: &Store, options: &Options) -> Result<Snapshot> {
         let spill = if options.keep_bodies {
-            Some(
-                tempfile::tempfile_in(&options.spill_dir).with_context(|| {
-                    format!(
-                        "cannot create a temporary file in {}",
-                        options.spill_dir.display()
-                    )
-                })?,
-            )
+            Some(tempfile::tempfile_in(&options.spill_dir).with_context(|| {
+                format!(
+                    "cannot create a temporary file in {}",
+                    options.spill_dir.display()
+                )
+            })?)
         } else {
             None
         };
@@ -238,7 +236,9 @@ impl Snapshot {
                 let (name, offset) = capture.tie_breaker();
                 let candidate = (capture.ts.clone(), name.to_string(), offset);
                 let start = self.crawl_starts.get(&capture.source);
-                if start.is_none_or(|s| (&s.0, &s.1, s.2) > (&candidate.0, &candidate.1, candidate.2)) {
+                if start
+                    .is_none_or(|s| (&s.0, &s.1, s.2) > (&candidate.0, &candidate.1, candidate.2))
+                {
                     let node = self.intern_url(url);
                     self.crawl_starts.insert(
                         capture.source.clone(),
@@ -681,14 +681,20 @@ pub const RAW_BLOB_MARK: u32 = 0xFFFF_FFFF;
 /// when compression does not make it shorter.
 pub fn words_blob(document: &[u8]) -> Vec<u8> {
     use flate2::{Compression, write::ZlibEncoder};
-    let mut encoder = ZlibEncoder::new(Vec::with_capacity(document.len() / 3 + 16), Compression::default());
+    let mut encoder = ZlibEncoder::new(
+        Vec::with_capacity(document.len() / 3 + 16),
+        Compression::default(),
+    );
     // Writing into a Vec cannot fail.
     let compressed = encoder
         .write_all(document)
         .and_then(|_| encoder.finish())
         .unwrap_or_default();
     let mut out = Vec::with_capacity(4 + compressed.len().min(document.len()));
-    if !compressed.is_empty() && compressed.len() < document.len() && document.len() < RAW_BLOB_MARK as usize {
+    if !compressed.is_empty()
+        && compressed.len() < document.len()
+        && document.len() < RAW_BLOB_MARK as usize
+    {
         out.extend_from_slice(&(document.len() as u32).to_le_bytes());
         out.extend_from_slice(&compressed);
     } else {
