@@ -7,7 +7,7 @@ use anyhow::Result;
 
 use crate::ingest::thread_count;
 use crate::project::jdbm::write_jdbm;
-use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
+use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
 use crate::report::Report;
 use crate::store::Store;
 
@@ -40,6 +40,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         threads: thread_count(args.threads),
     };
     let snapshot = Snapshot::build(&store, &options)?;
+    warn_missing_warcs(&snapshot);
     let order = snapshot.crawl_order();
     let written = write_jdbm(&snapshot, &order, &args.output)?;
     report.add_counts(&snapshot.counts);

@@ -9,13 +9,12 @@
 //!   as SQLite knows them, plus the combining marks it treats as parts of words; each
 //!   folds to one code point (its lower case, and with `remove_diacritics` its base
 //!   letter) or, when diacritics are removed, combining marks are dropped.
-//! * The character tables ([`tokenize_tables`](super::tokenize_tables)) were observed from
+//! * The character tables (`src/project/tokenize_tables.rs`) were observed from
 //!   SQLite itself (`examples/gen_tokenize_tables.rs`), and the tests here compare whole
 //!   texts with SQLite's own tokens read back through `fts5vocab`.
-//! * Combining marks continue a token but never start one: a mark after a separator is
-//!   itself a separator.
-//! * Tokens that fold to nothing (a lone combining mark whose diacritic is removed) are
-//!   not reported.
+//! * The combining marks U+0300–U+0331 that SQLite treats specially continue a token but
+//!   never start one (after a separator they are separators); they are the only
+//!   characters that fold to nothing (when diacritics are removed), so no token is empty.
 //!
 //! # porter
 //! Martin Porter's algorithm in the variant of his reference C implementation (step 2
@@ -26,11 +25,13 @@
 //! # Which form each index stores
 //! * The summary database's FTS table: `porter unicode61` ([`Tokenizer::PORTER_UNICODE61`]).
 //! * The locust/ASPseek and JDBM word indexes: [`Tokenizer::WORDS`], i.e. `unicode61
-//!   remove_diacritics 0` without stemming. Both engines stored the words of a page as
-//!   written, only lower-cased (ASPseek folds case through its charset tables and stems
-//!   at query time, if at all; the JDBM indexer keeps whole words), so stems would make
-//!   their dictionaries unreadable to their own query code, and stripping accents would
-//!   merge words their users tell apart ("résumé" vs. "resume").
+//!   remove_diacritics 0` without stemming. Both engines store whole words, not stems:
+//!   ASPseek lower-cases them through its charset tables (stemming, if any, happens at
+//!   query time); the JDBM indexer splits the page text at white space and keeps each
+//!   piece as written. Stems would not match their query code, and stripping accents would
+//!   merge words their users tell apart ("résumé" vs. "resume"); folding case and cutting
+//!   punctuation off (which the JDBM indexer did not do: "Lake," and "lake" were two
+//!   words there) gives both the same, cleaner dictionary.
 
 use super::tokenize_tables::{CONTINUE_ONLY_RANGES, FOLDS_0, FOLDS_1, FOLDS_2, TOKEN_RANGES};
 

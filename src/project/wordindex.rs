@@ -562,8 +562,9 @@ fn analyse(
             if link.locality == LinkLocality::SelfDocument {
                 continue;
             }
-            if let Some(url) = normalize_url(link.url.as_str()) {
-                analysed.links.push(url.to_string());
+            // Link URLs are parsed and without fragment already.
+            if matches!(link.url.scheme(), "http" | "https") {
+                analysed.links.push(link.url.as_str().to_string());
             }
         }
     } else if mime == "text/plain" {
@@ -645,32 +646,63 @@ fn text_start(parts: &[&str]) -> String {
 }
 
 /// The content of the first `<meta name="keywords">` (names compared without case), white
-/// space collapsed. The document is parsed again only when it mentions "keywords".
+/// space collapsed. Only the `<meta>` tags that mention "keywords" are parsed (each alone,
+/// by the same HTML parser, so attribute quoting and character references are read as a
+/// browser reads them).
 pub fn meta_keywords(html_text: &str) -> Option<String> {
-    let mentions = html_text
-        .as_bytes()
-        .windows(8)
-        .any(|w| w.eq_ignore_ascii_case(b"keywords"));
-    if !mentions {
-        return None;
-    }
-    let dom = html::dom::parse(html_text);
-    for node in 0..dom.nodes.len() as u32 {
-        let Some(element) = dom.element(node) else {
-            continue;
-        };
-        if element.html_name() != Some("meta") {
+    let bytes = html_text.as_bytes();
+    for start in memchr::memchr_iter(b'<', bytes) {
+        let rest = &bytes[start + 1..];
+        let is_meta = rest.len() > 4
+            && rest[..4].eq_ignore_ascii_case(b"meta")
+            && matches!(
+                rest[4],
+                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'
+            );
+        if !is_meta {
             continue;
         }
-        let is_keywords = element
-            .attr("name")
-            .is_some_and(|n| n.trim().eq_ignore_ascii_case("keywords"));
-        if let (true, Some(content)) = (is_keywords, element.attr("content")) {
-            let collapsed: Vec<&str> = content.split_whitespace().collect();
-            return Some(collapsed.join(" "));
+        let end = tag_end(bytes, start);
+        let tag = &bytes[start..end];
+        if !tag.windows(8).any(|w| w.eq_ignore_ascii_case(b"keywords")) {
+            continue;
+        }
+        // `start` and `end` sit on ASCII bytes ('<', and '>' or the end of the text).
+        let Some(snippet) = html_text.get(start..end) else {
+            continue;
+        };
+        let dom = html::dom::parse(snippet);
+        for node in 0..dom.nodes.len() as u32 {
+            let Some(element) = dom.element(node) else {
+                continue;
+            };
+            let is_keywords = element.html_name() == Some("meta")
+                && element
+                    .attr("name")
+                    .is_some_and(|n| n.trim().eq_ignore_ascii_case("keywords"));
+            if let (true, Some(content)) = (is_keywords, element.attr("content")) {
+                let collapsed: Vec<&str> = content.split_whitespace().collect();
+                return Some(collapsed.join(" "));
+            }
         }
     }
     None
+}
+
+/// The end (exclusive) of the tag starting at `start`: after the first `>` outside quoted
+/// attribute values, or the end of the text.
+fn tag_end(bytes: &[u8], start: usize) -> usize {
+    let mut quote: Option<u8> = None;
+    for (i, &b) in bytes.iter().enumerate().skip(start) {
+        match (quote, b) {
+            (Some(q), _) if b == q => quote = None,
+            (Some(_), _) => {}
+            (None, b'"' | b'\'') => quote = Some(b),
+            (None, b'>') => return i + 1,
+            _ => {}
+        }
+    }
+    bytes.len()
 }
 
 /// Marks a words blob that holds the raw document (compression did not shrink it).
@@ -717,6 +749,16 @@ pub fn unpack_words_blob(blob: &[u8]) -> Option<Vec<u8>> {
     (out.len() == length as usize).then_some(out)
 }
 
+/// Tells the user when documents could not be read because their WARCs were not found.
+pub fn warn_missing_warcs(snapshot: &Snapshot) {
+    let missing = snapshot.counts.get("body_warc_not_found");
+    if missing > 0 {
+        eprintln!(
+            "sediment: warning: {missing} documents were not read: their WARC files were not found; give the directories that hold them with --warc-dir"
+        );
+    }
+}
+
 /// The directory for the temporary body file: the output directory, created if needed.
 pub fn prepare_output_dir(dir: &Path) -> Result<()> {
     std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))
@@ -758,6 +800,13 @@ mod tests {
             cores "><meta name=description content=x></head><body>keywords</body></html>"#;
         assert_eq!(meta_keywords(html).as_deref(), Some("lake, sediment cores"));
         assert_eq!(meta_keywords("<p>no meta</p>"), None);
+        let tricky = r#"<meta name="description" content="about keywords"><meta
+            content="a &amp; b > c" name=KEYWORDS>"#;
+        assert_eq!(meta_keywords(tricky).as_deref(), Some("a & b > c"));
+        assert_eq!(
+            meta_keywords("<metadata keywords><meta name=keywords"),
+            None
+        );
     }
 
     #[test]
