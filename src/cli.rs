@@ -59,8 +59,10 @@ pub enum Command {
     Catalog(commands::catalog::Args),
     /// Match every row's grobid0:metadata against the catalog into match0.
     Match(commands::match_catalog::Args),
-    /// Project the store into other databases (crawl database, …).
+    /// Project the store into other systems' layouts (crawl and summary databases, word indexes).
     Project(commands::project::Args),
+    /// Print the pages of a `project jdbm` output that contain a word (URL, frequency).
+    LookupJdbm(commands::lookup_jdbm::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -82,6 +84,7 @@ pub fn main() -> ExitCode {
         Command::Catalog(args) => commands::catalog::run(&cli.store, args),
         Command::Match(args) => commands::match_catalog::run(&cli.store, args),
         Command::Project(args) => commands::project::run(&cli.store, args),
+        Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
     };
     match result {
         Ok(code) => code,

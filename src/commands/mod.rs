@@ -12,9 +12,12 @@ pub mod import_hbase_tsv;
 pub mod import_jsonl;
 pub mod import_tei;
 pub mod import_warc;
+pub mod lookup_jdbm;
 pub mod match_catalog;
 pub mod project;
 pub mod project_crawl;
+pub mod project_jdbm;
+pub mod project_locust;
 pub mod schema;
 pub mod stats;
 

@@ -1,9 +1,12 @@
-//! `sediment project …`: the store's captures as other databases.
+//! `sediment project …`: the store projected into the shapes of other systems.
 
 use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
+use clap::Subcommand;
+
+use super::{project_crawl, project_jdbm, project_locust};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -11,15 +14,21 @@ pub struct Args {
     pub command: ProjectCommand,
 }
 
-#[derive(clap::Subcommand)]
+#[derive(Subcommand)]
 pub enum ProjectCommand {
     /// The crawl database (seed schema "Crawler schema as of release 3.0"): agents, crawl
     /// log, requests, files with their HTML text, redirects and crawl candidates.
-    Crawl(super::project_crawl::Args),
+    Crawl(project_crawl::Args),
+    /// The locust / ASPseek word index: MySQL DDL and INSERT files.
+    Locust(project_locust::Args),
+    /// The JDBM indexer's nine maps as sorted key/value files.
+    Jdbm(project_jdbm::Args),
 }
 
-pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+pub fn run(store: &Path, args: Args) -> Result<ExitCode> {
     match args.command {
-        ProjectCommand::Crawl(args) => super::project_crawl::run(store_path, args),
+        ProjectCommand::Crawl(args) => project_crawl::run(store, args),
+        ProjectCommand::Locust(args) => project_locust::run(store, args),
+        ProjectCommand::Jdbm(args) => project_jdbm::run(store, args),
     }
 }

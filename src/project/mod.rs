@@ -4,4 +4,9 @@
 
 pub mod base;
 pub mod crawl;
+pub mod jdbm;
+pub mod locust;
 pub mod source;
+pub mod tokenize;
+mod tokenize_tables;
+pub mod wordindex;

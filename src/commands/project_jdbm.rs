@@ -1,0 +1,51 @@
+//! `sediment project jdbm -o DIR`: the JDBM indexer's maps as sorted TSV files.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::ingest::thread_count;
+use crate::project::jdbm::write_jdbm;
+use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
+use crate::report::Report;
+use crate::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output directory: PageIDtoURL.tsv, URLtoPageID.tsv, … (nine maps).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Directories holding the WARC files the documents are read from.
+    #[arg(long = "warc-dir", value_name = "DIR")]
+    pub warc_dirs: Vec<PathBuf>,
+    /// Bytes of a document read at most.
+    #[arg(long, default_value_t = 16 << 20)]
+    pub max_body_bytes: usize,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let report = Report::new("project jdbm");
+    prepare_output_dir(&args.output)?;
+    let options = Options {
+        warc_dirs: args.warc_dirs,
+        max_body_bytes: args.max_body_bytes,
+        keep_bodies: false,
+        keep_forward: true,
+        spill_dir: args.output.clone(),
+        threads: thread_count(args.threads),
+    };
+    let snapshot = Snapshot::build(&store, &options)?;
+    warn_missing_warcs(&snapshot);
+    let order = snapshot.crawl_order();
+    let written = write_jdbm(&snapshot, &order, &args.output)?;
+    report.add_counts(&snapshot.counts);
+    report.add_counts(&written.counts);
+    report.count("output_bytes", written.bytes);
+    report.finish("pages", None)?;
+    super::finished()
+}

@@ -1,0 +1,54 @@
+//! `sediment project locust -o DIR`: the locust / ASPseek MySQL word index.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::ingest::thread_count;
+use crate::project::locust::write_locust;
+use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
+use crate::report::Report;
+use crate::store::Store;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Output directory: schema.sql and data-00001.sql, … (load in name order with
+    /// `mysql DB < FILE`).
+    #[arg(short = 'o', long = "output", value_name = "DIR")]
+    pub output: PathBuf,
+    /// Directories holding the WARC files the documents are read from.
+    #[arg(long = "warc-dir", value_name = "DIR")]
+    pub warc_dirs: Vec<PathBuf>,
+    /// Bytes of a document read at most (the server's max_allowed_packet must exceed
+    /// twice this).
+    #[arg(long, default_value_t = 4 << 20)]
+    pub max_body_bytes: usize,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let store = Store::open(store_path)?;
+    let report = Report::new("project locust");
+    prepare_output_dir(&args.output)?;
+    let options = Options {
+        warc_dirs: args.warc_dirs,
+        max_body_bytes: args.max_body_bytes,
+        keep_bodies: true,
+        keep_forward: false,
+        spill_dir: args.output.clone(),
+        threads: thread_count(args.threads),
+    };
+    let mut snapshot = Snapshot::build(&store, &options)?;
+    warn_missing_warcs(&snapshot);
+    let order = snapshot.crawl_order();
+    let written = write_locust(&mut snapshot, &order, &args.output)?;
+    report.add_counts(&snapshot.counts);
+    report.add_counts(&written.counts);
+    report.count("files", written.files.len() as u64);
+    report.count("output_bytes", written.bytes);
+    report.finish("pages", None)?;
+    super::finished()
+}

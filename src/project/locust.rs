@@ -1,0 +1,577 @@
+//! The locust / ASPseek projection: MySQL DDL and INSERT batches for the tables wordurl,
+//! urlword, urlwords00 … urlwords15, robots, sites and stat (`schemas/locust.sql`).
+//!
+//! # Rows
+//! * `urlword`: one row per URL of the [`Snapshot`] (captured or only linked), `url_id`
+//!   from 1 in crawl order ([`Snapshot::crawl_order`]). `status` is the HTTP status of the
+//!   latest capture (0: never fetched); `deleted` 1 for a status of 400 or more;
+//!   `last_index_time` the capture time and `next_index_time` the same (due from then on;
+//!   0 for URLs never fetched); `crc` the MD5 (hex) of the document; `last_modified` and
+//!   `etag` as sent; a URL never fetched is `deleted` when robots.txt disallows it (as
+//!   ASPseek marks it); `referrer` the url_id of the document the URL was discovered from;
+//!   `hops` the link depth from the seeds (at most 255); `redir` the url_id of a redirect
+//!   target (else 0); `origin` 0 for the first document (lowest url_id) with a given
+//!   MD5, 1 for its clones, NULL for URLs without a document; `tag` 0.
+//! * `urlwordsNN` (NN = url_id mod 16): one row per document. `wordcount` distinct words,
+//!   `totalcount` words; `content_type` as sent; `charset` the encoding the text was
+//!   decoded with; `title` ≤ 128 characters, `txt` the first 255 characters of the body
+//!   text, `keywords` ≤ 255, `description` ≤ 100, `lang` the first two letters of the
+//!   primary language; `docsize` the body size; `words` the document as a words blob
+//!   ([`words_blob`](super::wordindex::words_blob)); `hrefs` the url_ids of the outgoing
+//!   links, sorted, distinct, 4 bytes little-endian each.
+//! * `wordurl`: every word of the documents, `word_id` from 1 in byte order of the words.
+//! * `sites`: `scheme://host[:port]/` of every URL, `site_id` from 1 in url_id order.
+//! * `robots`: for every robots.txt document, its `Disallow` paths for the crawler's user
+//!   agent (the product token of the capture's User-Agent), or for `*` when no group names
+//!   the crawler.
+//! * `stat`: no rows.
+//!
+//! # Files
+//! `schema.sql` is `schemas/locust.sql`; `data-00001.sql`, `data-00002.sql`, … hold
+//! multi-row INSERTs of at most about 1 MiB each (a single larger row stands alone) and
+//! start a new file after 64 MiB. Each file starts with `SET NAMES binary`, so the bytes
+//! reach the binary columns unchanged; strings with quotes, backslashes or control
+//! characters, and all blobs, are written as hex literals (`X'…'`), so the files load the
+//! same whatever `sql_mode` says about backslashes. The server's `max_allowed_packet` must
+//! exceed twice the largest document (the body limit) plus a little.
+
+use std::collections::HashMap;
+use std::fs::File;
+use std::io::{BufWriter, Write};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result};
+use url::Url;
+
+use super::wordindex::{CrawlOrder, Snapshot, unpack_words_blob};
+use crate::report::Counts;
+
+/// The DDL (`schemas/locust.sql`).
+pub const LOCUST_SQL: &str = include_str!("../../schemas/locust.sql");
+
+/// Longest URL `urlword.url` holds.
+pub const MAX_URL_BYTES: usize = 2048;
+/// An INSERT statement is closed once it is this long.
+const STATEMENT_BYTES: usize = 1 << 20;
+/// A data file is closed once it is this long.
+const FILE_BYTES: u64 = 64 << 20;
+
+/// What was written.
+#[derive(Debug, Default, Clone)]
+pub struct LocustFiles {
+    pub files: Vec<PathBuf>,
+    pub bytes: u64,
+    pub counts: Counts,
+}
+
+/// Writes `schema.sql` and the data files into `dir`.
+pub fn write_locust(
+    snapshot: &mut Snapshot,
+    order: &CrawlOrder,
+    dir: &Path,
+) -> Result<LocustFiles> {
+    let mut written = LocustFiles::default();
+    let schema_path = dir.join("schema.sql");
+    std::fs::write(&schema_path, LOCUST_SQL)
+        .with_context(|| format!("cannot write {}", schema_path.display()))?;
+    written.files.push(schema_path);
+    written.bytes += LOCUST_SQL.len() as u64;
+    let mut sql = SqlWriter::new(dir);
+
+    // wordurl: words in byte order.
+    let mut word_order: Vec<u32> = (0..snapshot.words.len() as u32).collect();
+    word_order.sort_by(|&a, &b| snapshot.words[a as usize].cmp(&snapshot.words[b as usize]));
+    for (i, &w) in word_order.iter().enumerate() {
+        sql.row(
+            "wordurl",
+            "word, word_id",
+            &[
+                Value::Str(snapshot.words[w as usize].as_bytes()),
+                Value::Int(i as i64 + 1),
+            ],
+        )?;
+    }
+    written.counts.add("wordurl", word_order.len() as u64);
+
+    // sites, in url_id order of first appearance.
+    let mut site_ids: HashMap<String, i64> = HashMap::new();
+    let mut node_site = vec![0i64; snapshot.urls.len()];
+    for &node in &order.order {
+        let Some(site) = site_of(&snapshot.urls[node as usize]) else {
+            continue;
+        };
+        let next = site_ids.len() as i64 + 1;
+        let id = *site_ids.entry(site.clone()).or_insert_with(|| next);
+        if id == next {
+            sql.row(
+                "sites",
+                "site_id, site",
+                &[Value::Int(id), Value::Str(cut_bytes(&site, 255).as_bytes())],
+            )?;
+        }
+        node_site[node as usize] = id;
+    }
+    written.counts.add("sites", site_ids.len() as u64);
+
+    // Originals: the first document (in url_id order) of each MD5.
+    let mut original_of: HashMap<[u8; 16], u32> = HashMap::new();
+    for &node in &order.order {
+        if let Some(doc) = snapshot.pages[node as usize]
+            .as_ref()
+            .and_then(|p| p.document.as_ref())
+        {
+            original_of.entry(doc.md5).or_insert(node);
+        }
+    }
+
+    // robots.txt first: its rules mark the URLs never fetched that it disallows.
+    let mut blob = Vec::new();
+    let mut robots: Vec<(String, String)> = Vec::new();
+    for &node in &order.order {
+        let url = &snapshot.urls[node as usize];
+        let Some(page) = &snapshot.pages[node as usize] else {
+            continue;
+        };
+        let (Some(location), Some(site)) = (
+            page.document.as_ref().and_then(|d| d.blob),
+            site_of(url).filter(|_| is_robots_txt(url)),
+        ) else {
+            continue;
+        };
+        let agent = page
+            .capture
+            .ua
+            .as_deref()
+            .and_then(|ua| ua.split(['/', ' ']).next())
+            .unwrap_or("")
+            .to_ascii_lowercase();
+        snapshot.read_blob(location, &mut blob)?;
+        if let Some(text) = unpack_words_blob(&blob) {
+            for path in disallowed_paths(&String::from_utf8_lossy(&text), &agent) {
+                robots.push((site.clone(), path));
+            }
+        }
+    }
+    let disallowed = |url: &str| -> bool {
+        let Ok(parsed) = Url::parse(url) else {
+            return false;
+        };
+        let Some(site) = site_of(url) else {
+            return false;
+        };
+        let path = &url[parsed[..url::Position::BeforePath].len()..];
+        robots
+            .iter()
+            .any(|(s, prefix)| *s == site && path.starts_with(prefix.as_str()))
+    };
+
+    let url_id = |node: u32| order.position[node as usize] as i64 + 1;
+    for &node in &order.order {
+        let url = snapshot.urls[node as usize].clone();
+        if url.len() > MAX_URL_BYTES {
+            written.counts.incr("urls_too_long");
+            continue;
+        }
+        let id = url_id(node);
+        let referrer = order.referrer[node as usize].map_or(0, url_id);
+        let hops = order.hops[node as usize].min(255) as i64;
+        let Some(page) = snapshot.pages[node as usize].clone() else {
+            sql.row(
+                "urlword",
+                URLWORD_COLUMNS,
+                &[
+                    Value::Int(id),
+                    Value::Int(node_site[node as usize]),
+                    Value::Int(i64::from(disallowed(&url))),
+                    Value::Str(url.as_bytes()),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Str(b""),
+                    Value::Str(b""),
+                    Value::Str(b""),
+                    Value::Int(0),
+                    Value::Int(referrer),
+                    Value::Int(0),
+                    Value::Int(hops),
+                    Value::Int(0),
+                    Value::Null,
+                ],
+            )?;
+            written.counts.incr("urlword");
+            continue;
+        };
+        let capture = &page.capture;
+        let status = capture.status.unwrap_or(0) as i64;
+        let time = unix_time(&capture.ts);
+        let crc = page
+            .document
+            .as_ref()
+            .map(|d| hex::encode(d.md5))
+            .unwrap_or_default();
+        let origin = match &page.document {
+            Some(doc) => Value::Int(i64::from(original_of.get(&doc.md5) != Some(&node))),
+            None => Value::Null,
+        };
+        sql.row(
+            "urlword",
+            URLWORD_COLUMNS,
+            &[
+                Value::Int(id),
+                Value::Int(node_site[node as usize]),
+                Value::Int(i64::from(status >= 400)),
+                Value::Str(url.as_bytes()),
+                Value::Int(time),
+                Value::Int(status),
+                Value::Str(crc.as_bytes()),
+                Value::Str(
+                    cut_bytes(capture.last_modified.as_deref().unwrap_or(""), 64).as_bytes(),
+                ),
+                Value::Str(cut_bytes(capture.etag.as_deref().unwrap_or(""), 255).as_bytes()),
+                Value::Int(time),
+                Value::Int(referrer),
+                Value::Int(0),
+                Value::Int(hops),
+                Value::Int(page.redirect.map_or(0, url_id)),
+                origin,
+            ],
+        )?;
+        written.counts.incr("urlword");
+        let Some(doc) = &page.document else {
+            continue;
+        };
+        let mut hrefs: Vec<u32> = page
+            .links
+            .iter()
+            .filter(|&&t| snapshot.urls[t as usize].len() <= MAX_URL_BYTES)
+            .map(|&t| url_id(t) as u32)
+            .collect();
+        hrefs.sort_unstable();
+        hrefs.dedup();
+        let href_bytes: Vec<u8> = hrefs.iter().flat_map(|h| h.to_le_bytes()).collect();
+        match doc.blob {
+            Some(location) => snapshot.read_blob(location, &mut blob)?,
+            None => blob.clear(),
+        }
+        let docsize = if doc.truncated {
+            capture.size.unwrap_or(doc.size)
+        } else {
+            doc.size
+        };
+        let lang: String = doc.lang.chars().take(2).collect();
+        let table = format!("urlwords{:02}", id % 16);
+        sql.row(
+            &table,
+            URLWORDS_COLUMNS,
+            &[
+                Value::Int(id),
+                Value::Int(0),
+                Value::Int(i64::from(doc.distinct_words.min(65_535))),
+                Value::Int(doc.total_words.min(16_777_215) as i64),
+                Value::Str(cut_bytes(&doc.content_type, 128).as_bytes()),
+                Value::Str(cut_bytes(&doc.charset, 32).as_bytes()),
+                Value::Str(cut_chars(&doc.title, 128).as_bytes()),
+                Value::Str(cut_chars(&doc.text_start, 255).as_bytes()),
+                Value::Int(docsize.min(i32::MAX as u64) as i64),
+                Value::Str(cut_chars(&doc.keywords, 255).as_bytes()),
+                Value::Str(cut_chars(&doc.description, 100).as_bytes()),
+                Value::Str(cut_bytes(&lang, 2).as_bytes()),
+                Value::Blob(&blob),
+                Value::Blob(&href_bytes),
+            ],
+        )?;
+        written.counts.incr("urlwords");
+    }
+    for (site, path) in &robots {
+        sql.row(
+            "robots",
+            "hostinfo, path",
+            &[
+                Value::Str(cut_bytes(site, 255).as_bytes()),
+                Value::Str(cut_bytes(path, 255).as_bytes()),
+            ],
+        )?;
+    }
+    written.counts.add("robots", robots.len() as u64);
+    let (files, bytes) = sql.finish()?;
+    written.files.extend(files);
+    written.bytes += bytes;
+    Ok(written)
+}
+
+const URLWORD_COLUMNS: &str = "url_id, site_id, deleted, url, next_index_time, status, crc, \
+     last_modified, etag, last_index_time, referrer, tag, hops, redir, origin";
+const URLWORDS_COLUMNS: &str = "url_id, deleted, wordcount, totalcount, content_type, charset, \
+     title, txt, docsize, keywords, description, lang, words, hrefs";
+
+fn is_robots_txt(url: &str) -> bool {
+    Url::parse(url).is_ok_and(|u| u.path() == "/robots.txt")
+}
+
+/// `scheme://host[:port]/` of a URL.
+pub fn site_of(url: &str) -> Option<String> {
+    let url = Url::parse(url).ok()?;
+    let host = url.host_str()?;
+    Some(match url.port() {
+        Some(port) => format!("{}://{host}:{port}/", url.scheme()),
+        None => format!("{}://{host}/", url.scheme()),
+    })
+}
+
+/// 14-digit capture time to unix seconds (0 when malformed).
+pub fn unix_time(ts14: &str) -> i64 {
+    chrono::NaiveDateTime::parse_from_str(ts14, "%Y%m%d%H%M%S")
+        .map(|t| t.and_utc().timestamp())
+        .unwrap_or(0)
+}
+
+/// At most `max` bytes of `s`, cut at a character boundary.
+pub fn cut_bytes(s: &str, max: usize) -> &str {
+    if s.len() <= max {
+        return s;
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    &s[..end]
+}
+
+/// At most `max` characters of `s`.
+pub fn cut_chars(s: &str, max: usize) -> &str {
+    match s.char_indices().nth(max) {
+        Some((end, _)) => &s[..end],
+        None => s,
+    }
+}
+
+/// The `Disallow` paths of a robots.txt for a crawler whose product token is `agent`
+/// (lower case): those of the groups naming it, else those of the `*` groups. Empty
+/// `Disallow` lines (allow everything) are skipped; duplicates are removed.
+pub fn disallowed_paths(robots_txt: &str, agent: &str) -> Vec<String> {
+    let mut specific: Vec<String> = Vec::new();
+    let mut general: Vec<String> = Vec::new();
+    let mut named_agent = false;
+    let mut group_agents: Vec<String> = Vec::new();
+    let mut in_rules = false;
+    for line in robots_txt.lines() {
+        let line = line.split('#').next().unwrap_or("").trim();
+        let Some((field, value)) = line.split_once(':') else {
+            continue;
+        };
+        let field = field.trim().to_ascii_lowercase();
+        let value = value.trim();
+        match field.as_str() {
+            "user-agent" => {
+                if in_rules {
+                    group_agents.clear();
+                    in_rules = false;
+                }
+                group_agents.push(value.to_ascii_lowercase());
+            }
+            "disallow" | "allow" => {
+                in_rules = true;
+                if field != "disallow" || value.is_empty() {
+                    continue;
+                }
+                let for_agent = !agent.is_empty()
+                    && group_agents
+                        .iter()
+                        .any(|a| a != "*" && !a.is_empty() && agent.contains(a.as_str()));
+                if for_agent {
+                    named_agent = true;
+                    specific.push(value.to_string());
+                } else if group_agents.iter().any(|a| a == "*") {
+                    general.push(value.to_string());
+                }
+            }
+            _ => {}
+        }
+    }
+    let mut paths = if named_agent { specific } else { general };
+    let mut seen = std::collections::HashSet::new();
+    paths.retain(|p| seen.insert(p.clone()));
+    paths
+}
+
+/// One SQL value.
+pub enum Value<'a> {
+    Int(i64),
+    Null,
+    /// Text (written quoted when it is plain, else as a hex literal).
+    Str(&'a [u8]),
+    /// Binary (always a hex literal).
+    Blob(&'a [u8]),
+}
+
+fn plain(bytes: &[u8]) -> bool {
+    bytes
+        .iter()
+        .all(|&b| b >= 0x20 && b != b'\'' && b != b'\\' && b != 0x7F)
+}
+
+fn push_value(out: &mut Vec<u8>, value: &Value) {
+    match value {
+        Value::Int(n) => out.extend_from_slice(itoa::Buffer::new().format(*n).as_bytes()),
+        Value::Null => out.extend_from_slice(b"NULL"),
+        Value::Str(s) if plain(s) => {
+            out.push(b'\'');
+            out.extend_from_slice(s);
+            out.push(b'\'');
+        }
+        Value::Str(s) | Value::Blob(s) => {
+            out.extend_from_slice(b"X'");
+            let start = out.len();
+            out.resize(start + s.len() * 2, 0);
+            // The buffer has exactly twice the input's length.
+            let _ = hex::encode_to_slice(s, &mut out[start..]);
+            out.push(b'\'');
+        }
+    }
+}
+
+/// Multi-row INSERT statements across numbered data files.
+struct SqlWriter {
+    dir: PathBuf,
+    files: Vec<PathBuf>,
+    file: Option<BufWriter<File>>,
+    file_bytes: u64,
+    total_bytes: u64,
+    /// The open statement: table, columns, text so far.
+    table: String,
+    statement: Vec<u8>,
+    row: Vec<u8>,
+}
+
+impl SqlWriter {
+    fn new(dir: &Path) -> SqlWriter {
+        SqlWriter {
+            dir: dir.to_path_buf(),
+            files: Vec::new(),
+            file: None,
+            file_bytes: 0,
+            total_bytes: 0,
+            table: String::new(),
+            statement: Vec::new(),
+            row: Vec::new(),
+        }
+    }
+
+    fn row(&mut self, table: &str, columns: &str, values: &[Value]) -> Result<()> {
+        self.row.clear();
+        self.row.push(b'(');
+        for (i, value) in values.iter().enumerate() {
+            if i > 0 {
+                self.row.push(b',');
+            }
+            push_value(&mut self.row, value);
+        }
+        self.row.push(b')');
+        if self.table != table
+            || (!self.statement.is_empty()
+                && self.statement.len() + self.row.len() > STATEMENT_BYTES)
+        {
+            self.end_statement()?;
+        }
+        if self.statement.is_empty() {
+            self.table = table.to_string();
+            self.statement
+                .extend_from_slice(format!("INSERT INTO {table} ({columns}) VALUES\n").as_bytes());
+        } else {
+            self.statement.extend_from_slice(b",\n");
+        }
+        self.statement.extend_from_slice(&self.row);
+        Ok(())
+    }
+
+    fn end_statement(&mut self) -> Result<()> {
+        if self.statement.is_empty() {
+            return Ok(());
+        }
+        self.statement.extend_from_slice(b";\n");
+        if self.file.is_none() || self.file_bytes >= FILE_BYTES {
+            self.close_file()?;
+            let path = self
+                .dir
+                .join(format!("data-{:05}.sql", self.files.len() + 1));
+            let file =
+                File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
+            let mut file = BufWriter::with_capacity(1 << 20, file);
+            let head = b"SET NAMES binary;\n";
+            file.write_all(head)?;
+            self.file_bytes = head.len() as u64;
+            self.files.push(path);
+            self.file = Some(file);
+        }
+        if let Some(file) = self.file.as_mut() {
+            file.write_all(&self.statement)?;
+        }
+        self.file_bytes += self.statement.len() as u64;
+        self.statement.clear();
+        Ok(())
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        if let Some(mut file) = self.file.take() {
+            file.flush().context("cannot write a data file")?;
+            self.total_bytes += self.file_bytes;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<(Vec<PathBuf>, u64)> {
+        self.end_statement()?;
+        self.close_file()?;
+        Ok((self.files, self.total_bytes))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn robots_groups_for_the_crawler_and_for_everyone() {
+        let txt = "# comment\nUser-agent: *\nDisallow: /secret/\nDisallow:\n\n\
+                   User-agent: BadBot\nUser-agent: wget\nDisallow: /only-wget/ # why\n\
+                   Allow: /x\nUser-agent: other\nDisallow: /other/\n";
+        assert_eq!(disallowed_paths(txt, "wget"), ["/only-wget/"]);
+        assert_eq!(disallowed_paths(txt, "curl"), ["/secret/"]);
+        assert_eq!(disallowed_paths(txt, ""), ["/secret/"]);
+    }
+
+    #[test]
+    fn values_are_quoted_or_hex() {
+        let mut out = Vec::new();
+        for v in [
+            Value::Int(-5),
+            Value::Null,
+            Value::Str(b"plain text"),
+            Value::Str(b"it's"),
+            Value::Str("é".as_bytes()),
+            Value::Blob(b"\x00\xff"),
+            Value::Blob(b""),
+        ] {
+            push_value(&mut out, &v);
+            out.push(b' ');
+        }
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "-5 NULL 'plain text' X'69742773' 'é' X'00ff' X'' "
+        );
+    }
+
+    #[test]
+    fn cuts_keep_characters_whole() {
+        assert_eq!(cut_bytes("aéb", 2), "a");
+        assert_eq!(cut_chars("aéb", 2), "aé");
+        assert_eq!(
+            site_of("http://127.0.0.1:47213/x?y").as_deref(),
+            Some("http://127.0.0.1:47213/")
+        );
+        assert_eq!(
+            site_of("https://Example.org/").as_deref(),
+            Some("https://example.org/")
+        );
+        assert_eq!(unix_time("19700101000100"), 60);
+    }
+}
