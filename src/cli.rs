@@ -51,6 +51,10 @@ pub enum Command {
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
     Cat(commands::cat::Args),
+    /// Project the store into other shapes (summary database, …).
+    Project(commands::project::Args),
+    /// Full-text search over a summary database made by `project summary`.
+    Search(commands::search::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -67,6 +71,8 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Project(args) => commands::project::run(&cli.store, args),
+        Command::Search(args) => commands::search::run(args),
     };
     match result {
         Ok(code) => code,

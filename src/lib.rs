@@ -23,6 +23,7 @@ pub mod payload;
 pub mod project;
 pub mod report;
 pub mod schema;
+pub mod search;
 pub mod store;
 pub mod surt;
 pub mod tei;

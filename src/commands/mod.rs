@@ -9,7 +9,10 @@ pub mod get;
 pub mod import_hbase_tsv;
 pub mod import_jsonl;
 pub mod import_warc;
+pub mod project;
+pub mod project_summary;
 pub mod schema;
+pub mod search;
 pub mod stats;
 
 use std::process::ExitCode;
