@@ -203,17 +203,16 @@ CREATE TABLE IF NOT EXISTS token (
     token    TEXT UNIQUE NOT NULL
 );
 
--- The forward index: how often each token occurs in each text pile (all six fields).
--- The column name is the seed's spelling.
+-- The forward index: how often each token occurs in each text pile (all six fields),
+-- clustered by pile (the full-text index is the inverted one). The column name is the
+-- seed's spelling.
 CREATE TABLE IF NOT EXISTS token_statistics (
     token_id     INTEGER NOT NULL REFERENCES token (token_id),
     text_pile_id INTEGER NOT NULL REFERENCES text_pile (text_pile_id),
     occurances   INTEGER NOT NULL,
-    PRIMARY KEY (token_id, text_pile_id),
+    PRIMARY KEY (text_pile_id, token_id),
     CHECK (occurances > 0)
 ) WITHOUT ROWID;
-CREATE INDEX IF NOT EXISTS token_statistics_by_text_pile
-    ON token_statistics (text_pile_id);
 
 -- The search index: one row per open, non-duplicate generation with a text pile, rowid =
 -- entity_generation_id. `any` holds the literal word "any" in every row, so that a query

@@ -50,6 +50,7 @@ fn hits(db: &Db, query: &str) -> Vec<serde_json::Value> {
             "--json",
             "--limit",
             "50",
+            "--",
             query,
         ],
     );
@@ -301,11 +302,30 @@ fn text_output_and_bad_queries() {
         "{}",
         missing.stderr
     );
-    // A leading minus is a query, not an option.
+    // A query that starts with a minus goes after `--`; options after the query stay
+    // options.
     let run = sediment(
         &db.store,
-        &["search", "--db", db.db.to_str().unwrap(), "-okapi"],
+        &["search", "--db", db.db.to_str().unwrap(), "--", "-okapi"],
     );
     assert_eq!(run.status, 0, "{}", run.stderr);
-    assert!(run.stderr.contains("no results") || !run.stdout.contains("okapi"));
+    assert!(run.stdout.is_empty() && run.stderr.contains("no results"));
+    let run = sediment(
+        &db.store,
+        &[
+            "search",
+            "--db",
+            db.db.to_str().unwrap(),
+            "okapi",
+            "--limit",
+            "2",
+        ],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert!(
+        run.stdout.starts_with("1. Okapi sightings\n"),
+        "{}",
+        run.stdout
+    );
+    assert!(run.stdout.contains("\n2. ") && !run.stdout.contains("\n3. "));
 }

@@ -12,8 +12,9 @@ use crate::search::{Query, open, search};
 #[derive(clap::Args)]
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
-    /// filters site:HOST, lang:CODE, mime:TYPE.
-    #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
+    /// filters site:HOST, lang:CODE, mime:TYPE. A query that starts with a minus goes
+    /// after `--`: `sediment search -- -"phrase" word`.
+    #[arg(required = true, num_args = 1..)]
     pub query: Vec<String>,
     /// The summary database written by `sediment project summary`.
     #[arg(long, default_value = "summary.db")]

@@ -26,6 +26,7 @@ pub mod rows;
 use std::collections::{BTreeMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Instant;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
@@ -278,7 +279,11 @@ impl Summarizer<'_> {
         if todo.is_empty() {
             return Ok(());
         }
+        let started = Instant::now();
         let results = analyse_all(self.store, &self.bodies, &jobs);
+        self.counts
+            .add("ms_analysing", started.elapsed().as_millis() as u64);
+        let started = Instant::now();
 
         self.in_transaction(|s| {
             for (job, result) in jobs.iter().zip(results) {
@@ -288,7 +293,10 @@ impl Summarizer<'_> {
                 s.summarize_url(u, state)?;
             }
             Ok(())
-        })
+        })?;
+        self.counts
+            .add("ms_writing", started.elapsed().as_millis() as u64);
+        Ok(())
     }
 
     /// Runs `work` in one transaction, rolled back when it fails.
@@ -493,8 +501,14 @@ impl Summarizer<'_> {
             } else {
                 self.counts.incr("generations_extended");
             }
-            add_work(&self.conn, WORK_SEARCH_ROW, g.id)?;
-            if let Some(pile) = pile {
+            // The search row depends on whether the generation is open, duplicates on when
+            // it starts and ends; a later last_seen changes neither.
+            if g.confirmed_end != plan_g.confirmed_end {
+                add_work(&self.conn, WORK_SEARCH_ROW, g.id)?;
+            }
+            if let Some(pile) = pile
+                && (g.first_seen != plan_g.first_seen || g.confirmed_end != plan_g.confirmed_end)
+            {
                 add_work(&self.conn, WORK_DUPLICATES, *pile)?;
             }
         }
@@ -657,12 +671,15 @@ impl Summarizer<'_> {
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
                     r.get(0)
                 })?;
-        if search_was_empty && rows > 0 {
-            // A fresh index is merged into one segment: smaller and faster to query.
+        let written = self.counts.get("search_rows_written") as i64;
+        if rows > 0 && (search_was_empty || written * 10 > rows) {
+            // After a fresh index or many changes, the index is merged into one segment
+            // (smaller, faster to query); after a few, FTS5's own incremental merging will do.
             self.conn.execute(
                 "INSERT INTO full_text_entity_index (full_text_entity_index) VALUES ('optimize')",
                 [],
             )?;
+            self.counts.incr("search_index_optimized");
         }
         self.conn
             .execute_batch("PRAGMA optimize; PRAGMA wal_checkpoint(TRUNCATE);")?;
