@@ -9,7 +9,7 @@
 pub mod query;
 
 use anyhow::{Context, Result};
-use rusqlite::{Connection, OpenFlags, params_from_iter, types::Value};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter, types::Value};
 use serde::Serialize;
 
 pub use query::{Query, QueryError, Term};
@@ -46,6 +46,9 @@ pub fn open(path: &std::path::Path) -> Result<Connection> {
         OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
     )
     .with_context(|| format!("cannot open the summary database {}", path.display()))?;
+    // Ranking reads the index's document sizes and a few small rows per match: memory-map
+    // the file rather than copying pages through read calls.
+    conn.execute_batch("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;")?;
     let has_index: bool = conn
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'full_text_entity_index')",
@@ -75,7 +78,6 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
                 COALESCE(dd.indexiness, 0) > 0 AS index_page
          FROM full_text_entity_index
          JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
-         JOIN url ON url.url_id = eg.url_id
          LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
          WHERE full_text_entity_index MATCH ?
            AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
@@ -89,7 +91,8 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
             .map(|_| "(o.host = ? OR o.host LIKE ? ESCAPE '\\')")
             .collect();
         sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM origin o WHERE o.origin_id = url.origin_id AND ({}))",
+            " AND EXISTS (SELECT 1 FROM url JOIN origin o ON o.origin_id = url.origin_id
+                          WHERE url.url_id = eg.url_id AND ({}))",
             alternatives.join(" OR ")
         ));
         for site in &query.sites {
@@ -128,7 +131,8 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
             values.push(Value::Text(essence));
         }
     }
-    sql.push_str(" ORDER BY index_page, score, url.str_url LIMIT ?");
+    // Ties (equal scores) go to the older generation: stable across runs.
+    sql.push_str(" ORDER BY index_page, score, full_text_entity_index.rowid LIMIT ?");
     values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
     let ranked: Vec<(i64, f64, bool)> = conn
         .prepare_cached(&sql)?
@@ -165,55 +169,64 @@ fn hit(
     index_page: bool,
     has_terms: bool,
 ) -> Result<Hit> {
-    let snippets: Vec<String> = SNIPPET_COLUMNS
-        .iter()
-        .map(|c| format!("snippet(full_text_entity_index, {c}, char(2), char(3), '…', 24)"))
-        .collect();
-    let sql = format!(
-        "SELECT url.str_url,
+    let mut hit = conn
+        .prepare_cached(
+            "SELECT url.str_url,
                 COALESCE(NULLIF(dd.title, ''), NULLIF(dd.primary_headline, ''), url.str_url),
                 eg.first_seen_unix_utc, eg.last_seen_unix_utc,
                 (SELECT count(*) FROM crawl_summary cs
                  WHERE cs.entity_generation_id = eg.entity_generation_id),
-                eg.entity_generation_uuid, {}
-         FROM full_text_entity_index
-         JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+                eg.entity_generation_uuid
+         FROM entity_generation eg
          JOIN url ON url.url_id = eg.url_id
          LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
-         WHERE full_text_entity_index MATCH ?1 AND full_text_entity_index.rowid = ?2",
-        snippets.join(", ")
-    );
-    let hit =
-        conn.prepare_cached(&sql)?
-            .query_row(rusqlite::params![expression, generation], |r| {
-                let uuid: Vec<u8> = r.get(5)?;
-                let mut candidates = Vec::with_capacity(SNIPPET_COLUMNS.len());
-                for i in 0..SNIPPET_COLUMNS.len() {
-                    candidates.push(r.get::<_, Option<String>>(6 + i)?.unwrap_or_default());
-                }
-                // The first column with a match; without terms (or matches), the body text.
-                let chosen = candidates
-                    .iter()
-                    .find(|s| has_terms && s.contains(MARK_START))
-                    .or_else(|| candidates.iter().find(|s| !s.is_empty()))
-                    .cloned()
-                    .unwrap_or_default();
-                Ok(Hit {
-                    url: r.get(0)?,
-                    title: r.get(1)?,
-                    snippet: chosen
-                        .replace(MARK_START, MATCH_START)
-                        .replace(MARK_END, MATCH_END),
-                    first_seen: r.get(2)?,
-                    last_seen: r.get(3)?,
-                    captures: r.get(4)?,
-                    score,
-                    index_page,
-                    entity_generation_uuid: uuid::Uuid::from_slice(&uuid)
-                        .map(|u| u.to_string())
-                        .unwrap_or_default(),
-                })
-            })?;
+         WHERE eg.entity_generation_id = ?1",
+        )?
+        .query_row([generation], |r| {
+            let uuid: Vec<u8> = r.get(5)?;
+            Ok(Hit {
+                url: r.get(0)?,
+                title: r.get(1)?,
+                snippet: String::new(),
+                first_seen: r.get(2)?,
+                last_seen: r.get(3)?,
+                captures: r.get(4)?,
+                score,
+                index_page,
+                entity_generation_uuid: uuid::Uuid::from_slice(&uuid)
+                    .map(|u| u.to_string())
+                    .unwrap_or_default(),
+            })
+        })?;
+    // The first column with a match; without terms (or matches), the body text.
+    let mut fallback = String::new();
+    for column in SNIPPET_COLUMNS {
+        let snippet: Option<String> = conn
+            .prepare_cached(
+                "SELECT snippet(full_text_entity_index, ?3, char(2), char(3), '…', 24)
+                 FROM full_text_entity_index
+                 WHERE full_text_entity_index MATCH ?1 AND rowid = ?2",
+            )?
+            .query_row(rusqlite::params![expression, generation, column], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .flatten();
+        let snippet = snippet.unwrap_or_default();
+        if has_terms && snippet.contains(MARK_START) {
+            fallback = snippet;
+            break;
+        }
+        if fallback.is_empty() {
+            fallback = snippet;
+        }
+        if !has_terms && !fallback.is_empty() {
+            break;
+        }
+    }
+    hit.snippet = fallback
+        .replace(MARK_START, MATCH_START)
+        .replace(MARK_END, MATCH_END);
     Ok(hit)
 }
 
