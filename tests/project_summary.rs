@@ -476,7 +476,30 @@ fn incremental_run_matches_a_run_from_scratch() {
     // Same content as summarizing both crawls at once.
     let scratch = dir.path().join("scratch.db");
     summarize(&store, &scratch);
-    let other = open(&scratch);
+    assert_same_content(&conn, &open(&scratch));
+    // And whatever the batch size and the number of threads.
+    let small = dir.path().join("small-batches.db");
+    summarize_with(&store, &small, &["--batch", "1", "--threads", "1"]);
+    assert_same_content(&conn, &open(&small));
+
+    // A run interrupted after its batches leaves its work list behind (here: made by hand,
+    // with the search rows and duplicates it had still to write gone); the next run
+    // finishes it.
+    conn.execute_batch(
+        "DELETE FROM full_text_entity_index;
+         DELETE FROM duplicate_summary;
+         UPDATE entity_generation SET marked_duplicate = 0;
+         INSERT INTO summary_work (kind, id) SELECT 1, entity_generation_id FROM entity_generation;
+         INSERT INTO summary_work (kind, id) SELECT 2, text_pile_id FROM text_pile;",
+    )
+    .unwrap();
+    let resumed = summarize(&store, &db);
+    assert_eq!(count(&resumed, "urls_unchanged"), 38);
+    assert_same_content(&conn, &open(&scratch));
+}
+
+/// Two summary databases hold the same rows (ids aside: compared through UUIDs and URLs).
+fn assert_same_content(a: &rusqlite::Connection, b: &rusqlite::Connection) {
     for sql in [
         "SELECT u.str_url, hex(eg.entity_generation_uuid), first_seen_unix_utc, last_seen_unix_utc,
                 confirmed_end_unix_utc, marked_duplicate, hex(content_key)
@@ -490,19 +513,30 @@ fn incremental_run_matches_a_run_from_scratch() {
          JOIN entity_generation s ON s.entity_generation_id = d.subject_entity_generation_id
          JOIN entity_generation o ON o.entity_generation_id = d.duplicate_of_entity_generation_id
          ORDER BY 1, 3",
-        "SELECT hex(crawl_uuid), hex(e.entity_generation_uuid), exit_code, time_started_unix_utc,
-                status_code, etag
+        "SELECT hex(crawl_uuid), hex(agent_uuid), hex(e.entity_generation_uuid), exit_code,
+                crawl_type, time_started_unix_utc, time_last_modified_unix_utc, status_code, etag
          FROM crawl_summary c JOIN entity_generation e USING (entity_generation_id)
          LEFT JOIN http_summary USING (crawl_summary_id) ORDER BY 1",
-        "SELECT hex(e.entity_generation_uuid), u.str_url, l.link_to_fragment, l.text, l.in_nav
+        "SELECT hex(e.entity_generation_uuid), u.str_url, l.link_to_fragment, l.text, l.in_nav,
+                l.destination_type, l.link_locality
          FROM link_summary l JOIN entity_generation e USING (entity_generation_id)
          JOIN url u ON u.url_id = l.link_to_url ORDER BY 1, 2, 3, 4",
         "SELECT hex(blake2b512_digest), token, occurances FROM token_statistics
          JOIN token USING (token_id) JOIN text_pile USING (text_pile_id) ORDER BY 1, 2",
-        "SELECT hex(e.entity_generation_uuid), title, description, indexiness, primary_language
+        "SELECT hex(e.entity_generation_uuid), title, description, indexiness, primary_language,
+                time_created_unix_utc, time_updated_unix_utc
          FROM document_description JOIN entity_generation e USING (entity_generation_id) ORDER BY 1",
+        "SELECT hex(e.entity_generation_uuid), file_size, m.str_mimetype, c.str_url
+         FROM file_summary f JOIN entity_generation e USING (entity_generation_id)
+         LEFT JOIN mimetype m USING (mimetype_id) LEFT JOIN url c ON c.url_id = f.canonical_url_id
+         ORDER BY 1",
+        "SELECT hex(e.entity_generation_uuid), t.str_url, to_url_fragment, information_source,
+                is_permanent, by_security_policy
+         FROM redirect_summary r JOIN entity_generation e USING (entity_generation_id)
+         JOIN url t ON t.url_id = r.to_url_id ORDER BY 1",
+        "SELECT count(*) FROM summary_work",
     ] {
-        assert_eq!(rows(&conn, sql, &[]), rows(&other, sql, &[]), "{sql}");
+        assert_eq!(rows(a, sql, &[]), rows(b, sql, &[]), "{sql}");
     }
 }
 
@@ -809,4 +843,113 @@ fn the_schema_has_the_seed_tables_indexes_and_checks() {
         &[],
     );
     assert_eq!(info, [["sediment-summary-1"]]);
+}
+
+/// (URL, HTTP status, ETag) of every http(s) response record of a WARC, read by warcio.
+fn warcio_responses(warc: &Path) -> Option<Vec<(String, i64, String)>> {
+    let script = r#"
+import json, sys
+from warcio.archiveiterator import ArchiveIterator
+out = []
+with open(sys.argv[1], 'rb') as f:
+    for r in ArchiveIterator(f):
+        uri = r.rec_headers.get_header('WARC-Target-URI') or ''
+        if r.rec_type == 'response' and uri.startswith('http') and r.http_headers:
+            out.append((uri, int(r.http_headers.get_statuscode()), r.http_headers.get_header('ETag') or ''))
+print(json.dumps(out))
+"#;
+    let out = std::process::Command::new("python3")
+        .args(["-c", script])
+        .arg(warc)
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    serde_json::from_slice(&out.stdout).ok()
+}
+
+#[test]
+fn real_heritrix_crawl() {
+    let Some(warc) = common::corpus("warcbase/example.warc.gz") else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let db = dir.path().join("summary.db");
+    let counts = import_and_summarize(&store, &db, &[&warc]);
+    // SOURCE.md: 299 responses, 38 of them dns: records, 261 http.
+    assert_eq!(count(&counts, "crawl_summaries"), 261);
+    assert_eq!(count(&counts, "captures_skipped_not_http"), 38);
+    let conn = open(&db);
+    // Each URL was fetched once: one generation each.
+    assert_eq!(
+        one(
+            &conn,
+            "SELECT count(DISTINCT url_id) FROM entity_generation",
+            &[]
+        ),
+        261
+    );
+    match warcio_responses(&warc) {
+        Some(responses) => {
+            assert_eq!(responses.len(), 261);
+            let mut expected: Vec<Vec<String>> = responses
+                .into_iter()
+                .map(|(url, status, etag)| {
+                    let url = url::Url::parse(&url).unwrap();
+                    let etag = if etag.is_empty() { "NULL".into() } else { etag };
+                    vec![url.to_string(), status.to_string(), etag]
+                })
+                .collect();
+            expected.sort();
+            let got = rows(
+                &conn,
+                "SELECT str_url, status_code, COALESCE(etag, 'NULL') FROM http_summary
+                 JOIN crawl_summary USING (crawl_summary_id)
+                 JOIN entity_generation USING (entity_generation_id) JOIN url USING (url_id)
+                 ORDER BY 1, 2, 3",
+                &[],
+            );
+            assert_eq!(got, expected);
+        }
+        None => eprintln!("python3 with warcio not available, statuses not cross-checked"),
+    }
+    // Exit codes follow the statuses; HTML with text has descriptions and links.
+    assert_eq!(
+        one(
+            &conn,
+            "SELECT count(*) FROM crawl_summary JOIN http_summary USING (crawl_summary_id)
+             WHERE (status_code = 404) <> (exit_code = 44)
+                OR (status_code = 301) <> (exit_code = 31)
+                OR (status_code IN (302, 303, 307)) <> (exit_code = 32)",
+            &[]
+        ),
+        0
+    );
+    assert_eq!(
+        one(
+            &conn,
+            "SELECT count(*) FROM entity_generation eg
+             WHERE text_pile_id IS NOT NULL AND NOT EXISTS
+                 (SELECT 1 FROM document_description dd
+                  WHERE dd.entity_generation_id = eg.entity_generation_id)",
+            &[]
+        ),
+        0
+    );
+    assert!(count(&counts, "links") > 10_000, "{counts}");
+    let run = common::sediment(
+        &store,
+        &[
+            "search",
+            "--db",
+            db.to_str().unwrap(),
+            "--json",
+            "copyright agent",
+        ],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let hits = json_lines(&run.stdout);
+    assert_eq!(hits[0]["url"], "http://www.archive.org/about/terms.php");
 }

@@ -33,6 +33,11 @@ fn date(unix: i64) -> String {
         .unwrap_or_else(|| unix.to_string())
 }
 
+/// Titles and snippets may span lines in the page; results are one line each.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
+}
+
 pub fn run(args: Args) -> Result<ExitCode> {
     let query = Query::parse(&args.query.join(" "))?;
     let conn = open(&args.db)?;
@@ -45,10 +50,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
     } else {
         for (i, hit) in hits.iter().enumerate() {
-            writeln!(out, "{}. {}", i + 1, hit.title)?;
+            writeln!(out, "{}. {}", i + 1, one_line(&hit.title))?;
             writeln!(out, "   {}", hit.url)?;
             if !hit.snippet.is_empty() {
-                writeln!(out, "   {}", hit.snippet.replace('\n', " "))?;
+                writeln!(out, "   {}", one_line(&hit.snippet))?;
             }
             let seen = if hit.first_seen == hit.last_seen {
                 date(hit.first_seen)

@@ -68,10 +68,13 @@ pub fn import_and_summarize(store: &Path, db: &Path, warcs: &[&Path]) -> serde_j
 }
 
 pub fn summarize(store: &Path, db: &Path) -> serde_json::Value {
-    let out = ok(
-        store,
-        &["project", "summary", "-o", db.to_str().unwrap(), "--json"],
-    );
+    summarize_with(store, db, &[])
+}
+
+pub fn summarize_with(store: &Path, db: &Path, extra: &[&str]) -> serde_json::Value {
+    let mut args = vec!["project", "summary", "-o", db.to_str().unwrap(), "--json"];
+    args.extend_from_slice(extra);
+    let out = ok(store, &args);
     let value: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON counts");
     value["counts"].clone()
 }
