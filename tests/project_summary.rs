@@ -953,3 +953,48 @@ fn real_heritrix_crawl() {
     let hits = json_lines(&run.stdout);
     assert_eq!(hits[0]["url"], "http://www.archive.org/about/terms.php");
 }
+
+#[test]
+fn missing_warcs_degrade_to_payload_digests_and_warc_dir_finds_them() {
+    let dir = tempfile::tempdir().unwrap();
+    let moved = dir.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    let original = dir.path().join("crawl1.warc.gz");
+    std::fs::copy(crawl("crawl1.warc.gz"), &original).unwrap();
+    let store = dir.path().join("store");
+    ok(&store, &["import-warc", original.to_str().unwrap()]);
+    std::fs::rename(&original, moved.join("crawl1.warc.gz")).unwrap();
+
+    // Without the WARC: every capture is still summarized, HTML pages by payload digest.
+    let blind = dir.path().join("blind.db");
+    let counts = summarize(&store, &blind);
+    assert_eq!(count(&counts, "crawl_summaries"), 58);
+    assert!(
+        count(&counts, "bodies_unavailable_warc_not_found") > 0,
+        "{counts}"
+    );
+    assert_eq!(count(&counts, "text_piles"), 0);
+    let conn = open(&blind);
+    assert_eq!(
+        one(&conn, "SELECT count(*) FROM full_text_entity_index", &[]),
+        0
+    );
+    assert_eq!(
+        one(
+            &conn,
+            "SELECT count(DISTINCT url_id) FROM entity_generation",
+            &[]
+        ),
+        37
+    );
+
+    // With --warc-dir the bodies are read from where the WARC is now.
+    let seeing = dir.path().join("seeing.db");
+    let counts = summarize_with(&store, &seeing, &["--warc-dir", moved.to_str().unwrap()]);
+    assert_eq!(
+        count(&counts, "bodies_unavailable_warc_not_found"),
+        0,
+        "{counts}"
+    );
+    assert_eq!(count(&counts, "text_piles"), 18, "{counts}");
+}
