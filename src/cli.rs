@@ -63,6 +63,8 @@ pub enum Command {
     Project(commands::project::Args),
     /// Print the pages of a `project jdbm` output that contain a word (URL, frequency).
     LookupJdbm(commands::lookup_jdbm::Args),
+    /// Full-text search over a summary database made by `project summary`.
+    Search(commands::search::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -85,6 +87,7 @@ pub fn main() -> ExitCode {
         Command::Match(args) => commands::match_catalog::run(&cli.store, args),
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
+        Command::Search(args) => commands::search::run(args),
     };
     match result {
         Ok(code) => code,

@@ -26,6 +26,7 @@ pub mod payload;
 pub mod project;
 pub mod report;
 pub mod schema;
+pub mod search;
 pub mod stage;
 pub mod store;
 pub mod surt;

@@ -18,7 +18,9 @@ pub mod project;
 pub mod project_crawl;
 pub mod project_jdbm;
 pub mod project_locust;
+pub mod project_summary;
 pub mod schema;
+pub mod search;
 pub mod stats;
 
 use std::process::ExitCode;

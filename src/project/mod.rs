@@ -7,6 +7,7 @@ pub mod crawl;
 pub mod jdbm;
 pub mod locust;
 pub mod source;
+pub mod summary;
 pub mod tokenize;
 mod tokenize_tables;
 pub mod wordindex;

@@ -1,0 +1,244 @@
+-- Summary database (seed: unobtanium 3.0, "Data: Summary Database" and "Summary schema as of
+-- release 3.0"), created on top of the base tables of schemas/base.sql (origin, url,
+-- mimetype, mime_parameter, database_info).
+--
+-- Conventions of the seed: times are INTEGER unix seconds UTC, durations INTEGER
+-- milliseconds, UUIDs 16-byte BLOBs, BOOL is 0/1. Every table hangs off an entity generation
+-- (one version of one URL over a time span); text piles are shared between generations and
+-- stored once per BLAKE2b-512 digest.
+--
+-- Columns marked "sediment:" are not in the seed; they let a later run continue the work
+-- of an earlier one (incremental summarizing) without re-reading every payload.
+
+-- One version of the resource at a URL: the span of captures that had the same content.
+-- A generation is open while confirmed_end_unix_utc is NULL; it is closed at the first_seen
+-- of the generation that replaced it. A closed generation is never reopened: content that
+-- comes back after a change opens a new generation.
+CREATE TABLE IF NOT EXISTS entity_generation (
+    entity_generation_id   INTEGER NOT NULL PRIMARY KEY,
+    url_id                 INTEGER NOT NULL REFERENCES url (url_id),
+    first_seen_unix_utc    INTEGER NOT NULL,
+    last_seen_unix_utc     INTEGER NOT NULL,
+    confirmed_end_unix_utc INTEGER NULL,
+    -- Follows duplicate_summary: 1 while an open duplicate_summary row names this
+    -- generation as its subject.
+    marked_duplicate       BOOL NOT NULL DEFAULT 0,
+    entity_generation_uuid BLOB(16) UNIQUE NOT NULL,
+    -- NULL: the generation is about the whole document.
+    url_fragment           TEXT NULL,
+    text_pile_id           INTEGER NULL REFERENCES text_pile (text_pile_id),
+    -- sediment: what makes two captures the same generation: 'P' + text pile digest (HTML),
+    -- 'F' + payload SHA-1 (other files), 'R' + permanence + target (redirects),
+    -- 'S' + status code (errors).
+    content_key            BLOB NOT NULL,
+    CHECK (first_seen_unix_utc <= last_seen_unix_utc),
+    CHECK (confirmed_end_unix_utc IS NULL OR confirmed_end_unix_utc >= last_seen_unix_utc),
+    CHECK (marked_duplicate IN (0, 1)),
+    CHECK (length(entity_generation_uuid) = 16)
+);
+CREATE INDEX IF NOT EXISTS entity_generation_by_uuid
+    ON entity_generation (entity_generation_uuid);
+CREATE INDEX IF NOT EXISTS entity_generation_by_first_seen
+    ON entity_generation (first_seen_unix_utc);
+CREATE INDEX IF NOT EXISTS entity_generation_by_url
+    ON entity_generation (url_id, first_seen_unix_utc);
+CREATE INDEX IF NOT EXISTS entity_generation_by_text_pile
+    ON entity_generation (text_pile_id);
+-- No URL ever has two open generations.
+CREATE UNIQUE INDEX IF NOT EXISTS entity_generation_one_open_per_url
+    ON entity_generation (url_id)
+    WHERE confirmed_end_unix_utc IS NULL AND url_fragment IS NULL;
+
+-- Exact duplicates: generations of different URLs with the same text pile. While both are
+-- live, the one whose URL sorts first is the original (duplicate_of); every other one is a
+-- subject. The end is set when either stops being live (or another original takes over).
+CREATE TABLE IF NOT EXISTS duplicate_summary (
+    duplicate_summary_id              INTEGER NOT NULL PRIMARY KEY,
+    subject_entity_generation_id      INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
+    duplicate_of_entity_generation_id INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
+    duplicate_status_start_unix_utc   INTEGER NOT NULL,
+    duplicate_status_end_unix_utc     INTEGER NULL,
+    CHECK (subject_entity_generation_id <> duplicate_of_entity_generation_id),
+    CHECK (duplicate_status_end_unix_utc IS NULL
+           OR duplicate_status_end_unix_utc >= duplicate_status_start_unix_utc)
+);
+CREATE INDEX IF NOT EXISTS duplicate_summary_by_subject
+    ON duplicate_summary (subject_entity_generation_id);
+CREATE INDEX IF NOT EXISTS duplicate_summary_by_duplicate_of
+    ON duplicate_summary (duplicate_of_entity_generation_id);
+
+-- One row per capture (the crawl log of the seed's crawler).
+-- crawl_type: 0 file_crawl, 1 robotstxt_fetch, 2 metadata_crawl.
+CREATE TABLE IF NOT EXISTS crawl_summary (
+    crawl_summary_id            INTEGER NOT NULL PRIMARY KEY,
+    entity_generation_id        INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
+    crawl_uuid                  BLOB(16) UNIQUE NOT NULL,
+    agent_uuid                  BLOB(16) NOT NULL,
+    crawl_type                  INTEGER NOT NULL,
+    time_started_unix_utc       INTEGER NOT NULL,
+    exit_code                   INTEGER NOT NULL,
+    time_last_modified_unix_utc INTEGER NULL,
+    request_duration_ms         INTEGER NULL,
+    was_robotstxt_approved      BOOL NOT NULL,
+    CHECK (crawl_type IN (0, 1, 2)),
+    CHECK (exit_code IN (-999, -3, -2, -1, 20, 29, 31, 32, 34, 40, 41, 42, 44, 49, 50,
+                         100, 101, 102, 170, 171, 172, 173, 174, 180, 181)),
+    CHECK (was_robotstxt_approved IN (0, 1)),
+    CHECK (request_duration_ms IS NULL OR request_duration_ms >= 0)
+);
+CREATE INDEX IF NOT EXISTS crawl_summary_by_entity_generation
+    ON crawl_summary (entity_generation_id, time_started_unix_utc);
+
+-- Present only when the crawl got an HTTP response.
+CREATE TABLE IF NOT EXISTS http_summary (
+    crawl_summary_id INTEGER NOT NULL PRIMARY KEY REFERENCES crawl_summary (crawl_summary_id),
+    status_code      INTEGER NOT NULL,
+    etag             TEXT NULL,
+    CHECK (status_code >= 100 AND status_code <= 999)
+);
+
+-- The file a content generation was made from.
+CREATE TABLE IF NOT EXISTS file_summary (
+    entity_generation_id  INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
+    file_size             INTEGER NULL,
+    mimetype_id           INTEGER NULL REFERENCES mimetype (mimetype_id),
+    canonical_url_id      INTEGER NULL REFERENCES url (url_id),
+    canonical_url_fragment TEXT NULL,
+    CHECK (file_size IS NULL OR file_size >= 0)
+);
+
+-- Where a redirect generation points.
+-- information_source: 0 unknown, 1 response_header, 2 file_metadata, 3 file_body, 4 summary.
+CREATE TABLE IF NOT EXISTS redirect_summary (
+    entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
+    to_url_id            INTEGER NOT NULL REFERENCES url (url_id),
+    to_url_fragment      TEXT NULL,
+    information_source   INTEGER NOT NULL,
+    is_permanent         BOOL NOT NULL,
+    by_security_policy   BOOL NOT NULL,
+    CHECK (information_source IN (0, 1, 2, 3, 4)),
+    CHECK (is_permanent IN (0, 1)),
+    CHECK (by_security_policy IN (0, 1))
+);
+CREATE INDEX IF NOT EXISTS redirect_summary_by_to_url ON redirect_summary (to_url_id);
+
+-- Every link of a document, with where it sits (the location signature flags), what it
+-- points to (destination_type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script,
+-- 100 media, 101 image, 102 audio, 103 video, 1000 communication) and how far
+-- (link_locality: 0 same document, 1 same site, 2 other site). link_to_url is a url_id.
+CREATE TABLE IF NOT EXISTS link_summary (
+    link_summary_id      INTEGER NOT NULL PRIMARY KEY,
+    entity_generation_id INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
+    link_to_url          INTEGER NOT NULL REFERENCES url (url_id),
+    link_to_fragment     TEXT NULL,
+    rel_nofollow         BOOL NOT NULL,
+    rel_me               BOOL NOT NULL,
+    rel_tag              BOOL NOT NULL,
+    in_header            BOOL NOT NULL,
+    in_footer            BOOL NOT NULL,
+    in_aside             BOOL NOT NULL,
+    in_nav               BOOL NOT NULL,
+    in_form              BOOL NOT NULL,
+    in_main              BOOL NOT NULL,
+    in_article           BOOL NOT NULL,
+    in_section           BOOL NOT NULL,
+    in_table             BOOL NOT NULL,
+    in_figure            BOOL NOT NULL,
+    in_address           BOOL NOT NULL,
+    in_code              BOOL NOT NULL,
+    in_headline          BOOL NOT NULL,
+    in_list              BOOL NOT NULL,
+    in_paragraph         BOOL NOT NULL,
+    contains_headline    BOOL NOT NULL,
+    destination_type     INTEGER NOT NULL,
+    link_locality        INTEGER NOT NULL,
+    html_tag_name        TEXT NOT NULL,
+    text                 TEXT NOT NULL,
+    CHECK (destination_type IN (0, 1, 2, 3, 4, 100, 101, 102, 103, 1000)),
+    CHECK (link_locality IN (0, 1, 2)),
+    CHECK (rel_nofollow IN (0, 1) AND rel_me IN (0, 1) AND rel_tag IN (0, 1)),
+    CHECK (in_header IN (0, 1) AND in_footer IN (0, 1) AND in_aside IN (0, 1)
+           AND in_nav IN (0, 1) AND in_form IN (0, 1) AND in_main IN (0, 1)
+           AND in_article IN (0, 1) AND in_section IN (0, 1) AND in_table IN (0, 1)
+           AND in_figure IN (0, 1) AND in_address IN (0, 1) AND in_code IN (0, 1)
+           AND in_headline IN (0, 1) AND in_list IN (0, 1) AND in_paragraph IN (0, 1)
+           AND contains_headline IN (0, 1))
+);
+CREATE INDEX IF NOT EXISTS link_summary_by_entity_generation
+    ON link_summary (entity_generation_id);
+CREATE INDEX IF NOT EXISTS link_summary_by_link_to_url ON link_summary (link_to_url);
+
+-- What a document says about itself, on a best effort basis. indexiness > 0: an index
+-- page (lists of links), < 0: running text.
+CREATE TABLE IF NOT EXISTS document_description (
+    entity_generation_id  INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
+    time_created_unix_utc INTEGER NULL,
+    time_updated_unix_utc INTEGER NULL,
+    primary_language      TEXT NULL,
+    title                 TEXT NULL,
+    primary_headline      TEXT NULL,
+    description           TEXT NULL,
+    indexiness            REAL NOT NULL DEFAULT 0
+);
+
+-- The text of a document sorted by meaning, once per digest: BLAKE2b-512 over the six
+-- fields joined by "\n\n\n" in the order text, secondary_text, big_headlines,
+-- small_headlines, code_text, quote_text.
+CREATE TABLE IF NOT EXISTS text_pile (
+    text_pile_id      INTEGER NOT NULL PRIMARY KEY,
+    blake2b512_digest BLOB UNIQUE NOT NULL,
+    text              TEXT NOT NULL,
+    secondary_text    TEXT NOT NULL,
+    big_headlines     TEXT NOT NULL,
+    small_headlines   TEXT NOT NULL,
+    code_text         TEXT NOT NULL,
+    quote_text        TEXT NOT NULL,
+    CHECK (length(blake2b512_digest) = 64)
+);
+
+-- Every token of every text pile: lower-cased and stemmed by the full-text index's own
+-- tokenizer (porter over unicode61).
+CREATE TABLE IF NOT EXISTS token (
+    token_id INTEGER NOT NULL PRIMARY KEY,
+    token    TEXT UNIQUE NOT NULL
+);
+
+-- The forward index: how often each token occurs in each text pile (all six fields),
+-- clustered by pile (the full-text index is the inverted one). The column name is the
+-- seed's spelling.
+CREATE TABLE IF NOT EXISTS token_statistics (
+    token_id     INTEGER NOT NULL REFERENCES token (token_id),
+    text_pile_id INTEGER NOT NULL REFERENCES text_pile (text_pile_id),
+    occurances   INTEGER NOT NULL,
+    PRIMARY KEY (text_pile_id, token_id),
+    CHECK (occurances > 0)
+) WITHOUT ROWID;
+
+-- The search index: one row per open, non-duplicate generation with a text pile, rowid =
+-- entity_generation_id. `any` holds the literal word "any" in every row, so that a query
+-- made only of exclusions can be written `any : any NOT …`.
+CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(
+    text_pile_id UNINDEXED, any, title, description, text, secondary_text, big_headlines,
+    small_headlines, code_text, quote_text, tokenize='porter unicode61'
+);
+
+-- sediment: the text pile made from each HTML payload (by payload SHA-1), so a later run
+-- knows the generation a capture belongs to without reading the payload again.
+CREATE TABLE IF NOT EXISTS summary_payload (
+    payload_sha1 BLOB NOT NULL PRIMARY KEY,
+    text_pile_id INTEGER NOT NULL REFERENCES text_pile (text_pile_id),
+    -- <meta name=robots content=noindex>: exit code 171, kept out of the search index.
+    robots_noindex BOOL NOT NULL DEFAULT 0,
+    CHECK (length(payload_sha1) = 20),
+    CHECK (robots_noindex IN (0, 1))
+) WITHOUT ROWID;
+
+-- sediment: work a run still has to finish (crash-safe: written in the same transaction as
+-- the change that caused it). kind 1: a generation whose search row must be checked;
+-- 2: a text pile whose duplicates must be recomputed; 3: a text pile to count tokens of.
+CREATE TABLE IF NOT EXISTS summary_work (
+    kind INTEGER NOT NULL,
+    id   INTEGER NOT NULL,
+    PRIMARY KEY (kind, id),
+    CHECK (kind IN (1, 2, 3))
+) WITHOUT ROWID;

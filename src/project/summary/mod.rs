@@ -1,0 +1,690 @@
+//! Projection 2: the summary database (DDL in `schemas/summary.sql`).
+//!
+//! Every capture of the store, walked URL by URL in time order, becomes a crawl summary
+//! attached to an entity generation (one version of one URL, see [`generations`]). HTML
+//! payloads are read back from their WARCs and analysed once per digest ([`payloads`]);
+//! their text piles are stored once per BLAKE2b-512 digest, their links and descriptions
+//! per generation ([`rows`]). At the end of a run, duplicates across URLs, the full-text
+//! search rows and the token statistics are brought up to date for what the run changed
+//! ([`index`]).
+//!
+//! Incremental: a URL none of whose captures is new is skipped without reading anything.
+//! A URL with new captures gets its generations planned again from all its captures (old
+//! payloads are known from `summary_payload`, so nothing is read twice) and reconciled with
+//! the stored ones: kept rows are extended or closed, new ones inserted, and only their
+//! search rows, duplicates and tokens are touched. Work is committed per batch of URLs, and
+//! what the end of the run must still do is recorded in the same transactions
+//! (`summary_work`), so an interrupted run is completed by running it again.
+
+pub mod duplicates;
+pub mod generations;
+pub mod index;
+pub mod keys;
+pub mod payloads;
+pub mod rows;
+
+use std::collections::{BTreeMap, HashSet};
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Instant;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OptionalExtension};
+use url::Url;
+
+use crate::capture::Capture;
+use crate::key::Sha1Key;
+use crate::payload::WarcLocator;
+use crate::project::base::{BaseIds, create_base_tables, set_info, without_fragment};
+use crate::project::source::{BodyReader, for_each_capture};
+use crate::report::{Counts, Report};
+use crate::store::Store;
+
+use generations::{Observation, StoredGeneration, plan, reconcile};
+use keys::{CaptureClass, ContentKey, PageVerdict, classify, is_html};
+use payloads::{AnalysisCache, Fifo, Job, PileRef, analyse, analyse_all, store_pile, stored_pile};
+use rows::{CrawlRow, NewGeneration, WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
+
+pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
+/// `database_info` value of `summary_schema`.
+pub const SUMMARY_SCHEMA_VERSION: &str = "sediment-summary-1";
+
+/// How a summarizing run reads the store.
+#[derive(Debug, Clone)]
+pub struct SummaryOptions {
+    /// Directories holding the WARC files named by the stored locations.
+    pub warc_dirs: Vec<PathBuf>,
+    /// Bodies are cut at this many bytes (after decompression).
+    pub max_body_bytes: usize,
+    /// Captures per batch (one transaction, one round of parallel analysis).
+    pub batch_captures: usize,
+}
+
+impl Default for SummaryOptions {
+    fn default() -> Self {
+        SummaryOptions {
+            warc_dirs: Vec::new(),
+            max_body_bytes: 16 << 20,
+            batch_captures: 2048,
+        }
+    }
+}
+
+/// Opens (creating if needed) a summary database.
+pub fn open_database(path: &Path) -> Result<Connection> {
+    let conn = Connection::open(path)
+        .with_context(|| format!("cannot open the summary database {}", path.display()))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL;
+         PRAGMA synchronous = NORMAL;
+         PRAGMA cache_size = -65536;
+         PRAGMA temp_store = MEMORY;",
+    )?;
+    create_base_tables(&conn)?;
+    conn.execute_batch(SUMMARY_SQL)
+        .context("cannot create the summary tables (schemas/summary.sql)")?;
+    set_info(&conn, "summary_schema", SUMMARY_SCHEMA_VERSION)?;
+    Ok(conn)
+}
+
+/// Summarizes the store into the database at `db_path`; counts go to `report`.
+pub fn summarize(
+    store: &Store,
+    db_path: &Path,
+    options: &SummaryOptions,
+    report: &Report,
+) -> Result<()> {
+    let conn = open_database(db_path)?;
+    let search_was_empty: bool = conn.query_row(
+        "SELECT NOT EXISTS (SELECT 1 FROM full_text_entity_index)",
+        [],
+        |r| r.get(0),
+    )?;
+    let mut summarizer = Summarizer {
+        store,
+        conn,
+        bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
+        ids: BaseIds::new(),
+        analyses: Fifo::new(4096),
+        piles: Fifo::new(1 << 16),
+        unavailable: HashSet::new(),
+        counts: Counts::default(),
+        report,
+    };
+    let mut batch = Batch::default();
+    let mut surt_group: Vec<Capture> = Vec::new();
+    let batch_captures = options.batch_captures.max(1);
+    for_each_capture(store, |capture| {
+        report.progress().inc(1);
+        if surt_group.first().is_some_and(|c| c.surt != capture.surt) {
+            batch.add_surt_group(std::mem::take(&mut surt_group), &mut summarizer.counts);
+            if batch.captures >= batch_captures {
+                summarizer.process(std::mem::take(&mut batch))?;
+            }
+        }
+        surt_group.push(capture);
+        Ok(())
+    })?;
+    batch.add_surt_group(surt_group, &mut summarizer.counts);
+    summarizer.process(batch)?;
+    summarizer.finish(search_was_empty)
+}
+
+/// The captures of one URL, in time order.
+struct UrlCaptures {
+    url: Url,
+    captures: Vec<(Capture, i64)>,
+}
+
+#[derive(Default)]
+struct Batch {
+    urls: Vec<UrlCaptures>,
+    captures: usize,
+}
+
+impl Batch {
+    /// Splits the captures of one SURT (which may hold several spellings of a URL) by URL.
+    fn add_surt_group(&mut self, group: Vec<Capture>, counts: &mut Counts) {
+        let mut by_url: BTreeMap<String, UrlCaptures> = BTreeMap::new();
+        for capture in group {
+            let Ok(url) = Url::parse(&capture.url) else {
+                counts.incr("captures_skipped_bad_url");
+                continue;
+            };
+            if !matches!(url.scheme(), "http" | "https") {
+                counts.incr("captures_skipped_not_http");
+                continue;
+            }
+            let Some(time) = keys::unix_time(&capture.ts) else {
+                counts.incr("captures_skipped_bad_time");
+                continue;
+            };
+            let url = without_fragment(&url);
+            counts.incr("captures");
+            self.captures += 1;
+            by_url
+                .entry(url.as_str().to_string())
+                .or_insert_with(|| UrlCaptures {
+                    url: url.clone(),
+                    captures: Vec::new(),
+                })
+                .captures
+                .push((capture, time));
+        }
+        for (_, mut u) in by_url {
+            // Store order is time order per SURT; keep it stable for equal seconds.
+            u.captures.sort_by_key(|(_, time)| *time);
+            self.urls.push(u);
+        }
+    }
+}
+
+struct Summarizer<'a> {
+    store: &'a Store,
+    conn: Connection,
+    bodies: BodyReader,
+    ids: BaseIds,
+    /// Analyses by payload digest, for the generations that need them.
+    analyses: AnalysisCache,
+    /// Text piles by payload digest.
+    piles: Fifo<PileRef>,
+    /// HTML payloads whose body could not be read in this run.
+    unavailable: HashSet<Sha1Key>,
+    counts: Counts,
+    report: &'a Report,
+}
+
+/// What a URL needs: its id if known, and the crawl UUIDs already summarized.
+struct UrlState {
+    url_id: Option<i64>,
+    known: HashSet<[u8; 16]>,
+}
+
+impl Summarizer<'_> {
+    fn url_state(&self, url: &Url) -> Result<UrlState> {
+        let url_id: Option<i64> = self
+            .conn
+            .prepare_cached("SELECT url_id FROM url WHERE str_url = ?1")?
+            .query_row([url.as_str()], |r| r.get(0))
+            .optional()?;
+        let mut known = HashSet::new();
+        if let Some(id) = url_id {
+            let mut stmt = self.conn.prepare_cached(
+                "SELECT cs.crawl_uuid FROM entity_generation eg
+                 JOIN crawl_summary cs ON cs.entity_generation_id = eg.entity_generation_id
+                 WHERE eg.url_id = ?1",
+            )?;
+            let rows = stmt.query_map([id], |r| r.get::<_, Vec<u8>>(0))?;
+            for row in rows {
+                if let Ok(uuid) = <[u8; 16]>::try_from(row?) {
+                    known.insert(uuid);
+                }
+            }
+        }
+        Ok(UrlState { url_id, known })
+    }
+
+    /// The pile of an HTML payload, if it was analysed in this or an earlier run.
+    fn pile_of(&mut self, digest: &Sha1Key) -> Result<Option<PileRef>> {
+        if let Some(pile) = self.piles.get(digest) {
+            return Ok(Some(*pile));
+        }
+        let pile = stored_pile(&self.conn, digest)?;
+        if let Some(pile) = pile {
+            self.piles.insert(*digest, pile);
+        }
+        Ok(pile)
+    }
+
+    fn process(&mut self, batch: Batch) -> Result<()> {
+        // Which URLs have new captures, and which HTML payloads nobody has analysed yet.
+        let mut todo = Vec::new();
+        let mut jobs: Vec<Job> = Vec::new();
+        let mut queued: HashSet<Sha1Key> = HashSet::new();
+        for u in batch.urls {
+            let state = self.url_state(&u.url)?;
+            let new = u
+                .captures
+                .iter()
+                .filter(|(c, _)| !state.known.contains(keys::crawl_uuid(c).as_bytes()))
+                .count();
+            if new == 0 {
+                self.counts.incr("urls_unchanged");
+                continue;
+            }
+            self.counts.add("captures_new", new as u64);
+            for (capture, _) in &u.captures {
+                if classify(capture, &u.url) != CaptureClass::Content || !is_html(capture) {
+                    continue;
+                }
+                let Some(digest) = capture.digest else {
+                    continue;
+                };
+                if queued.contains(&digest)
+                    || self.analyses.contains(&digest)
+                    || self.unavailable.contains(&digest)
+                    || self.pile_of(&digest)?.is_some()
+                {
+                    continue;
+                }
+                queued.insert(digest);
+                jobs.push(Job {
+                    digest,
+                    url: u.url.clone(),
+                    content_type: capture.content_type.clone(),
+                });
+            }
+            todo.push((u, state));
+        }
+        if todo.is_empty() {
+            return Ok(());
+        }
+        let started = Instant::now();
+        let results = analyse_all(self.store, &self.bodies, &jobs);
+        self.counts
+            .add("ms_analysing", started.elapsed().as_millis() as u64);
+        let started = Instant::now();
+
+        self.in_transaction(|s| {
+            for (job, result) in jobs.iter().zip(results) {
+                s.take_analysis(job, result?)?;
+            }
+            for (u, state) in &todo {
+                s.summarize_url(u, state)?;
+            }
+            Ok(())
+        })?;
+        self.counts
+            .add("ms_writing", started.elapsed().as_millis() as u64);
+        Ok(())
+    }
+
+    /// Runs `work` in one transaction, rolled back when it fails.
+    fn in_transaction(&mut self, work: impl FnOnce(&mut Self) -> Result<()>) -> Result<()> {
+        self.conn.execute_batch("BEGIN IMMEDIATE")?;
+        match work(self) {
+            Ok(()) => {
+                self.conn.execute_batch("COMMIT")?;
+                Ok(())
+            }
+            Err(e) => {
+                // The error that made the work fail is the one worth reporting.
+                let _ = self.conn.execute_batch("ROLLBACK");
+                Err(e)
+            }
+        }
+    }
+
+    /// Stores the pile of a fresh analysis and keeps the analysis for its generations.
+    fn take_analysis(
+        &mut self,
+        job: &Job,
+        result: Result<payloads::Analysis, crate::project::source::Unavailable>,
+    ) -> Result<()> {
+        match result {
+            Ok(analysis) => {
+                self.counts.incr("payloads_analysed");
+                let (pile, new) = store_pile(&self.conn, &job.digest, &analysis)?;
+                if new {
+                    self.counts.incr("text_piles");
+                    add_work(&self.conn, WORK_TOKENS, pile.text_pile_id)?;
+                }
+                self.piles.insert(job.digest, pile);
+                self.analyses.insert(job.digest, Arc::new(analysis));
+            }
+            Err(unavailable) => {
+                self.counts
+                    .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
+                self.unavailable.insert(job.digest);
+            }
+        }
+        Ok(())
+    }
+
+    /// The analysis of a payload for one URL (links and dates depend on the URL): from the
+    /// cache when it was made for this URL, else read and analysed again.
+    fn analysis_for(
+        &mut self,
+        digest: &Sha1Key,
+        url: &Url,
+        content_type: Option<&str>,
+    ) -> Result<Option<Arc<payloads::Analysis>>> {
+        if let Some(a) = self.analyses.get(digest)
+            && a.url == url.as_str()
+        {
+            return Ok(Some(a.clone()));
+        }
+        if self.unavailable.contains(digest) {
+            return Ok(None);
+        }
+        let job = Job {
+            digest: *digest,
+            url: url.clone(),
+            content_type: content_type.map(str::to_string),
+        };
+        match analyse(self.store, &self.bodies, &job)? {
+            Ok(analysis) => {
+                self.counts.incr("payloads_analysed_again_for_url");
+                let analysis = Arc::new(analysis);
+                self.analyses.insert(*digest, analysis.clone());
+                Ok(Some(analysis))
+            }
+            Err(unavailable) => {
+                self.counts
+                    .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
+                self.unavailable.insert(*digest);
+                Ok(None)
+            }
+        }
+    }
+
+    /// The generation key of one capture.
+    fn key_of(&mut self, capture: &Capture, class: &CaptureClass) -> Result<Option<ContentKey>> {
+        Ok(match class {
+            CaptureClass::NotModified => None,
+            CaptureClass::Redirect { permanent, target } => Some(ContentKey::Redirect {
+                permanent: *permanent,
+                target: target.as_str().to_string(),
+            }),
+            CaptureClass::Status(status) => Some(ContentKey::Status(*status)),
+            CaptureClass::Content => {
+                let pile = match capture.digest {
+                    Some(digest) if is_html(capture) => self.pile_of(&digest)?,
+                    _ => None,
+                };
+                Some(match (pile, keys::file_identity(capture)) {
+                    (Some(pile), _) => ContentKey::Pile(pile.digest),
+                    (None, Some(sha1)) => ContentKey::File(sha1),
+                    (None, None) => ContentKey::Status(capture.status.unwrap_or(200)),
+                })
+            }
+        })
+    }
+
+    fn stored_generations(&self, url_id: i64) -> Result<Vec<(StoredGeneration, Option<i64>)>> {
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT entity_generation_id, content_key, first_seen_unix_utc, last_seen_unix_utc,
+                    confirmed_end_unix_utc, text_pile_id
+             FROM entity_generation WHERE url_id = ?1 AND url_fragment IS NULL
+             ORDER BY first_seen_unix_utc, entity_generation_id",
+        )?;
+        let rows = stmt.query_map([url_id], |r| {
+            Ok((
+                r.get::<_, i64>(0)?,
+                r.get::<_, Vec<u8>>(1)?,
+                r.get::<_, i64>(2)?,
+                r.get::<_, i64>(3)?,
+                r.get::<_, Option<i64>>(4)?,
+                r.get::<_, Option<i64>>(5)?,
+            ))
+        })?;
+        let mut out = Vec::new();
+        for row in rows {
+            let (id, key, first_seen, last_seen, confirmed_end, pile) = row?;
+            // A key this build cannot read never matches, so the row is replaced.
+            let key = ContentKey::from_bytes(&key).unwrap_or(ContentKey::Status(0));
+            out.push((
+                StoredGeneration {
+                    id,
+                    key,
+                    first_seen,
+                    last_seen,
+                    confirmed_end,
+                },
+                pile,
+            ));
+        }
+        Ok(out)
+    }
+
+    fn summarize_url(&mut self, u: &UrlCaptures, state: &UrlState) -> Result<()> {
+        let conn_url_id = match state.url_id {
+            Some(id) => id,
+            None => self.ids.url_id(&self.conn, &u.url)?,
+        };
+        let mut classes = Vec::with_capacity(u.captures.len());
+        let mut observations = Vec::with_capacity(u.captures.len());
+        for (capture, time) in &u.captures {
+            let class = classify(capture, &u.url);
+            let key = self.key_of(capture, &class)?;
+            observations.push(Observation { time: *time, key });
+            classes.push(class);
+        }
+        let planned = plan(&observations);
+        let stored = match state.url_id {
+            Some(id) => self.stored_generations(id)?,
+            None => Vec::new(),
+        };
+        let stored_only: Vec<StoredGeneration> = stored.iter().map(|(g, _)| g.clone()).collect();
+        let reconciliation = reconcile(&stored_only, &planned);
+
+        // 1. Generations nothing continues go, with everything attached.
+        for &i in &reconciliation.dropped {
+            let (g, pile) = &stored[i];
+            rows::delete_generation(&self.conn, g.id)?;
+            if let Some(pile) = pile {
+                add_work(&self.conn, WORK_DUPLICATES, *pile)?;
+            }
+            self.counts.incr("generations_dropped");
+        }
+        // 2. Kept generations get their new times; closing ones first, so that no URL
+        //    ever has two open generations.
+        let mut updates: Vec<(usize, usize)> = reconciliation
+            .kept
+            .iter()
+            .enumerate()
+            .filter_map(|(p, s)| s.map(|s| (p, s)))
+            .collect();
+        updates.sort_by_key(|&(p, _)| planned[p].confirmed_end.is_none());
+        let mut generation_ids = vec![0i64; planned.len()];
+        let mut canonical_elsewhere = vec![false; planned.len()];
+        for (p, s) in updates {
+            let (g, pile) = &stored[s];
+            let plan_g = &planned[p];
+            generation_ids[p] = g.id;
+            canonical_elsewhere[p] = self.stored_canonical_elsewhere(g.id, conn_url_id)?;
+            if g.first_seen == plan_g.first_seen
+                && g.last_seen == plan_g.last_seen
+                && g.confirmed_end == plan_g.confirmed_end
+            {
+                continue;
+            }
+            rows::update_generation_times(
+                &self.conn,
+                g.id,
+                plan_g.first_seen,
+                plan_g.last_seen,
+                plan_g.confirmed_end,
+            )?;
+            if g.confirmed_end.is_none() && plan_g.confirmed_end.is_some() {
+                self.counts.incr("generations_closed");
+            } else {
+                self.counts.incr("generations_extended");
+            }
+            // The search row depends on whether the generation is open, duplicates on when
+            // it starts and ends; a later last_seen changes neither.
+            if g.confirmed_end != plan_g.confirmed_end {
+                add_work(&self.conn, WORK_SEARCH_ROW, g.id)?;
+            }
+            if let Some(pile) = pile
+                && (g.first_seen != plan_g.first_seen || g.confirmed_end != plan_g.confirmed_end)
+            {
+                add_work(&self.conn, WORK_DUPLICATES, *pile)?;
+            }
+        }
+        // 3. New generations, with the rows made from their first capture.
+        for (p, plan_g) in planned.iter().enumerate() {
+            if reconciliation.kept[p].is_some() {
+                continue;
+            }
+            let (first, _) = &u.captures[plan_g.captures[0]];
+            let first_class = &classes[plan_g.captures[0]];
+            let text_pile_id = match (&plan_g.key, first.digest) {
+                (ContentKey::Pile(_), Some(digest)) => {
+                    self.pile_of(&digest)?.map(|p| p.text_pile_id)
+                }
+                _ => None,
+            };
+            let uuid = keys::generation_uuid(u.url.as_str(), &keys::crawl_uuid(first), &plan_g.key);
+            let id = rows::insert_generation(
+                &self.conn,
+                &NewGeneration {
+                    url_id: conn_url_id,
+                    uuid,
+                    key: &plan_g.key,
+                    first_seen: plan_g.first_seen,
+                    last_seen: plan_g.last_seen,
+                    confirmed_end: plan_g.confirmed_end,
+                    text_pile_id,
+                },
+            )?;
+            generation_ids[p] = id;
+            self.counts.incr("generations_opened");
+            add_work(&self.conn, WORK_SEARCH_ROW, id)?;
+            if let Some(pile) = text_pile_id {
+                add_work(&self.conn, WORK_DUPLICATES, pile)?;
+            }
+            canonical_elsewhere[p] =
+                self.write_generation_rows(id, &u.url, first, first_class, text_pile_id)?;
+        }
+        // 4. Every capture's crawl summary, pointing at its generation.
+        for (p, plan_g) in planned.iter().enumerate() {
+            for &c in &plan_g.captures {
+                let (capture, time) = &u.captures[c];
+                let class = &classes[c];
+                let html = is_html(capture);
+                let noindex = match (class, capture.digest) {
+                    (CaptureClass::Content, Some(digest)) if html => {
+                        self.pile_of(&digest)?.is_some_and(|p| p.noindex)
+                    }
+                    _ => false,
+                };
+                let verdict = PageVerdict {
+                    noindex,
+                    canonical_elsewhere: canonical_elsewhere[p],
+                };
+                let new = rows::upsert_crawl_summary(
+                    &self.conn,
+                    &CrawlRow {
+                        generation: generation_ids[p],
+                        crawl_uuid: keys::crawl_uuid(capture),
+                        agent_uuid: keys::agent_uuid(capture),
+                        crawl_type: keys::crawl_type(&u.url),
+                        time: *time,
+                        exit_code: keys::exit_code(class, html, verdict),
+                        last_modified: capture.last_modified.as_deref().and_then(keys::http_date),
+                        status: capture.status,
+                        etag: capture.etag.clone(),
+                    },
+                )?;
+                if new {
+                    self.counts.incr("crawl_summaries");
+                }
+            }
+        }
+        self.counts.incr("urls_summarized");
+        Ok(())
+    }
+
+    /// file_summary, document_description, links and redirect_summary of a new generation.
+    /// Returns whether the page names another URL as canonical.
+    fn write_generation_rows(
+        &mut self,
+        id: i64,
+        url: &Url,
+        first: &Capture,
+        class: &CaptureClass,
+        text_pile_id: Option<i64>,
+    ) -> Result<bool> {
+        match class {
+            CaptureClass::Redirect { permanent, target } => {
+                rows::insert_redirect_summary(
+                    &self.conn,
+                    &mut self.ids,
+                    id,
+                    url,
+                    target,
+                    1,
+                    *permanent,
+                )?;
+                Ok(false)
+            }
+            CaptureClass::Content => {
+                let content_type = first.content_type.as_deref().or(first.mime.as_deref());
+                let analysis = match (text_pile_id, first.digest) {
+                    (Some(_), Some(digest)) => self.analysis_for(&digest, url, content_type)?,
+                    _ => None,
+                };
+                let canonical = analysis
+                    .as_ref()
+                    .and_then(|a| a.description.canonical.clone());
+                let size = first.size.or(analysis.as_ref().map(|a| a.body_len));
+                rows::insert_file_summary(
+                    &self.conn,
+                    &mut self.ids,
+                    id,
+                    size,
+                    content_type,
+                    canonical.as_ref(),
+                )?;
+                let Some(analysis) = analysis else {
+                    return Ok(false);
+                };
+                let links = rows::insert_document(&self.conn, &mut self.ids, id, &analysis)?;
+                self.counts.add("links", links);
+                if let Some(refresh) = &analysis.description.refresh
+                    && refresh.delay_seconds == 0
+                    && let Some(target) = &refresh.url
+                    && without_fragment(target) != *url
+                {
+                    rows::insert_redirect_summary(
+                        &self.conn,
+                        &mut self.ids,
+                        id,
+                        url,
+                        target,
+                        3,
+                        false,
+                    )?;
+                }
+                Ok(canonical.is_some_and(|c| without_fragment(&c) != *url))
+            }
+            CaptureClass::NotModified | CaptureClass::Status(_) => Ok(false),
+        }
+    }
+
+    fn stored_canonical_elsewhere(&self, generation: i64, url_id: i64) -> Result<bool> {
+        let canonical: Option<Option<i64>> = self
+            .conn
+            .prepare_cached(
+                "SELECT canonical_url_id FROM file_summary WHERE entity_generation_id = ?1",
+            )?
+            .query_row([generation], |r| r.get(0))
+            .optional()?;
+        Ok(canonical.flatten().is_some_and(|c| c != url_id))
+    }
+
+    fn finish(mut self, search_was_empty: bool) -> Result<()> {
+        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts))?;
+        let rows: i64 =
+            self.conn
+                .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
+                    r.get(0)
+                })?;
+        let written = self.counts.get("search_rows_written") as i64;
+        if rows > 0 && (search_was_empty || written * 10 > rows) {
+            // After a fresh index or many changes, the index is merged into one segment
+            // (smaller, faster to query); after a few, FTS5's own incremental merging will do.
+            self.conn.execute(
+                "INSERT INTO full_text_entity_index (full_text_entity_index) VALUES ('optimize')",
+                [],
+            )?;
+            self.counts.incr("search_index_optimized");
+        }
+        self.conn
+            .execute_batch("PRAGMA optimize; PRAGMA wal_checkpoint(TRUNCATE);")?;
+        self.counts.add("search_rows", rows as u64);
+        self.report.add_counts(&self.counts);
+        Ok(())
+    }
+}

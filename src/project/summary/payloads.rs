@@ -1,0 +1,203 @@
+//! HTML payloads: read back from their WARCs, analysed (in parallel), kept for the
+//! generations that need them, and remembered as "payload → text pile" so a later run does
+//! not read them again.
+
+use std::collections::{HashMap, VecDeque};
+use std::sync::Arc;
+
+use anyhow::Result;
+use rayon::prelude::*;
+use rusqlite::{Connection, OptionalExtension, params};
+use url::Url;
+
+use crate::html::{DocumentDescription, Link, TextPile, analyze};
+use crate::key::Sha1Key;
+use crate::project::source::{BodyReader, Unavailable};
+use crate::store::Store;
+
+/// What the summarizer keeps of one analysed HTML payload.
+#[derive(Debug)]
+pub struct Analysis {
+    /// The document URL links and dates were resolved against.
+    pub url: String,
+    pub pile: TextPile,
+    pub description: DocumentDescription,
+    pub links: Vec<Link>,
+    pub body_len: u64,
+}
+
+/// One payload to analyse, for the URL of the capture that needs it.
+#[derive(Debug, Clone)]
+pub struct Job {
+    pub digest: Sha1Key,
+    pub url: Url,
+    pub content_type: Option<String>,
+}
+
+/// Reads and analyses one payload.
+pub fn analyse(
+    store: &Store,
+    bodies: &BodyReader,
+    job: &Job,
+) -> Result<Result<Analysis, Unavailable>> {
+    let body = match bodies.read(store, &job.digest)? {
+        Ok(body) => body,
+        Err(unavailable) => return Ok(Err(unavailable)),
+    };
+    let content_type = body.content_type.as_deref().or(job.content_type.as_deref());
+    let document = analyze(&body.bytes, content_type, &job.url);
+    Ok(Ok(Analysis {
+        url: job.url.as_str().to_string(),
+        pile: document.pile,
+        description: document.description,
+        links: document.links,
+        body_len: body.bytes.len() as u64,
+    }))
+}
+
+/// Analyses many payloads on the rayon pool; results in job order.
+pub fn analyse_all(
+    store: &Store,
+    bodies: &BodyReader,
+    jobs: &[Job],
+) -> Vec<Result<Result<Analysis, Unavailable>>> {
+    jobs.par_iter()
+        .map(|job| analyse(store, bodies, job))
+        .collect()
+}
+
+/// A payload's text pile as stored.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct PileRef {
+    pub text_pile_id: i64,
+    pub digest: [u8; 64],
+    /// `<meta name=robots content=noindex>`: such pages are kept out of the search index.
+    pub noindex: bool,
+}
+
+/// Stores a pile once per digest and remembers which payload made it. Returns the pile and
+/// whether it is new.
+pub fn store_pile(
+    conn: &Connection,
+    payload: &Sha1Key,
+    analysis: &Analysis,
+) -> Result<(PileRef, bool)> {
+    let pile = &analysis.pile;
+    let inserted = conn
+        .prepare_cached(
+            "INSERT INTO text_pile (blake2b512_digest, text, secondary_text, big_headlines,
+                 small_headlines, code_text, quote_text)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (blake2b512_digest) DO NOTHING",
+        )?
+        .execute(params![
+            pile.digest.as_slice(),
+            pile.text,
+            pile.secondary_text,
+            pile.big_headlines,
+            pile.small_headlines,
+            pile.code_text,
+            pile.quote_text
+        ])?;
+    let text_pile_id: i64 = if inserted == 1 {
+        conn.last_insert_rowid()
+    } else {
+        conn.prepare_cached("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?1")?
+            .query_row([pile.digest.as_slice()], |r| r.get(0))?
+    };
+    let noindex = analysis.description.robots.noindex;
+    conn.prepare_cached(
+        "INSERT INTO summary_payload (payload_sha1, text_pile_id, robots_noindex) VALUES (?1, ?2, ?3)
+         ON CONFLICT (payload_sha1) DO UPDATE SET text_pile_id = excluded.text_pile_id,
+             robots_noindex = excluded.robots_noindex",
+    )?
+    .execute(params![payload.0.as_slice(), text_pile_id, noindex])?;
+    Ok((
+        PileRef {
+            text_pile_id,
+            digest: pile.digest,
+            noindex,
+        },
+        inserted == 1,
+    ))
+}
+
+/// The pile an earlier run made from a payload.
+pub fn stored_pile(conn: &Connection, payload: &Sha1Key) -> Result<Option<PileRef>> {
+    Ok(conn
+        .prepare_cached(
+            "SELECT p.text_pile_id, t.blake2b512_digest, p.robots_noindex
+             FROM summary_payload p JOIN text_pile t ON t.text_pile_id = p.text_pile_id
+             WHERE p.payload_sha1 = ?1",
+        )?
+        .query_row([payload.0.as_slice()], |r| {
+            let digest: Vec<u8> = r.get(1)?;
+            Ok((r.get::<_, i64>(0)?, digest, r.get::<_, bool>(2)?))
+        })
+        .optional()?
+        .and_then(|(text_pile_id, digest, noindex)| {
+            Some(PileRef {
+                text_pile_id,
+                digest: digest.try_into().ok()?,
+                noindex,
+            })
+        }))
+}
+
+/// A bounded first-in-first-out map: analyses and pile references live here between the
+/// batch that made them and the generations that need them.
+pub struct Fifo<V> {
+    map: HashMap<Sha1Key, V>,
+    order: VecDeque<Sha1Key>,
+    capacity: usize,
+}
+
+impl<V> Fifo<V> {
+    pub fn new(capacity: usize) -> Fifo<V> {
+        Fifo {
+            map: HashMap::new(),
+            order: VecDeque::new(),
+            capacity: capacity.max(1),
+        }
+    }
+
+    pub fn get(&self, key: &Sha1Key) -> Option<&V> {
+        self.map.get(key)
+    }
+
+    pub fn contains(&self, key: &Sha1Key) -> bool {
+        self.map.contains_key(key)
+    }
+
+    pub fn insert(&mut self, key: Sha1Key, value: V) {
+        if self.map.insert(key, value).is_none() {
+            self.order.push_back(key);
+            while self.order.len() > self.capacity {
+                if let Some(old) = self.order.pop_front() {
+                    self.map.remove(&old);
+                }
+            }
+        }
+    }
+}
+
+/// Analyses kept per payload digest.
+pub type AnalysisCache = Fifo<Arc<Analysis>>;
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn fifo_evicts_the_oldest() {
+        let mut f = Fifo::new(2);
+        let k = |b: u8| Sha1Key([b; 20]);
+        f.insert(k(1), 1);
+        f.insert(k(2), 2);
+        f.insert(k(1), 10);
+        assert_eq!(f.get(&k(1)), Some(&10));
+        f.insert(k(3), 3);
+        assert!(!f.contains(&k(1)));
+        assert_eq!(f.get(&k(2)), Some(&2));
+        assert_eq!(f.get(&k(3)), Some(&3));
+    }
+}

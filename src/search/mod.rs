@@ -1,0 +1,267 @@
+//! Searching a summary database (`sediment search`).
+//!
+//! The full-text index holds one row per open, non-duplicate generation. Results are
+//! ranked by FTS5's bm25 with per-column weights ([`COLUMN_WEIGHTS`]: title and headlines
+//! count more than body text), and index pages (positive indexiness: lists of links) come
+//! after articles. Each hit carries its URL, title, a snippet with the matches marked and
+//! the capture dates of its generation.
+
+pub mod query;
+
+use anyhow::{Context, Result};
+use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter, types::Value};
+use serde::Serialize;
+
+pub use query::{Query, QueryError, Term};
+
+/// bm25 weights in column order: text_pile_id (unindexed), any, title, description, text,
+/// secondary_text, big_headlines, small_headlines, code_text, quote_text.
+pub const COLUMN_WEIGHTS: [f64; 10] = [0.0, 0.0, 10.0, 3.0, 1.0, 0.4, 5.0, 2.5, 0.5, 0.8];
+
+/// Marks around matches in snippets.
+pub const MATCH_START: &str = "[";
+pub const MATCH_END: &str = "]";
+
+/// One search result.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Hit {
+    pub url: String,
+    pub title: String,
+    pub snippet: String,
+    /// First and last capture of this version of the page, unix seconds.
+    pub first_seen: i64,
+    pub last_seen: i64,
+    /// How many captures saw this version.
+    pub captures: i64,
+    /// bm25 score (lower is better).
+    pub score: f64,
+    pub index_page: bool,
+    pub entity_generation_uuid: String,
+}
+
+/// Opens a summary database for reading.
+pub fn open(path: &std::path::Path) -> Result<Connection> {
+    let conn = Connection::open_with_flags(
+        path,
+        OpenFlags::SQLITE_OPEN_READ_ONLY | OpenFlags::SQLITE_OPEN_NO_MUTEX,
+    )
+    .with_context(|| format!("cannot open the summary database {}", path.display()))?;
+    // Ranking reads the index's document sizes and a few small rows per match: memory-map
+    // the file rather than copying pages through read calls.
+    conn.execute_batch("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;")?;
+    let has_index: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'full_text_entity_index')",
+            [],
+            |r| r.get(0),
+        )
+        .with_context(|| format!("{} is not an SQLite database", path.display()))?;
+    if !has_index {
+        anyhow::bail!(
+            "{} has no full_text_entity_index: make it with `sediment project summary`",
+            path.display()
+        );
+    }
+    Ok(conn)
+}
+
+/// Runs a query; at most `limit` hits, best first.
+///
+/// Ranking touches only the index and two small tables; titles, capture counts and
+/// snippets are fetched afterwards for the hits that made the cut.
+pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
+    let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(f64::to_string).collect();
+    let expression = query.fts_expression();
+    let mut sql = format!(
+        "SELECT full_text_entity_index.rowid,
+                bm25(full_text_entity_index, {}) AS score,
+                COALESCE(dd.indexiness, 0) > 0 AS index_page
+         FROM full_text_entity_index
+         JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+         LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
+         WHERE full_text_entity_index MATCH ?
+           AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
+        weights.join(", ")
+    );
+    let mut values: Vec<Value> = vec![Value::Text(expression.clone())];
+    if !query.sites.is_empty() {
+        let alternatives: Vec<&str> = query
+            .sites
+            .iter()
+            .map(|_| "(o.host = ? OR o.host LIKE ? ESCAPE '\\')")
+            .collect();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM url JOIN origin o ON o.origin_id = url.origin_id
+                          WHERE url.url_id = eg.url_id AND ({}))",
+            alternatives.join(" OR ")
+        ));
+        for site in &query.sites {
+            let host = site_host(site);
+            values.push(Value::Text(host.to_string()));
+            values.push(Value::Text(format!("%.{}", like_escape(host))));
+        }
+    }
+    if !query.languages.is_empty() {
+        let alternatives: Vec<&str> = query
+            .languages
+            .iter()
+            .map(|_| "(lower(dd.primary_language) = ? OR lower(dd.primary_language) LIKE ? ESCAPE '\\')")
+            .collect();
+        sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
+        for language in &query.languages {
+            values.push(Value::Text(language.clone()));
+            values.push(Value::Text(format!("{}-%", like_escape(language))));
+        }
+    }
+    if !query.mime_types.is_empty() {
+        let alternatives: Vec<&str> = query
+            .mime_types
+            .iter()
+            .map(|_| "(m.type || '/' || m.subtype = ? OR m.subtype = ? OR m.type = ?)")
+            .collect();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM file_summary fs JOIN mimetype m ON m.mimetype_id = fs.mimetype_id
+                          WHERE fs.entity_generation_id = eg.entity_generation_id AND ({}))",
+            alternatives.join(" OR ")
+        ));
+        for mime in &query.mime_types {
+            let essence = mime.split(';').next().unwrap_or("").trim().to_string();
+            values.push(Value::Text(essence.clone()));
+            values.push(Value::Text(essence.clone()));
+            values.push(Value::Text(essence));
+        }
+    }
+    // Ties (equal scores) go to the older generation: stable across runs.
+    sql.push_str(" ORDER BY index_page, score, full_text_entity_index.rowid LIMIT ?");
+    values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
+    let ranked: Vec<(i64, f64, bool)> = conn
+        .prepare_cached(&sql)?
+        .query_map(params_from_iter(values), |r| {
+            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    let mut hits = Vec::with_capacity(ranked.len());
+    for (generation, score, index_page) in ranked {
+        hits.push(hit(
+            conn,
+            &expression,
+            generation,
+            score,
+            index_page,
+            !query.include.is_empty(),
+        )?);
+    }
+    Ok(hits)
+}
+
+/// Columns a snippet is taken from, in order of preference: body text first, the title
+/// (which is shown anyway) never.
+const SNIPPET_COLUMNS: [i64; 7] = [4, 5, 6, 7, 9, 8, 3];
+/// Internal match marks (control characters cannot occur in the indexed text's words).
+const MARK_START: char = '\u{2}';
+const MARK_END: char = '\u{3}';
+
+fn hit(
+    conn: &Connection,
+    expression: &str,
+    generation: i64,
+    score: f64,
+    index_page: bool,
+    has_terms: bool,
+) -> Result<Hit> {
+    let mut hit = conn
+        .prepare_cached(
+            "SELECT url.str_url,
+                COALESCE(NULLIF(dd.title, ''), NULLIF(dd.primary_headline, ''), url.str_url),
+                eg.first_seen_unix_utc, eg.last_seen_unix_utc,
+                (SELECT count(*) FROM crawl_summary cs
+                 WHERE cs.entity_generation_id = eg.entity_generation_id),
+                eg.entity_generation_uuid
+         FROM entity_generation eg
+         JOIN url ON url.url_id = eg.url_id
+         LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
+         WHERE eg.entity_generation_id = ?1",
+        )?
+        .query_row([generation], |r| {
+            let uuid: Vec<u8> = r.get(5)?;
+            Ok(Hit {
+                url: r.get(0)?,
+                title: r.get(1)?,
+                snippet: String::new(),
+                first_seen: r.get(2)?,
+                last_seen: r.get(3)?,
+                captures: r.get(4)?,
+                score,
+                index_page,
+                entity_generation_uuid: uuid::Uuid::from_slice(&uuid)
+                    .map(|u| u.to_string())
+                    .unwrap_or_default(),
+            })
+        })?;
+    // The first column with a match; without terms (or matches), the body text.
+    let mut fallback = String::new();
+    for column in SNIPPET_COLUMNS {
+        let snippet: Option<String> = conn
+            .prepare_cached(
+                "SELECT snippet(full_text_entity_index, ?3, char(2), char(3), '…', 24)
+                 FROM full_text_entity_index
+                 WHERE full_text_entity_index MATCH ?1 AND rowid = ?2",
+            )?
+            .query_row(rusqlite::params![expression, generation, column], |r| {
+                r.get(0)
+            })
+            .optional()?
+            .flatten();
+        let snippet = snippet.unwrap_or_default();
+        if has_terms && snippet.contains(MARK_START) {
+            fallback = snippet;
+            break;
+        }
+        if fallback.is_empty() {
+            fallback = snippet;
+        }
+        if !has_terms && !fallback.is_empty() {
+            break;
+        }
+    }
+    hit.snippet = fallback
+        .replace(MARK_START, MATCH_START)
+        .replace(MARK_END, MATCH_END);
+    Ok(hit)
+}
+
+/// `site:` values may be written as URLs: `https://www.example.org:8080/x` → `example.org`
+/// (a leading `www.` is dropped; subdomains match anyway).
+fn site_host(site: &str) -> &str {
+    let rest = site.split_once("://").map_or(site, |(_, rest)| rest);
+    let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
+    let host = if authority.starts_with('[') {
+        authority.split_inclusive(']').next().unwrap_or(authority)
+    } else {
+        authority.split(':').next().unwrap_or(authority)
+    };
+    host.strip_prefix("www.")
+        .unwrap_or(host)
+        .trim_end_matches('.')
+}
+
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\")
+        .replace('%', "\\%")
+        .replace('_', "\\_")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn site_values() {
+        assert_eq!(site_host("example.org"), "example.org");
+        assert_eq!(site_host("www.example.org."), "example.org");
+        assert_eq!(site_host("https://www.example.org:8080/x?y"), "example.org");
+        assert_eq!(site_host("127.0.0.1:47213"), "127.0.0.1");
+        assert_eq!(site_host("[::1]:80"), "[::1]");
+        assert_eq!(like_escape("a_b%c"), "a\\_b\\%c");
+    }
+}
