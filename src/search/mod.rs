@@ -117,7 +117,10 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
         let alternatives: Vec<&str> = query
             .mime_types
             .iter()
-            .map(|_| "(m.type || '/' || m.subtype = ? OR m.subtype = ? OR m.type = ?)")
+            .map(|_| {
+                "(m.mime_type || '/' || m.mime_subtype || COALESCE('+' || m.mime_suffix, '') = ? \
+                  OR m.mime_subtype = ? OR m.mime_type = ?)"
+            })
             .collect();
         sql.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM file_summary fs JOIN mimetype m ON m.mimetype_id = fs.mimetype_id
