@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Benchmark of the summary database and search (figures in notes-summary.md).
+# Benchmark of the summary database and search (issue 6; figures in BENCHMARKS.md).
 #
 # Usage: scripts/bench-summary.sh [DIR]     (default /work/bench-data/summary, outside the repo)
 # 1. makes the corpus with scripts/make-summary-bench.py when DIR has none (12,000 generated
@@ -15,7 +15,8 @@ set -euo pipefail
 
 dir="${1:-/work/bench-data/summary}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-target="${CARGO_TARGET_DIR:-$repo/target}"
+. "$repo/scripts/env.sh"
+target="$CARGO_TARGET_DIR"
 sediment="$target/release/sediment"
 latency="$target/release/examples/search_latency"
 

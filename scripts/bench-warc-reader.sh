@@ -7,7 +7,7 @@
 # Usage: scripts/bench-warc-reader.sh [MIN_MB] (default 200)   env: BENCH_DIR, RUNS
 set -euo pipefail
 cd "$(dirname "$0")/.."
-export CARGO_TARGET_DIR=${CARGO_TARGET_DIR:-/root/.cache/sediment-target}
+. scripts/env.sh
 MIN_MB=${1:-200}
 RUNS=${RUNS:-3}
 BENCH_DIR=${BENCH_DIR:-/tmp/sediment-bench}

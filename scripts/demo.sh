@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The main job on the bundled fixture crawls, with the embedded store:
 # backfill wget's CDX, import the WARCs, show what the store holds, export JSON lines,
-# index a WARC to CDX and read a payload back.
+# index a WARC to CDX and read a payload back, then project the store into the crawl and
+# summary databases and the two word indexes, and search it.
 # Installs what is missing (scripts/setup.sh) and builds in release mode first.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -26,3 +27,16 @@ echo "payload of $key: $(wc -c < "$out/$key.pdf") bytes, sha1 $(sha1sum "$out/$k
 s captures --url http://127.0.0.1:47213/about.html
 s cdx fixtures/crawl/crawl1.warc.gz -o "$out/crawl1.cdx"
 head -n 3 "$out/crawl1.cdx"
+
+# Projections: the WARCs are found under fixtures/crawl (the stored paths are as given).
+s project crawl -o "$out/crawl.db" --warc-dir fixtures/crawl
+echo "crawl.db: $(sqlite3 "$out/crawl.db" "SELECT count(*) FROM crawl_log") crawl_log rows, \
+$(sqlite3 "$out/crawl.db" "SELECT count(*) FROM redirect") redirects, \
+$(sqlite3 "$out/crawl.db" "SELECT count(*) FROM crawl_candidate") crawl candidates"
+s project summary -o "$out/summary.db" --warc-dir fixtures/crawl
+s search --db "$out/summary.db" --limit 3 sediment core
+s search --db "$out/summary.db" --limit 3 '"terms of use"'
+s project locust -o "$out/locust" --warc-dir fixtures/crawl
+ls "$out/locust"
+s project jdbm -o "$out/jdbm" --warc-dir fixtures/crawl
+s lookup-jdbm "$out/jdbm" lake | head -n 5

@@ -5,6 +5,9 @@
 #   - python3 packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
 #     the equivalence tests compare against (tests skip with a message without them).
 #   - wget: makes the fixture crawls (scripts/make-fixtures.sh).
+#   - sqlite3: the demo shows the projected databases with it.
+#   - mariadb-server + mariadb-client: the locust projection's SQL is loaded into a private
+#     server on 127.0.0.1 by its test (scripts/mariadb-test-server.sh).
 set -euo pipefail
 
 need_apt=()
@@ -12,6 +15,8 @@ command -v clang >/dev/null 2>&1 || need_apt+=(clang)
 ls /usr/lib/llvm-*/lib/libclang.so >/dev/null 2>&1 || need_apt+=(libclang-dev)
 command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
+command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
+command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""

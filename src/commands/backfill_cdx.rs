@@ -14,7 +14,7 @@ use crate::ingest::{IngestRun, thread_count};
 use crate::input::{PlannedInput, open_raw};
 use crate::report::{Counts, Report};
 use crate::store::Store;
-use crate::store::bulk::{BulkLoader, CaptureRun};
+use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
 use crate::store::writer::Writer;
 
 #[derive(clap::Args)]
@@ -40,9 +40,10 @@ pub struct Args {
     /// batched writes (same resulting store).
     #[arg(long)]
     pub bulk: bool,
-    /// Memory for one bulk batch, in MB (a larger load is written in several batches).
-    #[arg(long, default_value_t = 2048)]
-    pub bulk_memory_mb: usize,
+    /// Memory for one bulk batch, in MB (a larger load is written in several batches);
+    /// default: a quarter of the available memory.
+    #[arg(long, value_name = "MB")]
+    pub bulk_memory_mb: Option<usize>,
 }
 
 const COMMAND: &str = "backfill-cdx";
@@ -71,7 +72,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .num_threads(thread_count(args.threads))
         .build()?;
     let bulk = match args.bulk {
-        true => Some(BulkLoader::new(&store, run.ts, args.bulk_memory_mb << 20)?),
+        true => {
+            let memory = args
+                .bulk_memory_mb
+                .map_or_else(default_memory_limit, |mb| mb << 20);
+            Some(BulkLoader::new(&store, run.ts, memory)?)
+        }
         false => None,
     };
     pool.install(|| {
@@ -82,7 +88,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 let mut counts = Counts::default();
                 match &bulk {
                     Some(loader) => {
-                        let mut captures = CaptureRun::default();
+                        let mut captures = CaptureRun::for_input(chunk.data.len());
                         let mut scratch = Vec::new();
                         parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
                             captures.push(&capture, &mut scratch);

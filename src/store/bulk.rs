@@ -17,8 +17,8 @@ use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::store::captures::{
-    DerivedColumns, IndexEntry, MaterializeStats, by_digest_key, capture_key, derive_from_index,
-    index_entries, merge_index_entries, read_capture,
+    DerivedColumns, DerivedRow, IndexEntry, MaterializeStats, by_digest_key, capture_key,
+    derive_from_index, index_entries, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store, base_cf_options_for_sst};
@@ -41,24 +41,36 @@ struct Entry {
 }
 
 impl CaptureRun {
+    /// A run for about `input_bytes` of CDX lines: its buffers are reserved once (a capture
+    /// takes about 2.6 times its CDX line), sparing the copies of growing them.
+    pub fn for_input(input_bytes: usize) -> CaptureRun {
+        CaptureRun {
+            data: Vec::with_capacity(input_bytes * 3),
+            entries: Vec::with_capacity(input_bytes / 150),
+        }
+    }
+
     pub fn push(&mut self, capture: &Capture, scratch: &mut Vec<u8>) {
-        let mut put = |bytes: &[u8]| {
-            let start = self.data.len() as u32;
-            self.data.extend_from_slice(bytes);
-            (start, bytes.len() as u32)
-        };
+        // Each part is appended to `data` in place; an entry records where it lies.
+        let data = &mut self.data;
+        let span = |data: &Vec<u8>, start: usize| (start as u32, (data.len() - start) as u32);
         capture_key(capture, scratch);
-        let ckey = put(scratch);
+        let start = data.len();
+        data.extend_from_slice(scratch);
+        let ckey = span(data, start);
         let mut index_value = (0, 0);
         let dkey = capture.digest.map(|d| {
-            let mut entry = Vec::with_capacity(scratch.len() + 2);
-            IndexEntry::encode(IndexEntry::flags_of(capture), scratch, &mut entry);
+            let start = data.len();
+            IndexEntry::encode(IndexEntry::flags_of(capture), scratch, data);
+            index_value = span(data, start);
             by_digest_key(&d, capture, scratch);
-            let dkey = put(scratch);
-            index_value = put(&entry);
-            dkey
+            let start = data.len();
+            data.extend_from_slice(scratch);
+            span(data, start)
         });
-        let value = put(&capture.to_bytes());
+        let start = data.len();
+        capture.encode(data);
+        let value = span(data, start);
         self.entries.push(Entry {
             capture_key: ckey,
             digest_key: dkey,
@@ -84,6 +96,20 @@ impl CaptureRun {
     }
 }
 
+/// The default memory for one bulk batch: a quarter of the memory available, at least
+/// 512 MB (one batch holds a whole load up to that size; its peak RSS is ~1.5 times it).
+pub fn default_memory_limit() -> usize {
+    let available_kb = std::fs::read_to_string("/proc/meminfo")
+        .ok()
+        .and_then(|info| {
+            info.lines()
+                .find(|l| l.starts_with("MemAvailable:"))
+                .and_then(|l| l.split_whitespace().nth(1)?.parse::<usize>().ok())
+        })
+        .unwrap_or(8 << 20);
+    (available_kb / 4 * 1024).max(512 << 20)
+}
+
 /// A reference to one capture of a batch: (run, entry).
 type Ref = (u32, u32);
 
@@ -96,6 +122,8 @@ pub struct BulkLoader<'s> {
     writing: Mutex<BulkStats>,
     scratch_dir: PathBuf,
     store_was_empty: bool,
+    /// The fewest entries an SST file of a key range gets (tests lower it to make many).
+    min_part: usize,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -122,7 +150,14 @@ impl<'s> BulkLoader<'s> {
             writing: Mutex::new(BulkStats::default()),
             scratch_dir,
             store_was_empty,
+            min_part: 50_000,
         })
+    }
+
+    /// Cuts key spaces into SST files of at least `entries` entries (default 50,000).
+    pub fn with_min_part(mut self, entries: usize) -> Self {
+        self.min_part = entries.max(1);
+        self
     }
 
     /// Adds a chunk's captures; writes a batch when the memory limit is reached.
@@ -206,40 +241,34 @@ impl<'s> BulkLoader<'s> {
         );
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
 
-        let capture_sst = self.scratch_dir.join(format!("capture-{n}.sst"));
-        let digest_sst = self.scratch_dir.join(format!("by-digest-{n}.sst"));
+        // Each key space is cut into ranges written in parallel, then ingested together:
+        // SST writing (block building and Snappy) is most of a bulk load's time.
         let (a, b) = rayon::join(
             || {
-                write_merge_sst(
-                    &capture_sst,
+                write_merge_ssts(
+                    &self.scratch_dir.join(format!("capture-{n}")),
                     &by_capture,
+                    self.min_part,
                     capture_key_of,
                     value_of,
                     |values| crate::capture::merge_encoded(values),
                 )
             },
             || {
-                write_merge_sst(
-                    &digest_sst,
+                write_merge_ssts(
+                    &self.scratch_dir.join(format!("by-digest-{n}")),
                     &by_digest,
+                    self.min_part,
                     digest_key_of,
                     index_value_of,
                     |values| merge_index_entries(values),
                 )
             },
         );
-        let wrote = [a?, b?];
-        let mut files = Vec::new();
-        for (cf, path, written) in [
-            (CF_CAPTURE, &capture_sst, wrote[0]),
-            (CF_BY_DIGEST, &digest_sst, wrote[1]),
-        ] {
-            if written {
-                self.ingest(cf, path)?;
-                files.push(path);
-            }
+        for (cf, paths) in [(CF_CAPTURE, a?), (CF_BY_DIGEST, b?)] {
+            stats.sst_files += paths.len() as u64;
+            self.ingest(cf, paths)?;
         }
-        stats.sst_files += files.len() as u64;
 
         // Derive the rows of this batch's digests. On a store that was empty, the batch
         // holds every capture of them; otherwise the store (now including the batch) is read.
@@ -258,99 +287,153 @@ impl<'s> BulkLoader<'s> {
             start = end;
         }
         let in_memory = self.store_was_empty && first_batch;
-        let derived: Vec<(Sha1Key, Option<crate::store::captures::DerivedRow>)> = groups
-            .par_iter()
-            .map(|(key, refs)| {
-                if !in_memory {
-                    let entries = index_entries(self.store, key).unwrap_or_default();
-                    let entries: Vec<(u8, &[u8])> =
-                        entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
-                    let row =
-                        derive_from_index(&entries, |k| read_capture(self.store, k).ok().flatten());
-                    return (*key, row);
+        let derive = |(key, refs): &(Sha1Key, &[Ref])| -> Option<DerivedRow> {
+            if !in_memory {
+                let entries = index_entries(self.store, key).unwrap_or_default();
+                let entries: Vec<(u8, &[u8])> =
+                    entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
+                return derive_from_index(&entries, |k| read_capture(self.store, k).ok().flatten());
+            }
+            // The batch holds every capture of this digest. The same capture may be
+            // here twice (a CDX line and its WARC record): merge those entries.
+            let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
+            let mut last: Option<&[u8]> = None;
+            for r in refs.iter() {
+                let k = digest_key_of(r);
+                let Some((flags, ckey)) = IndexEntry::decode(index_value_of(r)) else {
+                    continue;
+                };
+                match entries.last_mut() {
+                    Some(prev) if last == Some(k) => prev.0 |= flags,
+                    _ => entries.push((flags, ckey)),
                 }
-                // The batch holds every capture of this digest. The same capture may be
-                // here twice (a CDX line and its WARC record): merge those entries.
-                let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
-                let mut last: Option<&[u8]> = None;
-                for r in refs.iter() {
-                    let k = digest_key_of(r);
-                    let Some((flags, ckey)) = IndexEntry::decode(index_value_of(r)) else {
+                last = Some(k);
+            }
+            derive_from_index(&entries, |wanted| {
+                let values: Vec<&[u8]> = refs
+                    .iter()
+                    .filter(|r| capture_key_of(r) == wanted)
+                    .map(value_of)
+                    .collect();
+                crate::capture::merge_encoded(values).and_then(|v| Capture::decode(&v).ok())
+            })
+        };
+        // Rows are derived and written in digest ranges, one pair of SST files per range.
+        let schema = self.store.schema();
+        let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_str();
+        let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = groups
+            .par_chunks(part_len(groups.len(), self.min_part))
+            .enumerate()
+            .map(|(part, groups)| -> Result<_> {
+                let f_sst = self.scratch_dir.join(format!("f-{n}-{part}.sst"));
+                let file_sst = self.scratch_dir.join(format!("file-{n}-{part}.sst"));
+                let mut f_writer = SstWriter::open(&f_sst)?;
+                let mut file_writer = SstWriter::open(&file_sst)?;
+                let mut rows = MaterializeStats::default();
+                for group in groups {
+                    let key = &group.0;
+                    rows.digests += 1;
+                    let Some(row) = derive(group) else {
+                        rows.without_file += 1;
                         continue;
                     };
-                    match entries.last_mut() {
-                        Some(prev) if last == Some(k) => prev.0 |= flags,
-                        _ => entries.push((flags, ckey)),
+                    rows.rows += 1;
+                    f_writer.put(
+                        &cell_key(key, qualifier(columns.dedupe), self.ts),
+                        &row.dedupe,
+                    )?;
+                    // `file` cells in key order: cdx < mime < size.
+                    let mut cells: Vec<(Vec<u8>, &[u8])> = vec![(
+                        cell_key(key, qualifier(columns.cdx), self.ts),
+                        row.cdx.as_slice(),
+                    )];
+                    if let Some(mime) = &row.mime {
+                        cells.push((
+                            cell_key(key, qualifier(columns.mime), self.ts),
+                            mime.as_bytes(),
+                        ));
                     }
-                    last = Some(k);
+                    let size = row.size.map(u64::to_be_bytes);
+                    if let Some(size) = &size {
+                        cells.push((cell_key(key, qualifier(columns.size), self.ts), &size[..]));
+                    }
+                    cells.sort();
+                    for (k, v) in cells {
+                        file_writer.put(&k, v)?;
+                    }
                 }
-                let row = derive_from_index(&entries, |wanted| {
-                    let values: Vec<&[u8]> = refs
-                        .iter()
-                        .filter(|r| capture_key_of(r) == wanted)
-                        .map(value_of)
-                        .collect();
-                    crate::capture::merge_encoded(values).and_then(|v| Capture::decode(&v).ok())
-                });
-                (*key, row)
+                let f_sst = f_writer.finish()?.then_some(f_sst);
+                let file_sst = file_writer.finish()?.then_some(file_sst);
+                Ok((rows, f_sst, file_sst))
             })
-            .collect();
-        let f_sst = self.scratch_dir.join(format!("f-{n}.sst"));
-        let file_sst = self.scratch_dir.join(format!("file-{n}.sst"));
-        let schema = self.store.schema();
-        let mut f_writer = SstWriter::open(&f_sst)?;
-        let mut file_writer = SstWriter::open(&file_sst)?;
-        let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_str();
-        for (key, row) in &derived {
-            let Some(row) = row else {
-                stats.rows.without_file += 1;
-                continue;
-            };
-            stats.rows.rows += 1;
-            f_writer.put(
-                &cell_key(key, qualifier(columns.dedupe), self.ts),
-                &row.dedupe,
-            )?;
-            // `file` cells in key order: cdx < mime < size.
-            let mut cells: Vec<(Vec<u8>, Vec<u8>)> = vec![(
-                cell_key(key, qualifier(columns.cdx), self.ts),
-                row.cdx.clone(),
-            )];
-            if let Some(mime) = &row.mime {
-                cells.push((
-                    cell_key(key, qualifier(columns.mime), self.ts),
-                    mime.as_bytes().to_vec(),
-                ));
-            }
-            if let Some(size) = row.size {
-                cells.push((
-                    cell_key(key, qualifier(columns.size), self.ts),
-                    size.to_be_bytes().to_vec(),
-                ));
-            }
-            cells.sort();
-            for (k, v) in cells {
-                file_writer.put(&k, &v)?;
-            }
+            .collect::<Result<_>>()?;
+        let mut f_files = Vec::new();
+        let mut file_files = Vec::new();
+        for (rows, f_sst, file_sst) in written {
+            stats.rows.digests += rows.digests;
+            stats.rows.rows += rows.rows;
+            stats.rows.without_file += rows.without_file;
+            f_files.extend(f_sst);
+            file_files.extend(file_sst);
         }
-        stats.rows.digests += derived.len() as u64;
-        for (family, writer, path) in [("f", f_writer, &f_sst), ("file", file_writer, &file_sst)] {
-            if writer.finish()? {
-                self.ingest(family, path)?;
-                stats.sst_files += 1;
-            }
+        for (family, paths) in [("f", f_files), ("file", file_files)] {
+            stats.sst_files += paths.len() as u64;
+            self.ingest(family, paths)?;
         }
         Ok(())
     }
 
-    fn ingest(&self, cf: &str, path: &PathBuf) -> Result<()> {
+    /// Ingests SST files with non-overlapping key ranges into one family, atomically.
+    fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
+        if paths.is_empty() {
+            return Ok(());
+        }
         let mut opts = IngestExternalFileOptions::default();
         opts.set_move_files(true);
         self.store
             .db()
-            .ingest_external_file_cf_opts(self.store.cf(cf), &opts, vec![path])
-            .with_context(|| format!("cannot ingest {} into {cf}", path.display()))
+            .ingest_external_file_cf_opts(self.store.cf(cf), &opts, paths.clone())
+            .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
     }
+}
+
+/// Entries per SST file when a sorted key space is cut into ranges written in parallel:
+/// a few ranges per worker thread, none smaller than `min_part`.
+fn part_len(entries: usize, min_part: usize) -> usize {
+    let parts = (rayon::current_num_threads() * 2).max(1);
+    entries.div_ceil(parts).max(min_part)
+}
+
+/// Writes sorted entries into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, … (in key order,
+/// written in parallel) as merge operands; equal keys collapse into one value with `merge`
+/// and never straddle two files. Returns the files that have entries, in key order.
+fn write_merge_ssts<'a>(
+    prefix: &std::path::Path,
+    refs: &[Ref],
+    min_part: usize,
+    key_of: impl Fn(&Ref) -> &'a [u8] + Sync,
+    value_of: impl Fn(&Ref) -> &'a [u8] + Sync,
+    merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>> + Sync,
+) -> Result<Vec<PathBuf>> {
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    while start < refs.len() {
+        let mut end = (start + part_len(refs.len(), min_part)).min(refs.len());
+        while end < refs.len() && key_of(&refs[end]) == key_of(&refs[end - 1]) {
+            end += 1;
+        }
+        ranges.push(start..end);
+        start = end;
+    }
+    ranges
+        .into_par_iter()
+        .enumerate()
+        .map(|(part, range)| {
+            let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
+            write_merge_sst(&path, &refs[range], &key_of, &value_of, &merge)?;
+            Ok(path)
+        })
+        .collect()
 }
 
 /// Writes sorted entries as merge operands (equal keys collapse into one value with
@@ -358,9 +441,9 @@ impl<'s> BulkLoader<'s> {
 fn write_merge_sst<'a>(
     path: &PathBuf,
     refs: &[Ref],
-    key_of: impl Fn(&Ref) -> &'a [u8],
-    value_of: impl Fn(&Ref) -> &'a [u8],
-    merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
+    key_of: &impl Fn(&Ref) -> &'a [u8],
+    value_of: &impl Fn(&Ref) -> &'a [u8],
+    merge: &impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
 ) -> Result<bool> {
     if refs.is_empty() {
         return Ok(false);
@@ -378,7 +461,7 @@ fn write_merge_sst<'a>(
         if j == i + 1 {
             writer.merge(key, value_of(&refs[i]))?;
         } else {
-            let merged = merge(&mut refs[i..j].iter().map(&value_of))
+            let merged = merge(&mut refs[i..j].iter().map(value_of))
                 .unwrap_or_else(|| value_of(&refs[i]).to_vec());
             writer.merge(key, merged)?;
         }
@@ -417,5 +500,89 @@ impl SstWriter<'static> {
         }
         self.writer.finish()?;
         Ok(true)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::CaptureKind;
+    use crate::store::captures::materialize_dirty;
+    use crate::store::writer::Writer;
+
+    /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its
+    /// WARC record), revisits and captures the file filter leaves out.
+    fn captures() -> Vec<Capture> {
+        let mut out = Vec::new();
+        for i in 0..400u64 {
+            let digest = (i * 7919) % 40;
+            let mut capture = Capture {
+                surt: format!("org,example)/p{}", i % 97),
+                ts: format!("2020{:02}01000000", 1 + i % 12),
+                url: format!("http://example.org/p{}", i % 97),
+                source: "x.cdx".into(),
+                warc: Some(format!("ITEM/x-{}.warc.gz", i % 3)),
+                offset: Some(i * 1000),
+                c_size: Some(100 + i),
+                status: Some(if i % 11 == 0 { 404 } else { 200 }),
+                mime: Some("application/pdf".into()),
+                digest: Some(Sha1Key([digest as u8; 20])),
+                passes: i % 11 != 0,
+                ..Default::default()
+            };
+            if i % 13 == 0 {
+                capture.kind = CaptureKind::Revisit;
+                capture.passes = false;
+            }
+            if i % 17 == 0 {
+                out.push(capture.clone());
+            }
+            out.push(capture);
+        }
+        out
+    }
+
+    fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
+        let mut all = Vec::new();
+        for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST] {
+            for item in store
+                .db()
+                .iterator_cf(store.cf(cf), rocksdb::IteratorMode::Start)
+            {
+                let (k, v) = item.unwrap();
+                all.push((cf, k.to_vec(), v.to_vec()));
+            }
+        }
+        all
+    }
+
+    #[test]
+    fn bulk_load_in_many_small_ssts_equals_the_write_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
+        let loader = BulkLoader::new(&bulk_store, ts, 1 << 30)
+            .unwrap()
+            .with_min_part(7);
+        let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
+        for capture in captures() {
+            run.push(&capture, &mut scratch);
+        }
+        loader.add(run).unwrap();
+        let stats = loader.finish().unwrap();
+        assert!(stats.sst_files > 8, "{} SST files", stats.sst_files);
+
+        let normal_store = Store::open(&dir.path().join("normal")).unwrap();
+        let mut writer = Writer::new(&normal_store, ts);
+        for capture in captures() {
+            writer.add_capture(&capture);
+            writer.end_record().unwrap();
+        }
+        writer.finish().unwrap();
+        materialize_dirty(&normal_store, ts).unwrap();
+
+        let (bulk, normal) = (contents(&bulk_store), contents(&normal_store));
+        assert!(bulk.iter().filter(|(cf, _, _)| *cf == "f").count() > 30);
+        assert_eq!(bulk, normal);
     }
 }
