@@ -5,10 +5,12 @@ use std::collections::HashMap;
 use std::time::Instant;
 
 use anyhow::Result;
+use rayon::prelude::*;
 use rusqlite::{Connection, params};
 
 use super::duplicates::{Member, duplicate_spans};
 use super::rows::{WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
+use crate::project::tokenize::{Scratch, Tokenizer};
 use crate::report::Counts;
 
 fn work_ids(conn: &Connection, kind: i64) -> Result<Vec<i64>> {
@@ -129,70 +131,71 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
     Ok(())
 }
 
-/// Piles tokenized per round through the scratch full-text table.
+/// Piles tokenized per round.
 const TOKEN_BATCH: usize = 4096;
 
-/// Counts the tokens of every pile on the work list with SQLite's own FTS5 tokenizer
-/// (`porter unicode61`, as the search index): each round puts a batch of piles into a
-/// contentless scratch table in the temp schema (one statement, with a hash large enough
-/// to hold it, so it becomes one segment) and reads the occurrences back through its
-/// `fts5vocab` instance view.
+/// Rows of token statistics per INSERT statement (3 parameters each, well under SQLite's
+/// limit of 32,766).
+const INSERT_ROWS: usize = 256;
+
+/// Counts the tokens of every pile on the work list with the tokenizer of the search index
+/// (`porter unicode61`, reimplemented in `project::tokenize` and tested equal to SQLite's),
+/// on all cores. New tokens get their ids in byte order within each round, so the ids do
+/// not depend on the thread count.
 pub fn update_token_statistics(conn: &Connection, counts: &mut Counts) -> Result<()> {
     let piles = work_ids(conn, WORK_TOKENS)?;
     let mut tokens = TokenIds::default();
+    let mut read = conn.prepare(
+        "SELECT text_pile_id, text, secondary_text, big_headlines, small_headlines,
+                code_text, quote_text
+         FROM text_pile
+         WHERE text_pile_id IN (SELECT id FROM summary_work
+                                WHERE kind = ?1 AND id BETWEEN ?2 AND ?3)",
+    )?;
     for chunk in piles.chunks(TOKEN_BATCH) {
         let (Some(&low), Some(&high)) = (chunk.first(), chunk.last()) else {
             continue;
         };
-        conn.execute_batch(
-            "DROP TABLE IF EXISTS temp.pile_tokens_vocab;
-             DROP TABLE IF EXISTS temp.pile_tokens;
-             CREATE VIRTUAL TABLE temp.pile_tokens USING fts5(body, content='',
-                 tokenize='porter unicode61');
-             CREATE VIRTUAL TABLE temp.pile_tokens_vocab
-                 USING fts5vocab(temp, pile_tokens, instance);
-             INSERT INTO temp.pile_tokens (pile_tokens, rank) VALUES ('hashsize', 268435456);",
-        )?;
-        // The work ids of this kind between low and high are exactly this chunk.
-        conn.execute(
-            "INSERT INTO temp.pile_tokens (rowid, body)
-             SELECT text_pile_id, text || char(10) || secondary_text || char(10)
-                 || big_headlines || char(10) || small_headlines || char(10)
-                 || code_text || char(10) || quote_text
-             FROM text_pile
-             WHERE text_pile_id IN (SELECT id FROM summary_work
-                                    WHERE kind = ?1 AND id BETWEEN ?2 AND ?3)",
-            params![WORK_TOKENS, low, high],
-        )?;
-        // The instance view yields (term, doc) in term order, then doc order: count runs.
+        let texts = read
+            .query_map(params![WORK_TOKENS, low, high], |r| {
+                let mut fields = Vec::with_capacity(6);
+                for i in 1..=6 {
+                    fields.push(r.get::<_, String>(i)?);
+                }
+                Ok((r.get::<_, i64>(0)?, fields))
+            })?
+            .collect::<Result<Vec<_>, _>>()?;
+        let counted: Vec<(i64, Vec<(String, i64)>)> = texts
+            .par_iter()
+            .map_init(Scratch::default, |scratch, (pile, fields)| {
+                let mut occurrences: HashMap<String, i64> = HashMap::new();
+                for field in fields {
+                    Tokenizer::PORTER_UNICODE61.for_each_token(field, scratch, |token| {
+                        match occurrences.get_mut(token) {
+                            Some(n) => *n += 1,
+                            None => {
+                                occurrences.insert(token.to_string(), 1);
+                            }
+                        }
+                    });
+                }
+                (*pile, occurrences.into_iter().collect())
+            })
+            .collect();
+        let mut new_tokens: Vec<&str> = counted
+            .iter()
+            .flat_map(|(_, occurrences)| occurrences.iter().map(|(t, _)| t.as_str()))
+            .filter(|t| !tokens.ids.contains_key(*t))
+            .collect();
+        new_tokens.sort_unstable();
+        new_tokens.dedup();
+        for token in new_tokens {
+            tokens.id(conn, token)?;
+        }
         let mut stats: Vec<(i64, i64, i64)> = Vec::new();
-        {
-            let mut stmt = conn.prepare("SELECT term, doc FROM temp.pile_tokens_vocab")?;
-            let mut rows = stmt.query([])?;
-            let mut term = String::new();
-            let mut token_id = 0i64;
-            let mut doc = i64::MIN;
-            let mut n = 0i64;
-            while let Some(row) = rows.next()? {
-                let row_term = row.get_ref(0)?.as_str()?;
-                let row_doc: i64 = row.get(1)?;
-                if row_term == term && row_doc == doc {
-                    n += 1;
-                    continue;
-                }
-                if n > 0 {
-                    stats.push((doc, token_id, n));
-                }
-                if row_term != term {
-                    term.clear();
-                    term.push_str(row_term);
-                    token_id = tokens.id(conn, &term)?;
-                }
-                doc = row_doc;
-                n = 1;
-            }
-            if n > 0 {
-                stats.push((doc, token_id, n));
+        for (pile, occurrences) in &counted {
+            for (token, n) in occurrences {
+                stats.push((*pile, tokens.id(conn, token)?, *n));
             }
         }
         stats.sort_unstable();
@@ -201,19 +204,25 @@ pub fn update_token_statistics(conn: &Connection, counts: &mut Counts) -> Result
                  AND text_pile_id IN (SELECT id FROM summary_work WHERE kind = ?1)",
             params![WORK_TOKENS, low, high],
         )?;
-        let mut insert = conn.prepare_cached(
-            "INSERT INTO token_statistics (text_pile_id, token_id, occurances) VALUES (?1, ?2, ?3)",
-        )?;
-        for (doc, token_id, n) in &stats {
-            insert.execute(params![doc, token_id, n])?;
+        // Many rows per statement: per-statement overhead is most of an insert's cost here.
+        let insert_sql = |rows: usize| {
+            format!(
+                "INSERT INTO token_statistics (text_pile_id, token_id, occurances) VALUES {}",
+                vec!["(?, ?, ?)"; rows].join(", ")
+            )
+        };
+        let mut insert_many = conn.prepare_cached(&insert_sql(INSERT_ROWS))?;
+        let mut insert_one = conn.prepare_cached(&insert_sql(1))?;
+        let mut batches = stats.chunks_exact(INSERT_ROWS);
+        for batch in &mut batches {
+            let values = batch.iter().flat_map(|(pile, token, n)| [pile, token, n]);
+            insert_many.execute(rusqlite::params_from_iter(values))?;
         }
-        let written = stats.len();
-        counts.add("token_statistics", written as u64);
+        for (pile, token_id, n) in batches.remainder() {
+            insert_one.execute(params![pile, token_id, n])?;
+        }
+        counts.add("token_statistics", stats.len() as u64);
     }
-    conn.execute_batch(
-        "DROP TABLE IF EXISTS temp.pile_tokens_vocab;
-         DROP TABLE IF EXISTS temp.pile_tokens;",
-    )?;
     Ok(())
 }
 
