@@ -242,7 +242,7 @@ impl<'s> BulkLoader<'s> {
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
 
         // Each key space is cut into ranges written in parallel, then ingested together:
-        // SST writing (block building and Snappy) is most of a bulk load's time.
+        // SST writing (block building, Snappy) would otherwise run on one thread per key space.
         let (a, b) = rayon::join(
             || {
                 write_merge_ssts(
