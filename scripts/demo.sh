@@ -39,4 +39,6 @@ s search --db "$out/summary.db" --limit 3 '"terms of use"'
 s project locust -o "$out/locust" --warc-dir fixtures/crawl
 ls "$out/locust"
 s project jdbm -o "$out/jdbm" --warc-dir fixtures/crawl
-s lookup-jdbm "$out/jdbm" lake | head -n 5
+s lookup-jdbm "$out/jdbm" lake > "$out/lake.tsv"
+echo "pages with the word \"lake\" (URL, frequency), first 5:"
+head -n 5 "$out/lake.tsv"
