@@ -7,6 +7,7 @@ use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use flate2::bufread::MultiGzDecoder;
+use xxhash_rust::xxh3::Xxh3;
 
 use crate::store::Store;
 use crate::store::registry::{ContentHash, InputRecord, content_hash};
@@ -87,6 +88,16 @@ impl PlannedInput {
         Ok(Some(*self.content.get_or_init(|| hash)))
     }
 
+    /// Wraps the reader of this input's bytes so that reading them also hashes them
+    /// (see [`HashingReader::finish`]).
+    pub fn hashing<R: Read>(&self, inner: R) -> HashingReader<'_, R> {
+        HashingReader {
+            inner,
+            input: self,
+            hasher: Xxh3::new(),
+        }
+    }
+
     /// The registry record when the store already ingested this content with `options`.
     pub fn done_before(
         &self,
@@ -98,6 +109,34 @@ impl PlannedInput {
             Some(hash) => store.completed_input(command, &hash, options),
             None => Ok(None),
         }
+    }
+}
+
+/// Reads an input while computing its content hash, so that a new input is read once: when
+/// it is finished, the hash becomes the input's (for the registry) without a second pass.
+pub struct HashingReader<'i, R> {
+    inner: R,
+    input: &'i PlannedInput,
+    hasher: Xxh3,
+}
+
+impl<R: Read> Read for HashingReader<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.hasher.update(&buf[..n]);
+        Ok(n)
+    }
+}
+
+impl<R: Read> HashingReader<'_, R> {
+    /// Reads what the consumer left unread (a reader may stop before the end of the file)
+    /// and gives the input its content hash.
+    pub fn finish(mut self) -> Result<()> {
+        io::copy(&mut self, &mut io::sink())
+            .with_context(|| format!("cannot read {}", self.input.display()))?;
+        let hash = ContentHash(self.hasher.digest128());
+        let _ = self.input.content.set(hash);
+        Ok(())
     }
 }
 
@@ -269,6 +308,21 @@ mod tests {
             ]
         );
         assert_eq!(chunks.bytes_read, text.len() as u64);
+    }
+
+    #[test]
+    fn hashing_while_reading_gives_the_content_hash() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("input");
+        let bytes: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+        std::fs::write(&path, &bytes).unwrap();
+        let input = PlannedInput::new(path.clone()).unwrap();
+        let mut reader = input.hashing(File::open(&path).unwrap());
+        // The consumer stops early; finish reads the rest.
+        let mut head = vec![0u8; 1000];
+        reader.read_exact(&mut head).unwrap();
+        reader.finish().unwrap();
+        assert_eq!(input.content().unwrap(), Some(content_hash(&path).unwrap()));
     }
 
     #[test]

@@ -71,7 +71,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             } else {
                 let file = File::open(&input.path)
                     .with_context(|| format!("cannot open {}", input.display()))?;
-                importer.import(file, writer)?
+                let mut reader = input.hashing(file);
+                let counts = importer.import(&mut reader, writer)?;
+                reader.finish()?;
+                counts
             };
             report.add_counts(&counts);
             Ok(serde_json::to_value(&counts)?)

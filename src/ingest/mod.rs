@@ -8,7 +8,9 @@
 pub mod cdx;
 pub mod warc;
 
+use std::collections::HashSet;
 use std::path::PathBuf;
+use std::sync::OnceLock;
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -29,6 +31,7 @@ pub struct IngestRun<'s> {
     /// Options that change what an input writes (part of its registry identity).
     pub options: String,
     pub ts: u64,
+    completed_sizes: OnceLock<HashSet<u64>>,
 }
 
 impl<'s> IngestRun<'s> {
@@ -44,7 +47,23 @@ impl<'s> IngestRun<'s> {
             command,
             options,
             ts: now_millis(),
+            completed_sizes: OnceLock::new(),
         }
+    }
+
+    /// Sizes of the inputs this command completed with these options (read once per run).
+    fn completed_sizes(&self) -> Result<&HashSet<u64>> {
+        if let Some(sizes) = self.completed_sizes.get() {
+            return Ok(sizes);
+        }
+        let sizes = self
+            .store
+            .inputs()?
+            .into_iter()
+            .filter(|r| r.command == self.command && r.options == self.options)
+            .map(|r| r.size)
+            .collect();
+        Ok(self.completed_sizes.get_or_init(|| sizes))
     }
 
     /// Lists the inputs (directories expanded with `accept`).
@@ -56,13 +75,22 @@ impl<'s> IngestRun<'s> {
         plan_inputs(paths, accept)
     }
 
-    /// Whether an input must be applied: hashes it and looks it up in the registry; an
-    /// input ingested before with the same options is skipped (and said so) unless `force`.
+    /// Whether an input must be applied: an input ingested before with the same options
+    /// is skipped (and said so) unless `force`. Only an input whose size equals that of a
+    /// completed one can be one, so only those are hashed first; the others are hashed
+    /// while they are read (`PlannedInput::hashing`), which saves a pass over every new file.
     pub fn should_apply(&self, input: &PlannedInput, force: bool) -> Result<bool> {
-        if force
-            || input
-                .done_before(self.store, self.command, &self.options)?
-                .is_none()
+        if force {
+            return Ok(true);
+        }
+        if let Some(size) = input.size
+            && !self.completed_sizes()?.contains(&size)
+        {
+            return Ok(true);
+        }
+        if input
+            .done_before(self.store, self.command, &self.options)?
+            .is_none()
         {
             return Ok(true);
         }
