@@ -113,7 +113,9 @@ impl PlannedInput {
 }
 
 /// Reads an input while computing its content hash, so that a new input is read once: when
-/// it is finished, the hash becomes the input's (for the registry) without a second pass.
+/// the end is reached (or [`HashingReader::finish`] is called), the hash becomes the input's
+/// (for the registry) without a second pass. An input read only in part keeps no hash and
+/// is hashed from the file when the registry needs it.
 pub struct HashingReader<'i, R> {
     inner: R,
     input: &'i PlannedInput,
@@ -124,6 +126,10 @@ impl<R: Read> Read for HashingReader<'_, R> {
     fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
         let n = self.inner.read(buf)?;
         self.hasher.update(&buf[..n]);
+        if n == 0 && !buf.is_empty() {
+            // The end: every byte went through the hasher.
+            let _ = self.input.content.set(ContentHash(self.hasher.digest128()));
+        }
         Ok(n)
     }
 }
@@ -323,6 +329,17 @@ mod tests {
         reader.read_exact(&mut head).unwrap();
         reader.finish().unwrap();
         assert_eq!(input.content().unwrap(), Some(content_hash(&path).unwrap()));
+
+        // A consumer that reads to the end needs no finish.
+        let input = PlannedInput::new(path.clone()).unwrap();
+        let mut all = Vec::new();
+        let mut reader = input.hashing(File::open(&path).unwrap());
+        reader.read_to_end(&mut all).unwrap();
+        drop(reader);
+        assert_eq!(
+            input.content.get().copied(),
+            Some(content_hash(&path).unwrap())
+        );
     }
 
     #[test]

@@ -147,7 +147,7 @@ struct InputChunks<'a> {
     run: &'a IngestRun<'a>,
     force: bool,
     applied: &'a AtomicBool,
-    chunks: Option<CdxChunks<'static>>,
+    chunks: Option<CdxChunks<'a>>,
     done: bool,
 }
 
@@ -171,7 +171,7 @@ impl<'a> InputChunks<'a> {
     }
 }
 
-impl Iterator for InputChunks<'_> {
+impl<'a> Iterator for InputChunks<'a> {
     type Item = Result<(usize, CdxChunk)>;
 
     fn next(&mut self) -> Option<Self::Item> {
@@ -190,8 +190,9 @@ impl Iterator for InputChunks<'_> {
                     return Some(Err(e));
                 }
             }
-            let opened = open_raw(&self.input.path)
-                .and_then(|read| Ok(CdxChunks::new(read, self.input.display())?));
+            let input = self.input;
+            let opened = open_raw(&input.path)
+                .and_then(|read| Ok(CdxChunks::new(input.hashing(read), input.display())?));
             match opened {
                 Ok(chunks) => self.chunks = Some(chunks),
                 Err(e) => {
