@@ -132,6 +132,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             .set_message("writing and ingesting SST files");
         let stats = loader.finish()?;
         report.count("rows_written", stats.rows.rows);
+        report.count("duplicates", stats.rows.duplicates);
         report.count("sst_files", stats.sst_files);
     }
     run.finish(&applied)?;

@@ -159,6 +159,7 @@ impl<'s> IngestRun<'s> {
         }
         self.report.count("inputs", applied.len() as u64);
         self.report.count("rows_written", stats.rows);
+        self.report.count("duplicates", stats.duplicates);
         Ok(stats)
     }
 }

@@ -338,6 +338,7 @@ impl<'s> BulkLoader<'s> {
                         continue;
                     };
                     rows.rows += 1;
+                    rows.duplicates += row.captures.saturating_sub(1);
                     f_writer.put(
                         &cell_key(key, qualifier(columns.dedupe), self.ts),
                         &row.dedupe,
@@ -373,6 +374,7 @@ impl<'s> BulkLoader<'s> {
             stats.rows.digests += rows.digests;
             stats.rows.rows += rows.rows;
             stats.rows.without_file += rows.without_file;
+            stats.rows.duplicates += rows.duplicates;
             f_files.extend(f_sst);
             file_files.extend(file_sst);
         }

@@ -144,6 +144,8 @@ struct CdxCell<'a> {
 /// The derived cells of one file row.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct DerivedRow {
+    /// Captures of the digest counted in `f:c.c`.
+    pub captures: u64,
     pub dedupe: Vec<u8>,
     pub cdx: Vec<u8>,
     pub mime: Option<String>,
@@ -189,6 +191,7 @@ pub fn derive_from(
         warc: first.warc.as_deref(),
     };
     DerivedRow {
+        captures: count,
         dedupe: serde_json::to_vec(&dedupe).unwrap_or_default(),
         cdx: serde_json::to_vec(&cdx).unwrap_or_default(),
         mime,
@@ -324,6 +327,8 @@ pub struct MaterializeStats {
     pub rows: u64,
     /// Digests with captures but no capture that may locate a file.
     pub without_file: u64,
+    /// Captures folded into the rows written, beyond the first of each (`f:c.c` − 1 summed).
+    pub duplicates: u64,
 }
 
 /// Recomputes the file rows of every dirty digest and clears the marks, in batches.
@@ -371,6 +376,7 @@ pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
             Some(row) => {
                 put_derived_row(store, &columns, &mut batch, &digest, &row, ts);
                 stats.rows += 1;
+                stats.duplicates += row.captures.saturating_sub(1);
             }
             None => stats.without_file += 1,
         }
