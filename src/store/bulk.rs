@@ -18,7 +18,7 @@ use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::store::captures::{
     DerivedColumns, DerivedRow, IndexEntry, MaterializeStats, by_digest_key, capture_key,
-    derive_from_index, index_entries, merge_index_entries, read_capture,
+    derive_from, derive_from_index, index_entries, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store, base_cf_options_for_sst};
@@ -294,8 +294,24 @@ impl<'s> BulkLoader<'s> {
                     entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
                 return derive_from_index(&entries, |k| read_capture(self.store, k).ok().flatten());
             }
-            // The batch holds every capture of this digest. The same capture may be
-            // here twice (a CDX line and its WARC record): merge those entries.
+            // The batch holds every capture of this digest. Most digests have one capture:
+            // read it in place, without collecting entries.
+            if let [only] = refs {
+                let (flags, _) = IndexEntry::decode(index_value_of(only))?;
+                if flags & IndexEntry::LOCATES == 0 {
+                    return None;
+                }
+                let capture = Capture::decode(value_of(only)).ok()?;
+                let count = u64::from(flags & IndexEntry::COUNTS != 0);
+                return Some(derive_from(
+                    &capture,
+                    count,
+                    capture.mime.clone(),
+                    capture.size,
+                ));
+            }
+            // The same capture may be here twice (a CDX line and its WARC record): merge
+            // those entries.
             let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
             let mut last: Option<&[u8]> = None;
             for r in refs.iter() {
@@ -513,7 +529,8 @@ mod tests {
     use crate::store::writer::Writer;
 
     /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its
-    /// WARC record), revisits and captures the file filter leaves out.
+    /// WARC record), revisits and captures the file filter leaves out; and 30 digests with
+    /// one capture each.
     fn captures() -> Vec<Capture> {
         let mut out = Vec::new();
         for i in 0..400u64 {
@@ -539,6 +556,14 @@ mod tests {
             if i % 17 == 0 {
                 out.push(capture.clone());
             }
+            out.push(capture);
+        }
+        // Digests with a single capture, that locates the file or not.
+        for i in 0..30u8 {
+            let mut capture = out[usize::from(i) * 7].clone();
+            capture.digest = Some(Sha1Key([100 + i; 20]));
+            capture.offset = Some(1_000_000 + u64::from(i));
+            capture.passes = i % 3 != 0;
             out.push(capture);
         }
         out
@@ -584,7 +609,7 @@ mod tests {
         materialize_dirty(&normal_store, ts).unwrap();
 
         let (bulk, normal) = (contents(&bulk_store), contents(&normal_store));
-        assert!(bulk.iter().filter(|(cf, _, _)| *cf == "f").count() > 30);
+        assert!(bulk.iter().filter(|(cf, _, _)| *cf == "f").count() > 50);
         assert_eq!(bulk, normal);
     }
 }
