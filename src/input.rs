@@ -9,6 +9,7 @@ use anyhow::{Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::report::Report;
 use crate::store::Store;
 use crate::store::registry::{ContentHash, InputRecord, content_hash};
 
@@ -96,6 +97,33 @@ impl PlannedInput {
             input: self,
             hasher: Xxh3::new(),
         }
+    }
+
+    /// True when this input is to be skipped: not `force`d, and the store already ingested
+    /// its content with `options`. A skipped input is announced on stderr with `reason`
+    /// and counted in `inputs_skipped`.
+    pub fn skip_if_done(
+        &self,
+        store: &Store,
+        command: &str,
+        options: &str,
+        force: bool,
+        report: &Report,
+        reason: &str,
+    ) -> Result<bool> {
+        if force || self.done_before(store, command, options)?.is_none() {
+            return Ok(false);
+        }
+        self.announce_skipped(report, reason);
+        Ok(true)
+    }
+
+    /// Says on stderr why this input is skipped and counts it in `inputs_skipped`.
+    pub fn announce_skipped(&self, report: &Report, reason: &str) {
+        report
+            .progress()
+            .suspend(|| eprintln!("{}: {reason}", self.display()));
+        report.count("inputs_skipped", 1);
     }
 
     /// The registry record when the store already ingested this content with `options`.

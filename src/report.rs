@@ -64,6 +64,35 @@ pub struct Location {
     pub offset: Option<u64>,
 }
 
+impl Location {
+    /// A line of a line-oriented file.
+    pub fn line(file: impl Into<String>, line: u64) -> Location {
+        Location {
+            file: file.into(),
+            line: Some(line),
+            offset: None,
+        }
+    }
+
+    /// A byte offset in a binary file.
+    pub fn offset(file: impl Into<String>, offset: u64) -> Location {
+        Location {
+            file: file.into(),
+            line: None,
+            offset: Some(offset),
+        }
+    }
+
+    /// A whole file, or another named thing (such as a row) without a position.
+    pub fn named(name: impl Into<String>) -> Location {
+        Location {
+            file: name.into(),
+            line: None,
+            offset: None,
+        }
+    }
+}
+
 impl std::fmt::Display for Location {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{}", self.file)?;
@@ -321,11 +350,7 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let rejects = dir.path().join("rejects.jsonl");
         let report = Report::new("test").rejects_to(Some(&rejects)).unwrap();
-        let at = |line| Location {
-            file: "a.cdx".into(),
-            line: Some(line),
-            offset: None,
-        };
+        let at = |line| Location::line("a.cdx", line);
         report.count("lines", 3);
         report
             .problem(at(2), "bad_digest", "not base32", Some(b"raw line"))
@@ -348,16 +373,7 @@ mod tests {
     fn strict_mode_stops_on_the_first_problem() {
         let report = Report::new("test").strict(true);
         let err = report
-            .problem(
-                Location {
-                    file: "x".into(),
-                    line: None,
-                    offset: Some(7),
-                },
-                "bad",
-                "why",
-                None,
-            )
+            .problem(Location::offset("x", 7), "bad", "why", None)
             .unwrap_err();
         assert_eq!(
             err.to_string(),

@@ -66,12 +66,8 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     for input in plan_inputs(&args.files, |_| true)? {
-        if !args.force && input.done_before(&store, COMMAND, "")?.is_some() {
-            eprintln!(
-                "{}: already loaded, skipped (use --force to load again)",
-                input.display()
-            );
-            report.count("inputs_skipped", 1);
+        let skipped = "already loaded, skipped (use --force to load again)";
+        if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {
             continue;
         }
         let name = input.display();
@@ -95,11 +91,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
                         report.count(counter, 1);
                     }
                     Err(e) => {
-                        let at = Location {
-                            file: name.clone(),
-                            line: Some(line_no),
-                            offset: None,
-                        };
+                        let at = Location::line(name.clone(), line_no);
                         report.problem(at, e.code, &e.message, Some(line))?;
                     }
                 }

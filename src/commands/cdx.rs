@@ -63,11 +63,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let name = path.display().to_string();
             let filename = index_filename(&name);
             let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
-            let at = |offset| Location {
-                file: name.clone(),
-                line: None,
-                offset: Some(offset),
-            };
+            let at = |offset| Location::offset(name.clone(), offset);
             let mut reader = match WarcReader::new(file) {
                 Ok(r) => r,
                 Err(e) => {

@@ -108,12 +108,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .with_progress(None, "lines");
     let ts = now_millis();
     for input in plan_inputs(&args.files, |_| true)? {
-        if !args.force && input.done_before(&store, COMMAND, &options)?.is_some() {
-            eprintln!(
-                "{}: already imported, skipped (use --force to apply again)",
-                input.display()
-            );
-            report.count("inputs_skipped", 1);
+        let skipped = "already imported, skipped (use --force to apply again)";
+        if input.skip_if_done(&store, COMMAND, &options, args.force, &report, skipped)? {
             continue;
         }
         let name = input.display();
@@ -137,11 +133,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                         report.count("cells", cells.len() as u64);
                     }
                     Err(e) => {
-                        let at = Location {
-                            file: name.clone(),
-                            line: Some(line_no),
-                            offset: None,
-                        };
+                        let at = Location::line(name.clone(), line_no);
                         report.problem(at, e.code, &e.message, Some(line))?;
                     }
                 }

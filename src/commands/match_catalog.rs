@@ -96,11 +96,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                     counts.incr(result.status.as_str());
                 }
                 Err(message) => {
-                    let at = Location {
-                        file: format!("row {key}"),
-                        line: None,
-                        offset: None,
-                    };
+                    let at = Location::named(format!("row {key}"));
                     report.problem(at, "bad_metadata", &message, None)?;
                 }
             }

@@ -113,11 +113,7 @@ impl Workers<'_> {
     }
 
     fn location(key: &Sha1Key) -> Location {
-        Location {
-            file: format!("row {key}"),
-            line: None,
-            offset: None,
-        }
+        Location::named(format!("row {key}"))
     }
 
     fn process(&self, job: &Job, counts: &mut Counts) {

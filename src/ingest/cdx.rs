@@ -148,11 +148,7 @@ pub fn parse_chunk(
             Err(reject) => {
                 counts.incr("rejected");
                 report.problem(
-                    Location {
-                        file: chunk.source.clone(),
-                        line: Some(line_no),
-                        offset: None,
-                    },
+                    Location::line(chunk.source.clone(), line_no),
                     reject.reason.name(),
                     &reject.detail,
                     Some(line),

@@ -94,13 +94,10 @@ impl<'s> IngestRun<'s> {
         {
             return Ok(true);
         }
-        self.report.progress().suspend(|| {
-            eprintln!(
-                "{}: already ingested with the same options, skipped (use --force to apply again)",
-                input.display()
-            )
-        });
-        self.report.count("inputs_skipped", 1);
+        input.announce_skipped(
+            self.report,
+            "already ingested with the same options, skipped (use --force to apply again)",
+        );
         if let Some(size) = input.size {
             self.report.progress().inc(size);
         }

@@ -199,11 +199,7 @@ impl WarcImporter<'_> {
     }
 
     fn at(&self, offset: u64) -> Location {
-        Location {
-            file: self.path.clone(),
-            line: None,
-            offset: Some(offset),
-        }
+        Location::offset(self.path.clone(), offset)
     }
 
     fn save_warcinfo(&self, record: &Record, block: &[u8]) -> Result<()> {

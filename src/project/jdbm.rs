@@ -201,8 +201,22 @@ pub fn write_jdbm(snapshot: &Snapshot, order: &CrawlOrder, dir: &Path) -> Result
             children[page] = list;
         }
     }
-    write_lists(dir, "ParenttoChild", &page_keys, &children, &mut written)?;
-    write_lists(dir, "ChildtoParent", &page_keys, &parents, &mut written)?;
+    write_lists(
+        dir,
+        "ParenttoChild",
+        &page_keys,
+        &children,
+        id_entry,
+        &mut written,
+    )?;
+    write_lists(
+        dir,
+        "ChildtoParent",
+        &page_keys,
+        &parents,
+        id_entry,
+        &mut written,
+    )?;
 
     let mut inverted: Vec<Vec<(u32, u32)>> = vec![Vec::new(); words_by_id.len()];
     for (page, list) in forward.iter().enumerate() {
@@ -210,16 +224,33 @@ pub fn write_jdbm(snapshot: &Snapshot, order: &CrawlOrder, dir: &Path) -> Result
             inverted[w as usize].push((page as u32, freq));
         }
     }
-    write_postings(dir, "PageIDtoWordID", &page_keys, &forward, &mut written)?;
-    write_postings(dir, "WordIDtoPageID", &word_keys, &inverted, &mut written)?;
+    write_lists(
+        dir,
+        "PageIDtoWordID",
+        &page_keys,
+        &forward,
+        posting_entry,
+        &mut written,
+    )?;
+    write_lists(
+        dir,
+        "WordIDtoPageID",
+        &word_keys,
+        &inverted,
+        posting_entry,
+        &mut written,
+    )?;
     Ok(written)
 }
 
-fn write_lists(
+/// Writes one map whose values are lists, each entry written by `entry` and followed by
+/// `;` (the seed's `id;id;` and `id freq;` formats); keys with an empty list are left out.
+fn write_lists<T>(
     dir: &Path,
     name: &str,
     keys: &[u32],
-    lists: &[Vec<u32>],
+    lists: &[Vec<T>],
+    entry: impl Fn(&T, &mut String),
     written: &mut JdbmFiles,
 ) -> Result<()> {
     let mut map = MapWriter::create(dir, name)?;
@@ -230,8 +261,8 @@ fn write_lists(
             continue;
         }
         value.clear();
-        for id in list {
-            value.push_str(itoa::Buffer::new().format(*id));
+        for item in list {
+            entry(item, &mut value);
             value.push(';');
         }
         map.entry(itoa::Buffer::new().format(key), &value)?;
@@ -239,30 +270,14 @@ fn write_lists(
     map.finish(written, name)
 }
 
-fn write_postings(
-    dir: &Path,
-    name: &str,
-    keys: &[u32],
-    lists: &[Vec<(u32, u32)>],
-    written: &mut JdbmFiles,
-) -> Result<()> {
-    let mut map = MapWriter::create(dir, name)?;
-    let mut value = String::new();
-    for &key in keys {
-        let list = &lists[key as usize];
-        if list.is_empty() {
-            continue;
-        }
-        value.clear();
-        for (id, freq) in list {
-            value.push_str(itoa::Buffer::new().format(*id));
-            value.push(' ');
-            value.push_str(itoa::Buffer::new().format(*freq));
-            value.push(';');
-        }
-        map.entry(itoa::Buffer::new().format(key), &value)?;
-    }
-    map.finish(written, name)
+fn id_entry(id: &u32, out: &mut String) {
+    out.push_str(itoa::Buffer::new().format(*id));
+}
+
+fn posting_entry(&(id, freq): &(u32, u32), out: &mut String) {
+    out.push_str(itoa::Buffer::new().format(id));
+    out.push(' ');
+    out.push_str(itoa::Buffer::new().format(freq));
 }
 
 /// Parses a `a b;c d;` posting value into pairs; None when malformed.
