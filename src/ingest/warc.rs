@@ -103,6 +103,8 @@ pub struct WarcImporter<'a> {
     pub filter: &'a FileFilter,
     /// The file's name as given (the `warc` of the captures).
     pub path: String,
+    /// Where the file is: its canonical absolute path (the `location` of the captures).
+    pub location: Option<String>,
 }
 
 impl WarcImporter<'_> {
@@ -305,6 +307,7 @@ impl WarcImporter<'_> {
             kind,
             last_modified: http.and_then(|h| h.last_modified()).map(str::to_string),
             line: None,
+            location: self.location.clone(),
             mime,
             offset: Some(record.offset),
             origin: Origin::Warc,

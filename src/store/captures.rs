@@ -393,6 +393,25 @@ pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
     Ok(stats)
 }
 
+impl Store {
+    /// Calls `visit` with every capture in URL-then-time order (the capture key order),
+    /// one at a time; `visit` returns false to stop.
+    pub fn for_each_capture(&self, mut visit: impl FnMut(Capture) -> Result<bool>) -> Result<()> {
+        let mut iter = self.db().raw_iterator_cf(self.cf(CF_CAPTURE));
+        iter.seek_to_first();
+        while let Some(value) = iter.value() {
+            if let Ok(capture) = Capture::decode(value)
+                && !visit(capture)?
+            {
+                break;
+            }
+            iter.next();
+        }
+        iter.status()?;
+        Ok(())
+    }
+}
+
 /// Number of captures in URL order (every capture, whatever its status).
 pub fn count_captures(store: &Store) -> Result<u64> {
     let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));

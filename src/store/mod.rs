@@ -26,6 +26,7 @@ pub mod bulk;
 pub mod captures;
 pub mod cells;
 pub mod directory;
+pub mod locations;
 pub mod registry;
 pub mod writer;
 
