@@ -10,6 +10,9 @@
 #     server on 127.0.0.1 by its test (scripts/mariadb-test-server.sh).
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
+#   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
+#     when their repository is configured, else an emulator built from Debian's Go client
+#     (scripts/build-bigtable-emulator.sh).
 set -euo pipefail
 
 need_apt=()
@@ -33,5 +36,22 @@ if command -v python3 >/dev/null 2>&1; then
     echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
     python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
+  fi
+fi
+
+# The Bigtable emulator: the Cloud SDK's, or one built from Debian's bttest package.
+if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ] \
+   && ! command -v cbtemulator >/dev/null 2>&1; then
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  if apt-cache policy google-cloud-cli-bigtable-emulator 2>/dev/null | grep -q Candidate: \
+     && ! apt-cache policy google-cloud-cli-bigtable-emulator | grep -q "Candidate: (none)"; then
+    echo "setup: installing google-cloud-cli-bigtable-emulator google-cloud-cli-cbt" >&2
+    DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq google-cloud-cli-bigtable-emulator google-cloud-cli-cbt >/dev/null \
+      || echo "setup: could not install Google's emulator packages" >&2
+  fi
+  if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ]; then
+    echo "setup: building a Bigtable emulator from Debian's golang-google-cloud-dev" >&2
+    "$(dirname "$0")/build-bigtable-emulator.sh" >&2 || echo "setup: no Bigtable emulator; tests/bigtable.rs will skip" >&2
   fi
 fi

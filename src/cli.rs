@@ -14,7 +14,8 @@ use crate::commands;
     about = "Web archives (WARC, CDX) into a content-addressed wide-column store on RocksDB, and out again as JSON lines, SQLite databases and word indexes."
 )]
 pub struct Cli {
-    /// The store directory (an embedded RocksDB).
+    /// The store: a directory (an embedded RocksDB), or bigtable://PROJECT/INSTANCE/TABLE
+    /// for Cloud Bigtable (BIGTABLE_EMULATOR_HOST points at an emulator).
     #[arg(
         long,
         global = true,
@@ -33,6 +34,8 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Create the tables of a Bigtable store (`--store bigtable://PROJECT/INSTANCE/TABLE`).
+    Bigtable(commands::bigtable::Args),
     /// Print the table schema (families, qualifiers, types, versions, compression).
     Schema(commands::schema::Args),
     /// Print one row as a JSON object.
@@ -80,6 +83,7 @@ pub fn main() -> ExitCode {
     commands::set_wait_for_writer(cli.wait);
     let result = match cli.command {
         Command::Schema(args) => commands::schema::run(args),
+        Command::Bigtable(args) => commands::bigtable::run(&cli.store, args),
         Command::Get(args) => commands::get::run(&cli.store, args),
         Command::Export(args) => commands::export::run(&cli.store, args),
         Command::ImportJsonl(args) => commands::import_jsonl::run(&cli.store, args),

@@ -70,7 +70,14 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
-    let bulk = match args.bulk {
+    if args.bulk && store.backend().as_rocks().is_none() {
+        eprintln!(
+            "backfill-cdx: --bulk writes SST files for the embedded store; {} gets batched \
+             mutations instead",
+            store.describe()
+        );
+    }
+    let bulk = match args.bulk && store.backend().as_rocks().is_some() {
         true => {
             let memory = args
                 .bulk_memory_mb

@@ -1,6 +1,7 @@
 //! One module per subcommand; each reads like a short recipe over the library.
 
 pub mod backfill_cdx;
+pub mod bigtable;
 pub mod captures;
 pub mod cat;
 pub mod catalog;

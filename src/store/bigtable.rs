@@ -1,12 +1,55 @@
-//! The Cloud Bigtable backend (`--store bigtable://PROJECT/INSTANCE/TABLE`).
+//! The Cloud Bigtable backend: `--store bigtable://PROJECT/INSTANCE/TABLE`.
+//!
+//! Layout (documented in ARCHITECTURE.md):
+//! - `TABLE` is the seed's table: row key = the raw 20-byte SHA-1, families `f`, `file`,
+//!   `grobid0`, `match0` with the GC policy (max versions) of `schemas/table.json`, cells
+//!   encoded as in RocksDB, cell timestamps in microseconds (Sediment's milliseconds ×
+//!   1000, so real Bigtable's millisecond granularity holds).
+//! - one companion table per key space, `TABLE_capture`, `TABLE_capture_by_digest`,
+//!   `TABLE_dirty`, `TABLE_meta`, `TABLE_catalog`, each with one family `v`: a plain key
+//!   is one cell (empty qualifier); a key of a merging space holds one cell per distinct
+//!   value written, its qualifier a hash of the value (writing the same value twice is the
+//!   same cell), combined with the space's merge function when read. Row keys longer than
+//!   Bigtable allows are cut and completed by a hash, the full key kept in a cell.
+//!
+//! Calls go through bigtable_rs (tonic): ReadRows streamed row by row, MutateRows in
+//! bounded requests retried with back-off on retryable codes (every mutation carries
+//! its own timestamp or is a delete, so a retry is idempotent), CheckAndMutateRow for
+//! leases and conditional deletes. Credentials are Google's usual ones (application
+//! default credentials, a service-account key in GOOGLE_APPLICATION_CREDENTIALS);
+//! `BIGTABLE_EMULATOR_HOST` points at an emulator instead, with none.
 
+use std::collections::HashMap;
 use std::path::Path;
+use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::{Context, Result, bail};
+use bigtable_rs::bigtable::{BigTable, BigTableConnection, RowCell};
+use bigtable_rs::google::bigtable::v2::{
+    CheckAndMutateRowRequest, MutateRowsRequest, Mutation, ReadRowsRequest, RowFilter, RowRange,
+    RowSet, ValueRange, mutate_rows_request, mutation, row_filter, row_range, value_range,
+};
+use futures_util::StreamExt;
 
-use super::backend::{Backend, Batch, CellFilter, KeyVisitor, RowVisitor, Space};
+use super::backend::{
+    Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space,
+};
 use crate::key::Sha1Key;
 use crate::schema::Schema;
+
+/// The family of every companion table.
+const SPACE_FAMILY: &str = "v";
+/// Where the full key of a row whose key was cut is kept.
+const FULL_KEY_QUALIFIER: &[u8] = b"\0key";
+/// Bigtable's row keys are at most 4 KiB.
+const MAX_ROW_KEY: usize = 4000;
+/// Entries (rows) and bytes per MutateRows request.
+const ROWS_PER_REQUEST: usize = 2000;
+const BYTES_PER_REQUEST: usize = 16 << 20;
+/// Rows asked for by key per ReadRows request.
+const KEYS_PER_READ: usize = 1000;
+/// Attempts of a request that fails with a retryable code.
+const ATTEMPTS: u32 = 8;
 
 /// `bigtable://PROJECT/INSTANCE/TABLE`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,75 +82,869 @@ impl Address {
             _ => bail!("a Bigtable store is bigtable://PROJECT/INSTANCE/TABLE, not {text}"),
         }
     }
+
+    /// The table id of the files table or of a key space's companion table.
+    pub fn table_id(&self, space: Option<Space>) -> String {
+        match space {
+            None => self.table.clone(),
+            Some(space) => format!("{}_{}", self.table, space.name()),
+        }
+    }
+
+    pub fn instance_name(&self) -> String {
+        format!("projects/{}/instances/{}", self.project, self.instance)
+    }
+
+    pub fn table_name(&self, space: Option<Space>) -> String {
+        format!("{}/tables/{}", self.instance_name(), self.table_id(space))
+    }
 }
 
-pub struct BigtableBackend {}
+impl std::fmt::Display for Address {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(
+            f,
+            "bigtable://{}/{}/{}",
+            self.project, self.instance, self.table
+        )
+    }
+}
+
+pub struct BigtableBackend {
+    address: Address,
+    runtime: tokio::runtime::Runtime,
+    client: BigTable,
+    /// Family names of the files table, by schema index.
+    families: Vec<String>,
+    family_index: HashMap<String, usize>,
+}
+
+/// A runtime for the async client; the backend's calls block on it.
+fn runtime() -> Result<tokio::runtime::Runtime> {
+    tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("cannot start the Bigtable client's runtime")
+}
 
 impl BigtableBackend {
-    pub fn open(_address: &Address, _schema: &Schema, _writer: bool) -> Result<BigtableBackend> {
-        bail!("the Bigtable backend is not built yet")
+    /// Connects to the tables of `address`; every table must exist (see
+    /// [`create_tables`]).
+    pub fn open(address: &Address, schema: &Schema, writer: bool) -> Result<BigtableBackend> {
+        let runtime = runtime()?;
+        let connection = runtime
+            .block_on(BigTableConnection::new(
+                &address.project,
+                &address.instance,
+                !writer,
+                2,
+                Some(Duration::from_secs(120)),
+            ))
+            .with_context(|| format!("cannot connect to {address}"))?;
+        let families: Vec<String> = schema.families.iter().map(|f| f.name.clone()).collect();
+        let backend = BigtableBackend {
+            address: address.clone(),
+            runtime,
+            client: connection.client(),
+            family_index: families
+                .iter()
+                .enumerate()
+                .map(|(i, f)| (f.clone(), i))
+                .collect(),
+            families,
+        };
+        backend.check_tables()?;
+        Ok(backend)
     }
+
+    /// Fails clearly when a table is missing (a read of at most one row of each).
+    fn check_tables(&self) -> Result<()> {
+        let spaces = std::iter::once(None).chain(Space::ALL.into_iter().map(Some));
+        for space in spaces {
+            let request = ReadRowsRequest {
+                table_name: self.address.table_name(space),
+                rows_limit: 1,
+                ..Default::default()
+            };
+            let mut client = self.client.clone();
+            match self.runtime.block_on(client.read_rows(request)) {
+                Ok(_) => {}
+                Err(bigtable_rs::bigtable::Error::RpcError(status))
+                    if status.code() == tonic::Code::NotFound =>
+                {
+                    bail!(
+                        "the Bigtable table {} of {} does not exist: create the tables with \
+                         `sediment --store {} bigtable create`",
+                        self.address.table_id(space),
+                        self.address,
+                        self.address
+                    );
+                }
+                Err(e) => {
+                    return Err(anyhow::anyhow!("{e}"))
+                        .with_context(|| format!("cannot read {}", self.address));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Streams the rows of a ReadRows request to `visit` (not inside the runtime, so
+    /// `visit` may call the backend again); stops when `visit` returns false.
+    fn stream(
+        &self,
+        request: ReadRowsRequest,
+        visit: &mut dyn FnMut(Vec<u8>, Vec<RowCell>) -> Result<bool>,
+    ) -> Result<()> {
+        let mut client = self.client.clone();
+        let stream = self
+            .runtime
+            .block_on(client.stream_rows(request))
+            .map_err(|e| anyhow::anyhow!("{e}"))
+            .with_context(|| format!("cannot read {}", self.address))?;
+        let mut stream = Box::pin(stream);
+        while let Some(item) = self.runtime.block_on(stream.next()) {
+            let (key, cells) = item
+                .map_err(|e| anyhow::anyhow!("{e}"))
+                .with_context(|| format!("while reading {}", self.address))?;
+            if !visit(key, cells)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn row_filter(&self, filter: &CellFilter) -> RowFilter {
+        let per_family: Vec<RowFilter> = filter
+            .families
+            .iter()
+            .map(|(family, qualifiers)| {
+                let mut chain = vec![filter_of(row_filter::Filter::FamilyNameRegexFilter(
+                    format!("^{}$", regex_escape(self.families[*family].as_bytes())),
+                ))];
+                if let Some(qualifiers) = qualifiers {
+                    let alternatives: Vec<String> =
+                        qualifiers.iter().map(|q| regex_escape(q)).collect();
+                    chain.push(filter_of(row_filter::Filter::ColumnQualifierRegexFilter(
+                        format!("^({})$", alternatives.join("|")).into_bytes(),
+                    )));
+                }
+                chain.push(filter_of(row_filter::Filter::CellsPerColumnLimitFilter(
+                    filter.versions.min(i32::MAX as usize) as i32,
+                )));
+                filter_of(row_filter::Filter::Chain(row_filter::Chain { filters: chain }))
+            })
+            .collect();
+        match per_family.len() {
+            1 => per_family.into_iter().next().unwrap_or_default(),
+            _ => filter_of(row_filter::Filter::Interleave(row_filter::Interleave {
+                filters: per_family,
+            })),
+        }
+    }
+
+    fn raw_cells(&self, cells: Vec<RowCell>) -> Vec<RawCell> {
+        cells
+            .into_iter()
+            .filter_map(|cell| {
+                Some(RawCell {
+                    family: *self.family_index.get(&cell.family_name)?,
+                    qualifier: cell.qualifier,
+                    ts: (cell.timestamp_micros.max(0) as u64) / 1000,
+                    value: cell.value,
+                })
+            })
+            .collect()
+    }
+
+    /// Sends mutations, grouped by table and row (a row's mutations in one entry, in
+    /// order), in bounded requests, retrying what fails with a retryable code.
+    fn mutate(&self, entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)>) -> Result<()> {
+        let mut by_table: HashMap<Option<Space>, Vec<mutate_rows_request::Entry>> =
+            HashMap::new();
+        let mut index: HashMap<(Option<Space>, Vec<u8>), usize> = HashMap::new();
+        for (table, row, mutations) in entries {
+            let list = by_table.entry(table).or_default();
+            match index.get(&(table, row.clone())) {
+                Some(&i) => list[i].mutations.extend(mutations),
+                None => {
+                    index.insert((table, row.clone()), list.len());
+                    list.push(mutate_rows_request::Entry {
+                        row_key: row,
+                        mutations,
+                    });
+                }
+            }
+        }
+        for (table, entries) in by_table {
+            let mut request_entries = Vec::new();
+            let mut bytes = 0;
+            for entry in entries {
+                bytes += entry_bytes(&entry);
+                request_entries.push(entry);
+                if request_entries.len() >= ROWS_PER_REQUEST || bytes >= BYTES_PER_REQUEST {
+                    self.mutate_rows(table, std::mem::take(&mut request_entries))?;
+                    bytes = 0;
+                }
+            }
+            self.mutate_rows(table, request_entries)?;
+        }
+        Ok(())
+    }
+
+    fn mutate_rows(
+        &self,
+        table: Option<Space>,
+        mut entries: Vec<mutate_rows_request::Entry>,
+    ) -> Result<()> {
+        let mut delay = Duration::from_millis(50);
+        for attempt in 1..=ATTEMPTS {
+            if entries.is_empty() {
+                return Ok(());
+            }
+            let request = MutateRowsRequest {
+                table_name: self.address.table_name(table),
+                entries: entries.clone(),
+                ..Default::default()
+            };
+            let mut client = self.client.clone();
+            let outcome: Result<Vec<usize>, tonic::Status> = self.runtime.block_on(async {
+                let mut stream = match client.mutate_rows(request).await {
+                    Ok(s) => s,
+                    Err(bigtable_rs::bigtable::Error::RpcError(status)) => return Err(status),
+                    Err(e) => return Err(tonic::Status::unknown(e.to_string())),
+                };
+                let mut failed = Vec::new();
+                while let Some(response) = stream.message().await? {
+                    for entry in response.entries {
+                        if let Some(status) = entry.status
+                            && status.code != 0
+                        {
+                            if !is_retryable(tonic::Code::from(status.code)) {
+                                return Err(tonic::Status::new(
+                                    tonic::Code::from(status.code),
+                                    status.message,
+                                ));
+                            }
+                            failed.push(entry.index as usize);
+                        }
+                    }
+                }
+                Ok(failed)
+            });
+            match outcome {
+                Ok(failed) if failed.is_empty() => return Ok(()),
+                Ok(failed) => {
+                    entries = failed
+                        .into_iter()
+                        .filter_map(|i| entries.get(i).cloned())
+                        .collect();
+                }
+                Err(status) if is_retryable(status.code()) && attempt < ATTEMPTS => {}
+                Err(status) => bail!(
+                    "writing to {} failed: {} {}",
+                    self.address.table_id(table),
+                    status.code(),
+                    status.message()
+                ),
+            }
+            std::thread::sleep(delay);
+            delay = (delay * 2).min(Duration::from_secs(5));
+        }
+        bail!(
+            "writing to {} failed after {ATTEMPTS} attempts",
+            self.address.table_id(table)
+        )
+    }
+}
+
+fn filter_of(filter: row_filter::Filter) -> RowFilter {
+    RowFilter {
+        filter: Some(filter),
+    }
+}
+
+fn entry_bytes(entry: &mutate_rows_request::Entry) -> usize {
+    entry.row_key.len()
+        + entry
+            .mutations
+            .iter()
+            .map(|m| match &m.mutation {
+                Some(mutation::Mutation::SetCell(c)) => 32 + c.column_qualifier.len() + c.value.len(),
+                _ => 16,
+            })
+            .sum::<usize>()
+}
+
+fn is_retryable(code: tonic::Code) -> bool {
+    matches!(
+        code,
+        tonic::Code::Unavailable
+            | tonic::Code::DeadlineExceeded
+            | tonic::Code::Aborted
+            | tonic::Code::ResourceExhausted
+            | tonic::Code::Internal
+    )
+}
+
+/// RE2 escaping of bytes (family names and qualifiers in filters).
+fn regex_escape(bytes: &[u8]) -> String {
+    bytes
+        .iter()
+        .map(|&b| {
+            if b.is_ascii_alphanumeric() || b == b'_' {
+                (b as char).to_string()
+            } else {
+                format!("\\x{{{b:02x}}}")
+            }
+        })
+        .collect()
+}
+
+/// The Bigtable row key of a key: itself, or when too long its head and a hash of the
+/// whole (the full key is then kept in a cell).
+fn row_key(key: &[u8]) -> Vec<u8> {
+    if key.len() <= MAX_ROW_KEY {
+        return key.to_vec();
+    }
+    let mut cut = key[..MAX_ROW_KEY - 16].to_vec();
+    cut.extend_from_slice(&xxhash_rust::xxh3::xxh3_128(key).to_be_bytes());
+    cut
+}
+
+fn set_cell(family: &str, qualifier: Vec<u8>, ts_micros: i64, value: Vec<u8>) -> Mutation {
+    Mutation {
+        mutation: Some(mutation::Mutation::SetCell(mutation::SetCell {
+            family_name: family.to_string(),
+            column_qualifier: qualifier,
+            timestamp_micros: ts_micros,
+            value,
+        })),
+    }
+}
+
+fn delete_row() -> Mutation {
+    Mutation {
+        mutation: Some(mutation::Mutation::DeleteFromRow(mutation::DeleteFromRow {})),
+    }
+}
+
+/// The mutations that set a key of a space to one value.
+fn put_mutations(key: &[u8], value: &[u8]) -> Vec<Mutation> {
+    let mut mutations = vec![delete_row(), set_cell(SPACE_FAMILY, Vec::new(), 0, value.to_vec())];
+    if key.len() > MAX_ROW_KEY {
+        mutations.push(set_cell(SPACE_FAMILY, FULL_KEY_QUALIFIER.to_vec(), 0, key.to_vec()));
+    }
+    mutations
+}
+
+/// The key and value of a companion-table row: its cells combined.
+fn space_row(space: Space, row: Vec<u8>, cells: Vec<RowCell>) -> Option<(Vec<u8>, Vec<u8>)> {
+    let mut key = row;
+    let mut values: Vec<Vec<u8>> = Vec::new();
+    for cell in cells {
+        if cell.qualifier == FULL_KEY_QUALIFIER {
+            key = cell.value;
+        } else {
+            values.push(cell.value);
+        }
+    }
+    let value = match (values.len(), space.merge()) {
+        (0, _) => return None,
+        (1, _) | (_, None) => values.swap_remove(0),
+        (_, Some(merge)) => {
+            let refs: Vec<&[u8]> = values.iter().map(Vec::as_slice).collect();
+            merge(&refs)?
+        }
+    };
+    Some((key, value))
 }
 
 impl Backend for BigtableBackend {
     fn describe(&self) -> String {
-        String::new()
+        self.address.to_string()
     }
+
     fn exclusive_writer(&self) -> bool {
         false
     }
-    fn read_rows(&self, _: &[Sha1Key], _: &CellFilter, _: &mut RowVisitor<'_>) -> Result<()> {
-        unimplemented!()
+
+    fn read_rows(
+        &self,
+        rows: &[Sha1Key],
+        filter: &CellFilter,
+        visit: &mut RowVisitor<'_>,
+    ) -> Result<()> {
+        let row_filter = self.row_filter(filter);
+        for chunk in rows.chunks(KEYS_PER_READ) {
+            let request = ReadRowsRequest {
+                table_name: self.address.table_name(None),
+                rows: Some(RowSet {
+                    row_keys: chunk.iter().map(|k| k.as_bytes().to_vec()).collect(),
+                    row_ranges: Vec::new(),
+                }),
+                filter: Some(row_filter.clone()),
+                ..Default::default()
+            };
+            let mut rows: Vec<(Sha1Key, Vec<RawCell>)> = Vec::new();
+            self.stream(request, &mut |key, cells| {
+                if let Some(key) = Sha1Key::from_slice(&key) {
+                    rows.push((key, self.raw_cells(cells)));
+                }
+                Ok(true)
+            })?;
+            // Bigtable answers in key order; give the rows in the order asked.
+            let mut by_key: HashMap<Sha1Key, Vec<RawCell>> = rows.into_iter().collect();
+            for key in chunk {
+                if let Some(cells) = by_key.remove(key)
+                    && !cells.is_empty()
+                    && !visit(key, cells)?
+                {
+                    return Ok(());
+                }
+            }
+        }
+        Ok(())
     }
+
     fn scan_rows(
         &self,
-        _: &CellFilter,
-        _: Option<&[u8]>,
-        _: Option<&[u8]>,
-        _: &mut RowVisitor<'_>,
+        filter: &CellFilter,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+        visit: &mut RowVisitor<'_>,
     ) -> Result<()> {
-        unimplemented!()
+        let request = ReadRowsRequest {
+            table_name: self.address.table_name(None),
+            rows: Some(RowSet {
+                row_keys: Vec::new(),
+                row_ranges: vec![range(start, end)],
+            }),
+            filter: Some(self.row_filter(filter)),
+            ..Default::default()
+        };
+        self.stream(request, &mut |key, cells| {
+            let Some(key) = Sha1Key::from_slice(&key) else {
+                return Ok(true);
+            };
+            let cells = self.raw_cells(cells);
+            if cells.is_empty() {
+                return Ok(true);
+            }
+            visit(&key, cells)
+        })
     }
-    fn get(&self, _: Space, _: &[u8]) -> Result<Option<Vec<u8>>> {
-        unimplemented!()
+
+    fn get(&self, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        let request = ReadRowsRequest {
+            table_name: self.address.table_name(Some(space)),
+            rows: Some(RowSet {
+                row_keys: vec![row_key(key)],
+                row_ranges: Vec::new(),
+            }),
+            ..Default::default()
+        };
+        let mut found = None;
+        self.stream(request, &mut |row, cells| {
+            found = space_row(space, row, cells).map(|(_, v)| v);
+            Ok(false)
+        })?;
+        Ok(found)
     }
-    fn scan(&self, _: Space, _: &[u8], _: Option<&[u8]>, _: &mut KeyVisitor<'_>) -> Result<()> {
-        unimplemented!()
+
+    fn scan(
+        &self,
+        space: Space,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut KeyVisitor<'_>,
+    ) -> Result<()> {
+        let start = row_key(start);
+        let end = end.map(row_key);
+        let request = ReadRowsRequest {
+            table_name: self.address.table_name(Some(space)),
+            rows: Some(RowSet {
+                row_keys: Vec::new(),
+                row_ranges: vec![range(Some(&start), end.as_deref())],
+            }),
+            ..Default::default()
+        };
+        self.stream(request, &mut |row, cells| match space_row(space, row, cells) {
+            Some((key, value)) => visit(&key, &value),
+            None => Ok(true),
+        })
     }
-    fn write(&self, _: &Batch) -> Result<()> {
-        unimplemented!()
+
+    fn write(&self, batch: &Batch) -> Result<()> {
+        let mut entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)> = Vec::new();
+        for op in &batch.ops {
+            match op {
+                Op::PutCell {
+                    row,
+                    family,
+                    qualifier,
+                    ts,
+                    value,
+                } => entries.push((
+                    None,
+                    row.as_bytes().to_vec(),
+                    vec![set_cell(
+                        &self.families[*family],
+                        qualifier.clone(),
+                        (*ts as i64).saturating_mul(1000),
+                        value.clone(),
+                    )],
+                )),
+                Op::DeleteRowFamily { row, family } => entries.push((
+                    None,
+                    row.as_bytes().to_vec(),
+                    vec![Mutation {
+                        mutation: Some(mutation::Mutation::DeleteFromFamily(
+                            mutation::DeleteFromFamily {
+                                family_name: self.families[*family].clone(),
+                            },
+                        )),
+                    }],
+                )),
+                Op::Put { space, key, value } => {
+                    entries.push((Some(*space), row_key(key), put_mutations(key, value)));
+                }
+                Op::Merge { space, key, value } => {
+                    // One cell per distinct value: the same value written twice (a
+                    // re-run, a retried request) is the same cell.
+                    let qualifier = xxhash_rust::xxh3::xxh3_64(value).to_be_bytes().to_vec();
+                    let mut mutations = vec![set_cell(SPACE_FAMILY, qualifier, 0, value.clone())];
+                    if key.len() > MAX_ROW_KEY {
+                        mutations.push(set_cell(
+                            SPACE_FAMILY,
+                            FULL_KEY_QUALIFIER.to_vec(),
+                            0,
+                            key.clone(),
+                        ));
+                    }
+                    entries.push((Some(*space), row_key(key), mutations));
+                }
+                Op::Delete { space, key } => {
+                    entries.push((Some(*space), row_key(key), vec![delete_row()]));
+                }
+            }
+        }
+        self.mutate(entries)
     }
+
     fn check_and_set(
         &self,
-        _: Space,
-        _: &[u8],
-        _: Option<&[u8]>,
-        _: Option<&[u8]>,
+        space: Space,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
     ) -> Result<bool> {
-        unimplemented!()
+        let mutations = match new {
+            Some(value) => put_mutations(key, value),
+            None => vec![delete_row()],
+        };
+        let family = filter_of(row_filter::Filter::FamilyNameRegexFilter(format!(
+            "^{SPACE_FAMILY}$"
+        )));
+        let (predicate, true_mutations, false_mutations) = match expected {
+            // The value is exactly `expected`: a closed range of one value.
+            Some(value) => (
+                filter_of(row_filter::Filter::Chain(row_filter::Chain {
+                    filters: vec![
+                        family,
+                        filter_of(row_filter::Filter::ColumnQualifierRegexFilter(b"^$".to_vec())),
+                        filter_of(row_filter::Filter::ValueRangeFilter(ValueRange {
+                            start_value: Some(value_range::StartValue::StartValueClosed(
+                                value.to_vec(),
+                            )),
+                            end_value: Some(value_range::EndValue::EndValueClosed(
+                                value.to_vec(),
+                            )),
+                        })),
+                    ],
+                })),
+                mutations,
+                Vec::new(),
+            ),
+            // The key is absent: the row has no cell.
+            None => (family, Vec::new(), mutations),
+        };
+        let request = CheckAndMutateRowRequest {
+            table_name: self.address.table_name(Some(space)),
+            row_key: row_key(key),
+            predicate_filter: Some(predicate),
+            true_mutations,
+            false_mutations,
+            ..Default::default()
+        };
+        let mut delay = Duration::from_millis(50);
+        for attempt in 1..=ATTEMPTS {
+            let mut client = self.client.clone();
+            match self
+                .runtime
+                .block_on(client.check_and_mutate_row(request.clone()))
+            {
+                Ok(response) => return Ok(response.predicate_matched == expected.is_some()),
+                Err(bigtable_rs::bigtable::Error::RpcError(status))
+                    if is_retryable(status.code()) && attempt < ATTEMPTS =>
+                {
+                    std::thread::sleep(delay);
+                    delay = (delay * 2).min(Duration::from_secs(5));
+                }
+                Err(e) => {
+                    return Err(anyhow::anyhow!("{e}"))
+                        .with_context(|| format!("conditional write to {}", self.address));
+                }
+            }
+        }
+        bail!("conditional write to {} kept failing", self.address)
     }
+
     fn flush(&self) -> Result<()> {
         Ok(())
     }
+
+    /// Bigtable writes are visible as soon as they are acknowledged: nothing to publish.
     fn publish(&self) -> Result<Option<u64>> {
         Ok(None)
     }
-    fn publish_if_due(&self, _: std::time::Duration) -> Result<()> {
+
+    fn publish_if_due(&self, _interval: Duration) -> Result<()> {
         Ok(())
     }
+
     fn mark_inconsistent(&self) -> Result<()> {
         Ok(())
     }
+
     fn mark_consistent(&self) -> Result<()> {
         Ok(())
     }
+
     fn close(&self) -> Result<()> {
         Ok(())
     }
+
     fn version(&self) -> Option<u64> {
         None
     }
+
     fn size_on_disk(&self) -> Option<u64> {
         None
+    }
+}
+
+fn range(start: Option<&[u8]>, end: Option<&[u8]>) -> RowRange {
+    RowRange {
+        start_key: start
+            .filter(|s| !s.is_empty())
+            .map(|s| row_range::StartKey::StartKeyClosed(s.to_vec())),
+        end_key: end.map(|e| row_range::EndKey::EndKeyOpen(e.to_vec())),
+    }
+}
+
+/// Creates the files table and its companion tables with their families and GC
+/// policies (max versions from the schema), or completes them: idempotent.
+pub fn create_tables(address: &Address, schema: &Schema) -> Result<Vec<String>> {
+    admin::create_tables(address, schema)
+}
+
+mod admin {
+    use std::collections::HashMap;
+
+    use anyhow::{Context, Result};
+    use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2::{
+        ColumnFamily, CreateTableRequest, GcRule, GetTableRequest, ModifyColumnFamiliesRequest,
+        Table, bigtable_table_admin_client::BigtableTableAdminClient, gc_rule,
+        modify_column_families_request::{Modification, modification},
+    };
+    use tonic::transport::{Channel, ClientTlsConfig};
+
+    use super::{Address, SPACE_FAMILY, runtime};
+    use crate::schema::Schema;
+    use crate::store::backend::Space;
+
+    fn family(max_versions: usize) -> ColumnFamily {
+        ColumnFamily {
+            gc_rule: Some(GcRule {
+                rule: Some(gc_rule::Rule::MaxNumVersions(max_versions.min(i32::MAX as usize) as i32)),
+            }),
+            ..Default::default()
+        }
+    }
+
+    /// What each table must have: its id and families with their GC policies.
+    fn wanted(address: &Address, schema: &Schema) -> Vec<(String, HashMap<String, ColumnFamily>)> {
+        let mut tables = vec![(
+            address.table_id(None),
+            schema
+                .families
+                .iter()
+                .map(|f| (f.name.clone(), family(f.max_versions)))
+                .collect(),
+        )];
+        for space in Space::ALL {
+            // One version per cell: merged values are distinct cells, not versions.
+            tables.push((
+                address.table_id(Some(space)),
+                HashMap::from([(SPACE_FAMILY.to_string(), family(1))]),
+            ));
+        }
+        tables
+    }
+
+    type Client = BigtableTableAdminClient<
+        tonic::service::interceptor::InterceptedService<
+            Channel,
+            Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
+        >,
+    >;
+
+    async fn connect() -> Result<Client> {
+        let (channel, token) = match std::env::var("BIGTABLE_EMULATOR_HOST") {
+            Ok(host) => (
+                Channel::from_shared(format!("http://{host}"))?
+                    .connect()
+                    .await
+                    .with_context(|| format!("cannot reach the Bigtable emulator at {host}"))?,
+                None,
+            ),
+            Err(_) => {
+                let provider = gcp_auth::provider()
+                    .await
+                    .context("no Google credentials for Bigtable's admin API")?;
+                let token = provider
+                    .token(&["https://www.googleapis.com/auth/bigtable.admin.table"])
+                    .await
+                    .context("cannot get a token for Bigtable's admin API")?;
+                let channel = Channel::from_static("https://bigtableadmin.googleapis.com")
+                    .tls_config(ClientTlsConfig::new().with_native_roots())?
+                    .connect()
+                    .await
+                    .context("cannot reach bigtableadmin.googleapis.com")?;
+                (channel, Some(format!("Bearer {}", token.as_str())))
+            }
+        };
+        let interceptor: Box<
+            dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send,
+        > = Box::new(move |mut request: tonic::Request<()>| {
+            if let Some(token) = &token {
+                let value = token
+                    .parse()
+                    .map_err(|_| tonic::Status::unauthenticated("bad token"))?;
+                request.metadata_mut().insert("authorization", value);
+            }
+            Ok(request)
+        });
+        Ok(BigtableTableAdminClient::with_interceptor(channel, interceptor))
+    }
+
+    pub fn create_tables(address: &Address, schema: &Schema) -> Result<Vec<String>> {
+        let runtime = runtime()?;
+        runtime.block_on(async {
+            let mut client = connect().await?;
+            let mut report = Vec::new();
+            for (table_id, families) in wanted(address, schema) {
+                let name = format!("{}/tables/{table_id}", address.instance_name());
+                let existing = client
+                    .get_table(GetTableRequest {
+                        name: name.clone(),
+                        view: 2, // SCHEMA_VIEW: families and GC rules
+                    })
+                    .await;
+                match existing {
+                    Err(status) if status.code() == tonic::Code::NotFound => {
+                        client
+                            .create_table(CreateTableRequest {
+                                parent: address.instance_name(),
+                                table_id: table_id.clone(),
+                                table: Some(Table {
+                                    column_families: families,
+                                    ..Default::default()
+                                }),
+                                ..Default::default()
+                            })
+                            .await
+                            .with_context(|| format!("cannot create table {table_id}"))?;
+                        report.push(format!("created {table_id}"));
+                    }
+                    Err(status) => {
+                        return Err(anyhow::anyhow!("{}: {}", status.code(), status.message()))
+                            .with_context(|| format!("cannot look up table {table_id}"));
+                    }
+                    Ok(table) => {
+                        let table = table.into_inner();
+                        let mut modifications = Vec::new();
+                        for (id, wanted) in families {
+                            let change = match table.column_families.get(&id) {
+                                None => Some(modification::Mod::Create(wanted)),
+                                Some(have) if have.gc_rule != wanted.gc_rule => {
+                                    Some(modification::Mod::Update(wanted))
+                                }
+                                Some(_) => None,
+                            };
+                            if let Some(change) = change {
+                                modifications.push(Modification {
+                                    id,
+                                    r#mod: Some(change),
+                                    ..Default::default()
+                                });
+                            }
+                        }
+                        if modifications.is_empty() {
+                            report.push(format!("{table_id} is up to date"));
+                        } else {
+                            let n = modifications.len();
+                            client
+                                .modify_column_families(ModifyColumnFamiliesRequest {
+                                    name,
+                                    modifications,
+                                    ignore_warnings: false,
+                                })
+                                .await
+                                .with_context(|| format!("cannot update table {table_id}"))?;
+                            report.push(format!("{table_id}: {n} families added or updated"));
+                        }
+                    }
+                }
+            }
+            Ok(report)
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn addresses() {
+        let a = Address::parse(Path::new("bigtable://p/i/files")).unwrap().unwrap();
+        assert_eq!(a.table_id(None), "files");
+        assert_eq!(a.table_id(Some(Space::ByDigest)), "files_capture_by_digest");
+        assert_eq!(a.table_name(None), "projects/p/instances/i/tables/files");
+        assert_eq!(a.to_string(), "bigtable://p/i/files");
+        assert!(Address::parse(Path::new("./store")).unwrap().is_none());
+        assert!(Address::parse(Path::new("bigtable://p/i")).is_err());
+        assert!(Address::parse(Path::new("bigtable://p//t")).is_err());
+    }
+
+    #[test]
+    fn long_keys_are_cut_and_completed_by_a_hash() {
+        let short = b"org,example)/".to_vec();
+        assert_eq!(row_key(&short), short);
+        let long_a = vec![b'a'; 5000];
+        let mut long_b = long_a.clone();
+        long_b[4999] = b'b';
+        assert_eq!(row_key(&long_a).len(), MAX_ROW_KEY);
+        assert_ne!(row_key(&long_a), row_key(&long_b));
+        assert!(row_key(&long_a).starts_with(&long_a[..100]));
+    }
+
+    #[test]
+    fn regex_escaping() {
+        assert_eq!(regex_escape(b"file"), "file");
+        assert_eq!(regex_escape(b"a.b"), "a\\x{2e}b");
     }
 }

@@ -126,9 +126,15 @@ impl Store {
     }
 
     pub fn open_reader_with_schema(path: &Path, schema: Schema) -> Result<Store> {
+        Store::open_reader_with(path, schema, rocks::WRITER_BLOCK_CACHE)
+    }
+
+    /// Opens the store for reading with a block cache of at most `block_cache_bytes`
+    /// (RocksDB): commands that bound their memory (`--memory-mb`) give it their share.
+    pub fn open_reader_with(path: &Path, schema: Schema, block_cache_bytes: usize) -> Result<Store> {
         let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
             Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, false)?),
-            None => Box::new(RocksBackend::open_reader(path, &schema)?),
+            None => Box::new(RocksBackend::open_reader(path, &schema, block_cache_bytes)?),
         };
         let store = Store::new(backend, schema, path, false);
         store.check_layout()?;

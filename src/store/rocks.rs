@@ -40,6 +40,10 @@ use crate::schema::Schema;
 pub const ROW_LEN: usize = 20;
 const TS_LEN: usize = 8;
 
+/// The block cache of a writer, and of a reader unless told otherwise: shared by every
+/// column family, an upper bound (RocksDB allocates as blocks are read).
+pub const WRITER_BLOCK_CACHE: usize = 256 << 20;
+
 /// The block-based table format version of every SST file the store writes.
 pub const TABLE_FORMAT_VERSION: i32 = 5;
 
@@ -115,8 +119,12 @@ fn db_options() -> Options {
 
 /// The column families of a store: RocksDB's default one, one per table family, one per
 /// key space, and whatever else `existing` lists (families a newer build made).
-fn cf_descriptors(schema: &Schema, existing: &[String]) -> Vec<ColumnFamilyDescriptor> {
-    let cache = Cache::new_lru_cache(256 << 20);
+fn cf_descriptors(
+    schema: &Schema,
+    existing: &[String],
+    block_cache_bytes: usize,
+) -> Vec<ColumnFamilyDescriptor> {
+    let cache = Cache::new_lru_cache(block_cache_bytes.max(1 << 20));
     let mut descriptors = Vec::new();
     // RocksDB's own default family is unused but always present; compress it too
     // so every family in the OPTIONS file shows Snappy.
@@ -281,8 +289,13 @@ impl RocksBackend {
         ))
     }
 
-    /// Opens the newest published version read-only; see [`super::Store::open_reader`].
-    pub fn open_reader(path: &Path, schema: &Schema) -> Result<RocksBackend> {
+    /// Opens the newest published version read-only, with a block cache of
+    /// `block_cache_bytes`; see [`super::Store::open_reader`].
+    pub fn open_reader(
+        path: &Path,
+        schema: &Schema,
+        block_cache_bytes: usize,
+    ) -> Result<RocksBackend> {
         if !directory::is_store(path) {
             return Err(directory::no_store_error(path));
         }
@@ -292,7 +305,7 @@ impl RocksBackend {
         let db = DB::open_cf_descriptors_read_only(
             &db_options(),
             &lease.dir,
-            cf_descriptors(schema, &existing),
+            cf_descriptors(schema, &existing, block_cache_bytes),
             false,
         )
         .with_context(|| format!("cannot open {} for reading", lease.dir.display()))?;
@@ -461,7 +474,11 @@ fn open_live(path: &Path, schema: &Schema) -> Result<DB> {
     db_opts.create_if_missing(true);
     db_opts.create_missing_column_families(true);
     let existing = DB::list_cf(&db_opts, path).unwrap_or_default();
-    DB::open_cf_descriptors(&db_opts, path, cf_descriptors(schema, &existing))
+    DB::open_cf_descriptors(
+        &db_opts,
+        path,
+        cf_descriptors(schema, &existing, WRITER_BLOCK_CACHE),
+    )
         .with_context(|| format!("cannot open the store at {}", path.display()))
 }
 

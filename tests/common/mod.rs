@@ -1,6 +1,8 @@
 //! Helpers shared by the integration tests: running the binary, finding the corpus.
 #![allow(dead_code)]
 
+pub mod emulator;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
