@@ -14,6 +14,9 @@ use crate::store::cells::row_upper_bound;
 use crate::store::{CF_CAPTURE, Store};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment captures --url http://example.com/
+  sediment captures --surt-prefix 'com,example)/' --limit 20")]
 pub struct Args {
     /// Captures of this URL (canonicalized to its SURT).
     #[arg(long, conflicts_with_all = ["surt_prefix", "digest"])]
@@ -34,7 +37,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let mut out = BufWriter::new(std::io::stdout().lock());
     let limit = args.limit.unwrap_or(u64::MAX);
     if let Some(digest) = &args.digest {
-        let key = Sha1Key::parse(digest)?;
+        let key = super::usage(Sha1Key::parse(digest))?;
         for capture in captures_of_digest(&store, &key)?
             .into_iter()
             .take(limit as usize)
@@ -43,7 +46,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             out.write_all(b"\n")?;
         }
         out.flush()?;
-        return super::finished();
+        return super::done();
     }
     let prefix: Vec<u8> = match (&args.url, &args.surt_prefix) {
         (Some(url), _) => {
@@ -74,5 +77,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     }
     iter.status()?;
     out.flush()?;
-    super::finished()
+    super::done()
 }

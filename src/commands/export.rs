@@ -9,16 +9,19 @@ use anyhow::{Context, Result, bail};
 
 use crate::jsonl::write_row;
 use crate::key::Sha1Key;
-use crate::report::Report;
+use crate::report::{Location, Report, ReportArgs};
 use crate::schema::Schema;
 use crate::store::Store;
 use crate::store::cells::{Projection, row_upper_bound};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment export -o rows.jsonl --report export.json
+  sediment export --columns file:mime,f:c --prefix 3I --limit 10")]
 pub struct Args {
     /// Output file (default: standard output).
-    #[arg(short, long)]
-    pub output: Option<PathBuf>,
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub out: Option<PathBuf>,
     /// Only these families, comma-separated (e.g. f,file).
     #[arg(long, value_delimiter = ',')]
     pub families: Vec<String>,
@@ -40,6 +43,8 @@ pub struct Args {
     /// Up to N versions per cell, each with its timestamp.
     #[arg(long)]
     pub versions: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 /// Builds the projection (families/columns) from the options.
@@ -96,35 +101,42 @@ pub fn prefix_range(prefix: &str) -> Result<(Vec<u8>, Vec<u8>)> {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    if args.reporting.json && args.out.is_none() {
+        crate::usage_error!(
+            "--json prints to standard output, which carries the rows here: write them to a file with -o FILE, or the report with --report FILE"
+        );
+    }
     let store = Store::open(store_path)?;
     let schema = store.schema();
-    let mut projection = projection(schema, &args.families, &args.columns)?;
+    let mut projection = super::usage(projection(schema, &args.families, &args.columns))?;
     projection.versions = args.versions.unwrap_or(1).max(1);
 
     let mut start: Option<Vec<u8>> = args
         .start
         .as_deref()
-        .map(|k| Sha1Key::parse(k).map(|k| k.0.to_vec()))
+        .map(|k| super::usage(Sha1Key::parse(k)).map(|k| k.0.to_vec()))
         .transpose()?;
     let mut end: Option<Vec<u8>> = args
         .end
         .as_deref()
-        .map(|k| Sha1Key::parse(k).map(|k| k.0.to_vec()))
+        .map(|k| super::usage(Sha1Key::parse(k)).map(|k| k.0.to_vec()))
         .transpose()?;
     if let Some(prefix) = &args.prefix {
-        let (low, high) = prefix_range(prefix)?;
+        let (low, high) = super::usage(prefix_range(prefix))?;
         start = Some(start.map_or(low.clone(), |s| s.max(low)));
         end = Some(end.map_or(high.clone(), |e| e.min(high)));
     }
 
-    let sink: Box<dyn Write> = match &args.output {
+    let sink: Box<dyn Write> = match &args.out {
         Some(path) => Box::new(
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
         ),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);
-    let report = Report::new("export").with_progress(None, "rows");
+    let report = Report::new("export")
+        .output(&args.reporting)
+        .with_progress(None, "rows");
     let mut line = Vec::with_capacity(4096);
     let mut bad_cells = Vec::new();
     let mut rows = 0u64;
@@ -150,12 +162,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     })?;
     out.flush()?;
     for cell in &bad_cells {
-        eprintln!("export: cell {cell} could not be decoded and was left out");
+        let at = Location::named(format!("cell {cell}"));
+        let _ = report.problem(at, "undecodable_cell", "left out of the export", None);
     }
     report.count("rows", rows);
-    report.count("undecodable_cells", bad_cells.len() as u64);
     report.finish("rows", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 #[cfg(test)]

@@ -9,10 +9,13 @@ use anyhow::{Context, Result};
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::warc::WarcImporter;
 use crate::ingest::{IngestRun, thread_count};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::store::Store;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment import-warc /data/warcs/ --threads 8
+  sediment import-warc --all-types --json crawl.warc.gz > import.json")]
 pub struct Args {
     /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
     /// (searched for *.warc, *.warc.gz), or `-` for standard input.
@@ -32,6 +35,8 @@ pub struct Args {
     /// Write every problem to this file (JSON lines: file, offset, reason).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "import-warc";
@@ -49,6 +54,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = Store::open(store_path)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
@@ -82,5 +88,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     )?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
-    super::finished()
+    super::finished(&report)
 }

@@ -25,8 +25,37 @@ pub mod stats;
 
 use std::process::ExitCode;
 
-/// Exit status of a run that finished: non-zero when problems were found in strict mode
-/// is handled by returning an error instead, so a finished run is a success.
-pub fn finished() -> anyhow::Result<ExitCode> {
-    Ok(ExitCode::SUCCESS)
+use crate::report::{Report, exit};
+
+/// The exit status of a run that finished, decided from its report
+/// ([`Report::outcome`]): 0 when nothing was skipped or unresolved, 3 when problems were
+/// found. A run that stops (including `--strict` on the first problem) returns an error
+/// instead, which `cli::main` turns into 1.
+pub fn finished(report: &Report) -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(report.outcome().exit_code()))
+}
+
+/// The exit status of a short command that has no run report (get, stats, schema, …):
+/// it either did what was asked (0) or returned an error.
+pub fn done() -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// A mistake on the command line found after parsing (e.g. an unknown column, which
+/// needs the store's schema to tell): exit status 2, like clap's own usage errors.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
+
+/// Returns a [`UsageError`] with a formatted message.
+#[macro_export]
+macro_rules! usage_error {
+    ($($arg:tt)*) => {
+        return Err($crate::commands::UsageError(format!($($arg)*)).into())
+    };
+}
+
+/// Marks the error of checking an argument as a usage error (exit status 2).
+pub fn usage<T, E: std::fmt::Display>(result: Result<T, E>) -> anyhow::Result<T> {
+    result.map_err(|e| UsageError(format!("{e:#}")).into())
 }

@@ -6,12 +6,16 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::store::Store;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project crawl -o crawl.db
+  sediment project crawl -o crawl.db --warc-dir /data/warcs --report crawl.json")]
 pub struct Args {
     /// The SQLite database to write (created if missing; an existing crawl database gets
     /// the captures it does not hold yet).
@@ -19,7 +23,7 @@ pub struct Args {
     pub output: PathBuf,
     /// Directories holding the WARC files, for the text of HTML bodies (the stored path is
     /// tried under each, with and without its directory part). Captures whose WARC is not
-    /// found get no file_text; they are counted.
+    /// found get no file_text; they are counted as problems (exit status 3).
     #[arg(long = "warc-dir", value_name = "DIR")]
     pub warc_dirs: Vec<PathBuf>,
     /// Threads reading and parsing HTML bodies (default: one per core).
@@ -31,6 +35,8 @@ pub struct Args {
     /// Captures written per transaction.
     #[arg(long, default_value_t = 4096)]
     pub batch: usize,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
@@ -43,10 +49,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         batch_size: args.batch,
         ..CrawlOptions::default()
     };
-    let report = Report::new("project crawl");
-    report.start_progress(None, "captures");
+    let report = Report::new("project crawl").output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     project_crawl(&store, &conn, &options, &report)?;
     drop(conn);
+    report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -6,11 +6,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
 use crate::project::summary::{SummaryOptions, summarize};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::store::Store;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project summary -o summary.db --warc-dir /data/warcs
+  sediment project summary -o summary.db --json | jq .counts")]
 pub struct Args {
     /// The summary database to create or update.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -28,16 +32,16 @@ pub struct Args {
     /// Worker threads for HTML analysis (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Print the run's counts as one JSON object on standard output.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "project summary";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = Store::open(store_path)?;
-    let report = Report::new(COMMAND).with_progress(None, "captures");
+    let report = Report::new(COMMAND).output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
         max_body_bytes: args.max_body_bytes,
@@ -51,13 +55,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             .install(run)?,
         None => run()?,
     }
+    report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;
-    if args.json {
-        let out = serde_json::json!({
-            "counts": report.counts(),
-            "seconds": report.elapsed().as_secs_f64(),
-        });
-        println!("{out}");
-    }
-    super::finished()
+    super::finished(&report)
 }

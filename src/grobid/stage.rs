@@ -244,7 +244,7 @@ pub fn run_stage(store: &Store, stage: &GrobidStage, report: &Report) -> Result<
     let client = GrobidClient::new(stage.client.clone());
     match client.check_alive() {
         Ok(None) => {}
-        Ok(Some(status)) => eprintln!(
+        Ok(Some(status)) => crate::diag!(
             "sediment: warning: {}/api/isalive answered HTTP {status}; trying anyway",
             stage.client.url
         ),

@@ -1,7 +1,9 @@
 //! What the projections read from the store: every capture in URL/time order, and the
 //! decoded HTTP bodies of files, read back from their WARCs.
 
+use std::collections::HashSet;
 use std::io::Read;
+use std::sync::{Mutex, OnceLock};
 
 use anyhow::Result;
 
@@ -74,7 +76,10 @@ impl BodyReader {
     pub fn read(&self, store: &Store, key: &Sha1Key) -> Result<Result<Body, Unavailable>> {
         let (warc, offset) = match locate(store, key, &self.locator)? {
             Located::Found { warc, offset } => (warc, offset),
-            Located::Missing { .. } => return Ok(Err(Unavailable::WarcMissing)),
+            Located::Missing { tried } => {
+                missing_warcs().note(&tried);
+                return Ok(Err(Unavailable::WarcMissing));
+            }
             Located::NoLocation => return Ok(Err(Unavailable::NoLocation)),
         };
         let mut bytes = Vec::new();
@@ -133,6 +138,40 @@ impl BodyReader {
             truncated,
         }))
     }
+}
+
+/// The WARC files that body readers looked for and did not find, so that a command can
+/// name them when it reports the bodies it could not read. Process-wide because each
+/// projection makes its readers itself; a process runs one command.
+#[derive(Default)]
+pub struct MissingWarcs {
+    inner: Mutex<(HashSet<String>, Vec<String>)>,
+}
+
+/// How many missing WARC names are kept in the order they were met.
+const MISSING_NAMED: usize = 10;
+
+impl MissingWarcs {
+    fn note(&self, tried: &[String]) {
+        let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        for warc in tried {
+            if inner.0.insert(warc.clone()) && inner.1.len() < MISSING_NAMED {
+                inner.1.push(warc.clone());
+            }
+        }
+    }
+
+    /// The first missing WARC files (as stored) and how many distinct ones were missing.
+    pub fn first(&self) -> (Vec<String>, usize) {
+        let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
+        (inner.1.clone(), inner.0.len())
+    }
+}
+
+/// The missing WARC files of this process.
+pub fn missing_warcs() -> &'static MissingWarcs {
+    static MISSING: OnceLock<MissingWarcs> = OnceLock::new();
+    MISSING.get_or_init(MissingWarcs::default)
 }
 
 /// Decompresses up to `limit` bytes; a damaged stream yields what decoded before the damage.

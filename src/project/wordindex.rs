@@ -69,6 +69,8 @@ pub struct Options {
     /// Where the spill file goes (the output directory).
     pub spill_dir: PathBuf,
     pub threads: usize,
+    /// Advanced by one per capture read (a hidden bar unless the command shows one).
+    pub progress: indicatif::ProgressBar,
 }
 
 /// One URL with a capture.
@@ -206,6 +208,7 @@ impl Snapshot {
         let mut group_surt = String::new();
         let mut batch: Vec<Latest> = Vec::new();
         for_each_capture(store, |capture| {
+            options.progress.inc(1);
             snapshot.counts.incr("captures");
             if capture.surt != group_surt {
                 snapshot.flush_group(&mut group, &mut batch);
@@ -747,16 +750,6 @@ pub fn unpack_words_blob(blob: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(length as usize);
     ZlibDecoder::new(rest).read_to_end(&mut out).ok()?;
     (out.len() == length as usize).then_some(out)
-}
-
-/// Tells the user when documents could not be read because their WARCs were not found.
-pub fn warn_missing_warcs(snapshot: &Snapshot) {
-    let missing = snapshot.counts.get("body_warc_not_found");
-    if missing > 0 {
-        eprintln!(
-            "sediment: warning: {missing} documents were not read: their WARC files were not found; give the directories that hold them with --warc-dir"
-        );
-    }
 }
 
 /// The directory for the temporary body file: the output directory, created if needed.
