@@ -611,6 +611,80 @@ mod tests {
     }
 
     #[test]
+    fn the_outcome_and_the_json_report_follow_the_problems() {
+        let report = Report::new("test");
+        report.count("lines", 5);
+        assert_eq!(report.outcome(), Outcome::Clean);
+        assert_eq!(report.json(None)["exit_code"], 0);
+        assert_eq!(report.json(None)["status"], "ok");
+        report
+            .problem(Location::line("a.cdx", 3), "bad_digest", "not base32", None)
+            .unwrap();
+        report.bulk_problem(
+            "warc_not_found",
+            7,
+            "7 bodies were not read",
+            &[Location::named("x.warc.gz")],
+        );
+        report.bulk_problem("nothing", 0, "not counted", &[]);
+        assert_eq!(report.outcome(), Outcome::Problems);
+        assert_eq!(report.outcome().exit_code(), exit::PROBLEMS);
+        let json = report.json(Some(10));
+        assert_eq!(json["command"], "test");
+        assert_eq!(json["status"], "problems");
+        assert_eq!(json["exit_code"], 3);
+        assert_eq!(json["problems_total"], 8);
+        assert_eq!(json["problems"]["warc_not_found"], 7);
+        assert_eq!(json["counts"]["lines"], 5);
+        assert_eq!(json["bytes_in"], 10);
+        assert_eq!(json["problem_examples"][0]["file"], "a.cdx");
+        assert_eq!(json["problem_examples"][0]["line"], 3);
+        assert_eq!(json["problem_examples"][1]["file"], "x.warc.gz");
+        assert_eq!(json["problem_examples"][1]["reason"], "warc_not_found");
+        assert!(report.summary("lines", None).contains("problems 8"));
+    }
+
+    #[test]
+    fn the_report_file_gets_the_json_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("report.json");
+        let args = ReportArgs {
+            report_file: Some(file.clone()),
+            ..Default::default()
+        };
+        let report = Report::new("test").output(&args);
+        report.count("rows", 2);
+        report.finish("rows", None).unwrap();
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["counts"]["rows"], 2);
+        assert_eq!(written["status"], "ok");
+        args.write_failure("test", "it broke");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["status"], "failed");
+        assert_eq!(written["exit_code"], 1);
+        assert_eq!(written["error"], "it broke");
+    }
+
+    #[test]
+    fn progress_bars_know_their_total_unless_quiet() {
+        let report = Report::new("test");
+        report.start_progress(Some(120), "captures");
+        assert_eq!(report.progress().length(), Some(120));
+        let bytes = Report::new("test");
+        bytes.start_progress(Some(4096), "bytes");
+        assert_eq!(bytes.progress().length(), Some(4096));
+        let quiet = Report::new("test").output(&ReportArgs {
+            quiet: true,
+            ..Default::default()
+        });
+        quiet.start_progress(Some(120), "captures");
+        assert_eq!(quiet.progress().length(), None, "no bar at all");
+        assert!(quiet.progress().is_hidden());
+    }
+
+    #[test]
     fn strict_mode_stops_on_the_first_problem() {
         let report = Report::new("test").strict(true);
         let err = report

@@ -36,7 +36,7 @@ use crate::project::base::{BaseIds, MediaType, create_base_tables, get_info, set
 use crate::project::source::{BodyReader, Unavailable, for_each_capture};
 use crate::report::Report;
 use crate::store::Store;
-use crate::store::captures::capture_key;
+use crate::store::captures::{capture_key, captures_of_digest};
 
 pub const CRAWL_SQL: &str = include_str!("../../../schemas/crawl.sql");
 
@@ -617,6 +617,17 @@ impl Projector<'_> {
                     original.mime = std::str::from_utf8(v).ok().map(str::to_string);
                 }
                 iter.next();
+            }
+            if original.size.is_none() || original.mime.is_none() {
+                // No file row (a type outside the file filter, e.g. an image under the
+                // full-text default): the digest's own captures tell.
+                for capture in captures_of_digest(self.store, &digest)? {
+                    if capture.kind == CaptureKind::Revisit {
+                        continue;
+                    }
+                    original.size = original.size.or(capture.size);
+                    original.mime = original.mime.or(capture.mime);
+                }
             }
             self.originals.insert(digest, original);
         }
