@@ -29,6 +29,10 @@ pub struct Cli {
     )]
     pub store: PathBuf,
 
+    /// When another process is writing the store, wait for it instead of failing.
+    #[arg(long, global = true)]
+    pub wait: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -53,6 +57,10 @@ pub enum Command {
     ImportWarc(commands::import_warc::Args),
     /// List captures (every fetch, whatever its status) by URL, SURT prefix or payload.
     Captures(commands::captures::Args),
+    /// List the WARC files the captures name, and whether each is found.
+    Warcs(commands::warcs::Args),
+    /// Re-point the WARC files of a moved collection (no re-import).
+    Relocate(commands::relocate::Args),
     /// Index WARC files to sorted 11-column CDX or CDXJ.
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
@@ -142,6 +150,8 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Warcs(args) => commands::warcs::run(&cli.store, args),
+        Command::Relocate(args) => commands::relocate::run(&cli.store, args),
         Command::Grobid(args) => commands::grobid::run(&cli.store, args),
         Command::ImportTei(args) => commands::import_tei::run(&cli.store, args),
         Command::Catalog(args) => commands::catalog::run(&cli.store, args),
@@ -182,6 +192,7 @@ fn manpage(args: ManpageArgs) -> Result<ExitCode> {
 pub fn main() -> ExitCode {
     // clap itself exits with 2 on a usage error (0 for --help and --version).
     let cli = Cli::parse();
+    commands::set_wait_for_writer(cli.wait);
     let reporting = cli
         .command
         .reporting()

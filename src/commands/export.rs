@@ -11,7 +11,6 @@ use crate::jsonl::write_row;
 use crate::key::Sha1Key;
 use crate::report::{Location, Report, ReportArgs};
 use crate::schema::Schema;
-use crate::store::Store;
 use crate::store::cells::{Projection, row_upper_bound};
 
 #[derive(clap::Args)]
@@ -106,7 +105,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             "--json prints to standard output, which carries the rows here: write them to a file with -o FILE, or the report with --report FILE"
         );
     }
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let schema = store.schema();
     let mut projection = super::usage(projection(schema, &args.families, &args.columns))?;
     projection.versions = args.versions.unwrap_or(1).max(1);

@@ -9,7 +9,7 @@ use clap::Subcommand;
 use super::{project_crawl, project_jdbm, project_locust, project_summary};
 use crate::project::source::missing_warcs;
 use crate::report::{Location, Report};
-use crate::store::{CF_CAPTURE, Store};
+use crate::store::{Space, Store};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -45,10 +45,12 @@ pub fn run(store: &Path, args: Args) -> Result<ExitCode> {
 
 /// The number of captures in the store, for the progress bar's total and ETA: RocksDB's
 /// estimate (free to ask, close enough for an ETA; the bar grows if it is short).
+/// `None` (a spinner without ETA) on backends that cannot tell cheaply.
 pub fn capture_estimate(store: &Store) -> Option<u64> {
-    store
+    let rocks = store.backend().as_rocks()?;
+    rocks
         .db()
-        .property_int_value_cf(store.cf(CF_CAPTURE), "rocksdb.estimate-num-keys")
+        .property_int_value_cf(rocks.space_cf(Space::Capture), "rocksdb.estimate-num-keys")
         .ok()
         .flatten()
         .filter(|&n| n > 0)

@@ -10,7 +10,6 @@ use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
 use crate::report::{Report, ReportArgs};
-use crate::store::Store;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -40,7 +39,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let conn = open_crawl_db(&args.output)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,

@@ -10,7 +10,6 @@ use crate::ingest::thread_count;
 use crate::project::jdbm::write_jdbm;
 use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
 use crate::report::{Report, ReportArgs};
-use crate::store::Store;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -34,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let report = Report::new("project jdbm").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
     prepare_output_dir(&args.output)?;

@@ -10,7 +10,6 @@ use crate::ingest::thread_count;
 use crate::project::locust::write_locust;
 use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
 use crate::report::{Report, ReportArgs};
-use crate::store::Store;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -36,7 +35,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let report = Report::new("project locust").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
     prepare_output_dir(&args.output)?;

@@ -9,7 +9,6 @@ use anyhow::Result;
 use super::project::{capture_estimate, report_unread_bodies};
 use crate::project::summary::{SummaryOptions, summarize};
 use crate::report::{Report, ReportArgs};
-use crate::store::Store;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -39,7 +38,7 @@ pub struct Args {
 const COMMAND: &str = "project summary";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let report = Report::new(COMMAND).output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
     let options = SummaryOptions {
