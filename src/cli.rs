@@ -165,8 +165,12 @@ fn run(cli: Cli) -> Result<ExitCode> {
 }
 
 fn completions(args: CompletionsArgs) -> Result<ExitCode> {
+    // Generated into memory first: clap_complete panics when its writer fails (a closed
+    // pipe), and a failed write here must be an ordinary error.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "sediment", &mut script);
     let mut out = std::io::stdout().lock();
-    clap_complete::generate(args.shell, &mut Cli::command(), "sediment", &mut out);
+    out.write_all(&script)?;
     out.flush()?;
     commands::done()
 }
@@ -181,8 +185,10 @@ fn manpage(args: ManpageArgs) -> Result<ExitCode> {
                 .with_context(|| format!("cannot write the manual pages to {}", dir.display()))?;
         }
         None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
             let mut out = std::io::stdout().lock();
-            clap_mangen::Man::new(cmd).render(&mut out)?;
+            out.write_all(&page)?;
             out.flush()?;
         }
     }

@@ -333,11 +333,11 @@ impl Report {
             }
             (Some(_), unit) => {
                 format!(
-                    "{{spinner}} {{human_pos}}/{{human_len}} {unit} {{per_sec}} {{wide_bar}} ETA {{eta}} {{msg}}"
+                    "{{spinner}} {{human_pos}}/{{human_len}} {unit} {{wide_bar}} {{elapsed}}, ETA {{eta}} {{msg}}"
                 )
             }
             (None, "bytes") => "{spinner} {bytes} {bytes_per_sec} {msg}".to_string(),
-            (None, unit) => format!("{{spinner}} {{human_pos}} {unit} {{per_sec}} {{msg}}"),
+            (None, unit) => format!("{{spinner}} {{human_pos}} {unit} {{elapsed}} {{msg}}"),
         };
         if let Some(total) = total {
             bar.set_length(total);

@@ -505,6 +505,21 @@ fn completions_and_manual_pages() {
     }
     let page = std::fs::read_to_string(pages.join("sediment-backfill-cdx.1")).unwrap();
     assert!(page.contains("Examples:"), "{page}");
+
+    // Into a pipe that closes early (`| head -3`): no panic.
+    for args in [&["completions", "bash"][..], &["manpage"]] {
+        let mut child = bin()
+            .args(args)
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        drop(child.stdout.take());
+        let out = child.wait_with_output().unwrap();
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert!(!stderr.contains("panicked"), "{args:?}: {stderr}");
+        assert_eq!(out.status.code(), Some(0), "{args:?}: {stderr}");
+    }
 }
 
 #[test]
