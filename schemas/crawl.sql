@@ -74,7 +74,8 @@ CREATE TABLE IF NOT EXISTS crawl_log (
     crawl_type            INTEGER NOT NULL CHECK (crawl_type >= 0),
     crawl_uuid            BLOB(16) UNIQUE NOT NULL CHECK (length(crawl_uuid) = 16),
     time_started_unix_utc INTEGER NOT NULL,
-    time_taken_ms         INTEGER NULL CHECK (time_taken_ms IS NULL OR time_taken_ms >= 0),
+    -- The fetch duration the archive records (Heritrix's fetchTimeMs), else 0: not recorded.
+    time_taken_ms         INTEGER NOT NULL CHECK (time_taken_ms >= 0),
     exit_code             INTEGER NOT NULL,
     message               TEXT NULL
 );

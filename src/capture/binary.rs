@@ -11,7 +11,8 @@
 //! [2..4]  presence of the optional fields, u16 little-endian, bit i = field i below
 //! then    source, surt, ts, url (always present), then the present optional fields in
 //!         order: c_size, content_type, dechunked, digest, etag, last_modified, line, mime,
-//!         offset, record_id, redirect, size, status, ua, warc.
+//!         offset, record_id, redirect, size, status, ua, warc, fetch_ms (bit 15, added
+//!         later: records written before it simply lack the bit).
 //! ```
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
@@ -121,6 +122,7 @@ impl Capture {
             self.status.is_some(),
             self.ua.is_some(),
             self.warc.is_some(),
+            self.fetch_ms.is_some(),
         ];
         let bits = present
             .iter()
@@ -166,6 +168,9 @@ impl Capture {
         }
         for v in [&self.ua, &self.warc].into_iter().flatten() {
             put_str(v, out);
+        }
+        if let Some(v) = self.fetch_ms {
+            put_varint(v, out);
         }
     }
 
@@ -257,6 +262,9 @@ impl Capture {
         if has(14) {
             c.warc = Some(r.string()?);
         }
+        if has(15) {
+            c.fetch_ms = Some(r.varint()?);
+        }
         if r.pos != bytes.len() {
             return Err(DecodeError("trailing bytes"));
         }
@@ -276,6 +284,7 @@ mod tests {
             digest: Some(Sha1Key([7; 20])),
             digest_ok: Some(false),
             etag: Some("\"abc\"".into()),
+            fetch_ms: Some(47),
             kind: CaptureKind::Resource,
             last_modified: Some("Thu, 22 Dec 2022 10:35:23 GMT".into()),
             line: Some(12),

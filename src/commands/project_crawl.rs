@@ -7,7 +7,9 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::ingest::thread_count;
-use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
+use crate::project::crawl::{
+    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, open_crawl_db, project_crawl,
+};
 use crate::report::Report;
 use crate::store::Store;
 
@@ -25,9 +27,15 @@ pub struct Args {
     /// Threads reading and parsing HTML bodies (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Bytes of one decoded body read at most; longer bodies are cut (and counted).
-    #[arg(long, default_value_t = 16 << 20)]
+    /// Bytes of one decoded body read at most; longer bodies are cut (and counted). A
+    /// Content-Encoding may also expand a body at most 100 times (beyond 1 MiB): bodies cut
+    /// for that are counted as html_bodies_cut_expansion.
+    #[arg(long, default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Bytes of one page's text stored in file_text at most; longer texts are cut at a
+    /// character boundary (counted as file_texts_cut_at_max_text_bytes).
+    #[arg(long, default_value_t = DEFAULT_MAX_TEXT_BYTES)]
+    pub max_text_bytes: usize,
     /// Captures written per transaction.
     #[arg(long, default_value_t = 4096)]
     pub batch: usize,
@@ -40,6 +48,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         warc_dirs: args.warc_dirs,
         threads: thread_count(args.threads),
         max_body_bytes: args.max_body_bytes,
+        max_text_bytes: args.max_text_bytes,
         batch_size: args.batch,
         ..CrawlOptions::default()
     };

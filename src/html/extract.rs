@@ -622,6 +622,11 @@ impl<'d> Walker<'d> {
         {
             t.push(text, frame.pre);
         }
+        if frame.anchors > 0 && frame.bits & HEADLINE != 0 && is_permalink_glyph(text) {
+            // A headline's permalink (Sphinx and MkDocs write `<a class="headerlink"
+            // href="#id">¶</a>`): link text, but not headline text.
+            return;
+        }
         if frame.capturing_h1 {
             self.h1_text.push(text, frame.pre);
         }
@@ -866,6 +871,15 @@ impl<'d> Visitor for Walker<'d> {
     }
 }
 
+/// The marks documentation generators put in a headline's permalink: ¶ (Sphinx, MkDocs),
+/// § , # (Docusaurus, many Markdown renderers), 🔗.
+fn is_permalink_glyph(text: &str) -> bool {
+    matches!(
+        text.trim_matches(|c: char| c.is_whitespace() || c == '\u{200b}'),
+        "¶" | "§" | "#" | "🔗"
+    )
+}
+
 fn normalized(text: &str, limit: usize) -> String {
     let mut t = FieldText::new(limit);
     t.push(text, false);
@@ -1061,6 +1075,35 @@ mod tests {
         let mut t = FieldText::new(7);
         t.push("ab cdé", false);
         assert_eq!(t.out, "ab cdé");
+    }
+
+    #[test]
+    fn permalink_glyphs_are_not_headline_text() {
+        let html = r##"<html><head><title>T</title></head><body><main>
+            <h1>Lake cores<a class="headerlink" href="#lake-cores" title="Permalink">¶</a></h1>
+            <h2>Layers <a href="#layers">#</a></h2>
+            <p>Text with a <a href="#s">§</a> sign.</p></main></body></html>"##;
+        let dom = crate::html::dom::parse(html);
+        let url = Url::parse("http://example.org/doc.html").unwrap();
+        let e = extract(&dom, &url);
+        assert_eq!(e.pile.big_headlines, "Lake cores\nLayers");
+        assert_eq!(
+            e.description.primary_headline.as_deref(),
+            Some("Lake cores")
+        );
+        assert_eq!(
+            e.pile.text, "Text with a § sign.",
+            "outside headlines text stays"
+        );
+        let permalink = e
+            .links
+            .iter()
+            .find(|l| l.fragment.as_deref() == Some("lake-cores"));
+        assert_eq!(
+            permalink.map(|l| l.text.as_str()),
+            Some("¶"),
+            "still link text"
+        );
     }
 
     #[test]

@@ -4,8 +4,11 @@
 
 pub mod base;
 pub mod crawl;
+pub mod exit_code;
+pub mod identity;
 pub mod jdbm;
 pub mod locust;
+pub mod signals;
 pub mod source;
 pub mod summary;
 pub mod tokenize;

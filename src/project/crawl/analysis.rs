@@ -11,10 +11,10 @@ use std::sync::Arc;
 use anyhow::Result;
 use url::Url;
 
-use super::values::{canonical_from_link_header, is_crawlable};
+use super::values::is_crawlable;
 use crate::html;
 use crate::key::Sha1Key;
-use crate::project::base::without_fragment;
+use crate::project::signals::PageSignals;
 use crate::project::source::{BodyReader, Unavailable};
 use crate::store::Store;
 
@@ -23,13 +23,14 @@ use crate::store::Store;
 pub struct PageFacts {
     /// The whole document decoded to UTF-8 (file_text.text).
     pub text: String,
-    /// `<link rel=canonical>`, else the HTTP `Link` header's canonical; no fragment.
-    pub canonical: Option<Url>,
-    pub noindex: bool,
+    /// Canonical URL, noindex, meta-refresh redirect (shared with the summary database).
+    pub signals: PageSignals,
     /// Distinct crawlable (http, https) link targets, without fragment, in document order.
     pub links: Vec<Url>,
     /// The body was cut at the size limit before analysis.
     pub truncated: bool,
+    /// ... because its Content-Encoding expanded it too much (a compression bomb).
+    pub expansion_cut: bool,
 }
 
 impl PageFacts {
@@ -59,17 +60,7 @@ pub fn analyze_page(
     };
     let content_type = body.content_type.as_deref().or(declared_content_type);
     let document = html::analyze(&body.bytes, content_type, url);
-    let canonical = document
-        .description
-        .canonical
-        .as_ref()
-        .map(without_fragment)
-        .or_else(|| {
-            body.link
-                .as_deref()
-                .and_then(|l| canonical_from_link_header(l, url))
-                .map(|u| without_fragment(&u))
-        });
+    let signals = PageSignals::of(&document.description, body.link.as_deref(), url);
     let mut seen = HashSet::new();
     let links = document
         .links
@@ -80,10 +71,10 @@ pub fn analyze_page(
         .collect();
     Ok(Ok(PageFacts {
         text: document.text_utf8,
-        canonical,
-        noindex: document.description.robots.noindex,
+        signals,
         links,
         truncated: body.truncated,
+        expansion_cut: body.expansion_cut,
     }))
 }
 
@@ -162,10 +153,10 @@ mod tests {
     fn page(text: &str) -> Arc<PageFacts> {
         Arc::new(PageFacts {
             text: text.to_string(),
-            canonical: None,
-            noindex: false,
+            signals: PageSignals::default(),
             links: Vec::new(),
             truncated: false,
+            expansion_cut: false,
         })
     }
 

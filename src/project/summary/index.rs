@@ -123,7 +123,7 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
                 OR tp.small_headlines <> '' OR tp.code_text <> '' OR tp.quote_text <> '')
            AND NOT EXISTS (SELECT 1 FROM crawl_summary cs
                            WHERE cs.entity_generation_id = eg.entity_generation_id
-                             AND cs.exit_code = 171)
+                             AND cs.exit_code IN (171, 180))
          ORDER BY eg.entity_generation_id",
         [WORK_SEARCH_ROW],
     )?;
@@ -241,11 +241,11 @@ impl TokenIds {
             return Ok(id);
         }
         conn.prepare_cached(
-            "INSERT INTO token (token) VALUES (?1) ON CONFLICT (token) DO NOTHING",
+            "INSERT INTO token (token_text) VALUES (?1) ON CONFLICT (token_text) DO NOTHING",
         )?
         .execute([token])?;
         let id: i64 = conn
-            .prepare_cached("SELECT token_id FROM token WHERE token = ?1")?
+            .prepare_cached("SELECT token_id FROM token WHERE token_text = ?1")?
             .query_row([token], |r| r.get(0))?;
         if self.ids.len() >= TOKEN_CACHE_LIMIT {
             self.ids.clear();
