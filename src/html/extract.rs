@@ -17,6 +17,9 @@ use super::{
 pub struct Extracted {
     pub base_url: Url,
     pub pile: TextPile,
+    /// The start of the pile's text in document order (all six fields interleaved as they
+    /// occur), at most [`LEADING_TEXT_BYTES`] bytes.
+    pub leading_text: String,
     pub links: Vec<Link>,
     pub description: DocumentDescription,
     pub links_truncated: bool,
@@ -42,6 +45,7 @@ pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
         links,
         links_truncated,
         first_h1,
+        leading,
         ..
     } = walker;
     let pile = pile_of(fields);
@@ -49,6 +53,7 @@ pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
     Extracted {
         base_url,
         pile,
+        leading_text: leading.out,
         links,
         description,
         links_truncated,
@@ -564,7 +569,12 @@ struct Walker<'d> {
     h1_node: Option<NodeId>,
     h1_text: FieldText,
     first_h1: Option<String>,
+    /// Pile text in document order, for [`Extracted::leading_text`].
+    leading: FieldText,
 }
+
+/// Bytes of [`Extracted::leading_text`] kept.
+pub const LEADING_TEXT_BYTES: usize = 4096;
 
 impl<'d> Walker<'d> {
     fn new(dom: &'d Dom, document_url: &'d Url, base_url: &'d Url, region: Option<NodeId>) -> Self {
@@ -596,6 +606,7 @@ impl<'d> Walker<'d> {
             h1_node: None,
             h1_text: FieldText::new(usize::MAX),
             first_h1: None,
+            leading: FieldText::new(LEADING_TEXT_BYTES),
         }
     }
 
@@ -610,6 +621,7 @@ impl<'d> Walker<'d> {
             t.separate(sep);
         }
         self.h1_text.separate(sep);
+        self.leading.separate(sep);
     }
 
     fn text(&mut self, text: &str) {
@@ -631,6 +643,7 @@ impl<'d> Walker<'d> {
             self.h1_text.push(text, frame.pre);
         }
         if let Some(field) = frame.route() {
+            self.leading.push(text, frame.pre);
             let words = self.fields[field as usize].push(text, frame.pre);
             if field == Field::Text && frame.anchors == 0 {
                 self.words_outside_links += words;
