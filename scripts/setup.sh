@@ -8,6 +8,8 @@
 #   - sqlite3: the demo shows the projected databases with it.
 #   - mariadb-server + mariadb-client: the locust projection's SQL is loaded into a private
 #     server on 127.0.0.1 by its test (scripts/mariadb-test-server.sh).
+#   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
+#     (tests/shared_store.rs).
 set -euo pipefail
 
 need_apt=()
@@ -17,6 +19,7 @@ command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
+command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -26,9 +29,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc' >/dev/null 2>&1; then
-    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc (reference implementations for tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc >&2 \
+  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc, rocksdict' >/dev/null 2>&1; then
+    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
   fi
 fi

@@ -23,6 +23,10 @@ pub struct Cli {
     )]
     pub store: PathBuf,
 
+    /// When another process is writing the store, wait for it instead of failing.
+    #[arg(long, global = true)]
+    pub wait: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -69,6 +73,7 @@ pub enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    commands::set_wait_for_writer(cli.wait);
     let result = match cli.command {
         Command::Schema(args) => commands::schema::run(args),
         Command::Get(args) => commands::get::run(&cli.store, args),

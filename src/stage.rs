@@ -9,12 +9,14 @@
 //! it.
 
 use anyhow::Result;
+use std::time::Duration;
+
 use rocksdb::{ReadOptions, WriteBatch};
 
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
-use crate::store::Store;
 use crate::store::cells::{cell_key, row_upper_bound};
+use crate::store::{PUBLISH_INTERVAL, Store};
 
 /// Collects row replacements; [`StageBatch::commit`] writes them atomically.
 pub struct StageBatch<'s> {
@@ -22,6 +24,7 @@ pub struct StageBatch<'s> {
     ts: u64,
     batch: WriteBatch,
     rows: usize,
+    publish_interval: Duration,
 }
 
 impl<'s> StageBatch<'s> {
@@ -32,7 +35,15 @@ impl<'s> StageBatch<'s> {
             ts,
             batch: WriteBatch::default(),
             rows: 0,
+            publish_interval: PUBLISH_INTERVAL,
         }
+    }
+
+    /// How often committed batches are published to readers (default
+    /// [`PUBLISH_INTERVAL`]; zero publishes every commit).
+    pub fn publish_every(mut self, interval: Duration) -> StageBatch<'s> {
+        self.publish_interval = interval;
+        self
     }
 
     /// Replaces the row's cells in `families` (schema indexes) by `cells` (whose
@@ -78,6 +89,7 @@ impl<'s> StageBatch<'s> {
             self.store.db().write(batch)?;
         }
         self.rows = 0;
+        self.store.publish_if_due(self.publish_interval)?;
         Ok(())
     }
 }

@@ -9,9 +9,9 @@ use rocksdb::ReadOptions;
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
+use crate::store::CF_CAPTURE;
 use crate::store::captures::captures_of_digest;
 use crate::store::cells::row_upper_bound;
-use crate::store::{CF_CAPTURE, Store};
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -30,7 +30,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     let limit = args.limit.unwrap_or(u64::MAX);
     if let Some(digest) = &args.digest {

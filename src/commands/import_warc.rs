@@ -10,7 +10,6 @@ use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::warc::WarcImporter;
 use crate::ingest::{IngestRun, thread_count};
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -46,7 +45,7 @@ pub fn is_warc_name(path: &Path) -> bool {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .strict(args.strict)
@@ -80,6 +79,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             Ok(serde_json::to_value(&counts)?)
         },
     )?;
+    store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished()

@@ -11,7 +11,6 @@ use crate::project::crawl::{
     CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, open_crawl_db, project_crawl,
 };
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -42,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let conn = open_crawl_db(&args.output)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,

@@ -136,7 +136,10 @@ pub struct BulkStats {
 
 impl<'s> BulkLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
-        let scratch_dir = store.path().join("bulk-load.tmp");
+        // A directory of its own under the writer's staging area, which every writer
+        // empties when it starts (see `directory::fresh_staging_dir`).
+        let scratch_dir = crate::store::directory::staging_dir(store.path())
+            .join(format!("bulk-{}-{ts}", std::process::id()));
         std::fs::create_dir_all(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
         let mut probe = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
@@ -468,6 +471,7 @@ fn write_merge_sst<'a>(
     }
     let opts = base_cf_options_for_sst();
     let mut writer = SstFileWriter::create(&opts);
+    unlink_stale(path)?;
     writer.open(path)?;
     let mut i = 0;
     while i < refs.len() {
@@ -489,6 +493,18 @@ fn write_merge_sst<'a>(
     Ok(true)
 }
 
+/// Removes whatever is at `path` before a new SST file is written there: ingestion moves
+/// files by hard-linking them into the database, so a name left behind by an interrupted
+/// ingestion can be a second name of a live table, which opening it for writing would
+/// truncate.
+fn unlink_stale(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+    }
+}
+
 /// An SST writer that is only created on disk when it gets its first entry.
 struct SstWriter<'o> {
     writer: SstFileWriter<'o>,
@@ -501,6 +517,7 @@ impl SstWriter<'static> {
     fn open(path: &PathBuf) -> Result<Self> {
         let opts = SST_OPTIONS.get_or_init(base_cf_options_for_sst);
         let writer = SstFileWriter::create(opts);
+        unlink_stale(path)?;
         writer.open(path)?;
         Ok(SstWriter { writer, entries: 0 })
     }
