@@ -311,6 +311,30 @@ fn a_run_in_several_warc_files_joins_across_both_databases() {
         BTreeSet::from(["Introduction to lake cores".to_string()])
     );
 
+    // Empty text is NULL where the seed's columns allow it (the permalinks' link text "¶"
+    // stays link text: it is text).
+    for (table, column) in [
+        ("link_summary", "text"),
+        ("document_description", "title"),
+        ("document_description", "description"),
+        ("document_description", "primary_headline"),
+    ] {
+        assert_eq!(
+            count(
+                &conn,
+                &format!("SELECT count(*) FROM s.{table} WHERE {column} = ''")
+            ),
+            0,
+            "{table}.{column}"
+        );
+    }
+    assert!(
+        count(
+            &conn,
+            "SELECT count(*) FROM s.document_description WHERE description IS NULL"
+        ) > 0
+    );
+
     // wget records no fetch duration: time_taken_ms is 0 ("not recorded"), durations NULL.
     assert_eq!(
         count(
