@@ -684,6 +684,43 @@ fn incremental_projection_adds_only_new_captures() {
     let batched = dir.path().join("batched.db");
     project(&store, &batched, &["--batch", "7", "--threads", "1"]);
     assert_eq!(dump(&Connection::open(&batched).unwrap()), dump(&b));
+
+    // Issue 18: the smallest memory budget (every cache evicted again and again) writes the
+    // same database, row for row and id for id, as the default budget.
+    let tiny = dir.path().join("tiny.db");
+    project(&store, &tiny, &["--memory-mb", "1", "--batch", "5"]);
+    assert_eq!(
+        all_rows(&Connection::open(&tiny).unwrap()),
+        all_rows(&b),
+        "a 1 MiB budget gives the same database"
+    );
+}
+
+/// Every row of every table, ids included, in rowid order: two databases with the same
+/// rows are the same database.
+fn all_rows(conn: &Connection) -> Vec<String> {
+    let tables: Vec<String> = strings(
+        conn,
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'",
+    );
+    let mut out = Vec::new();
+    for table in tables {
+        let mut stmt = conn.prepare(&format!("SELECT * FROM {table}")).unwrap();
+        let n = stmt.column_count();
+        let rows = stmt
+            .query_map([], |r| {
+                let mut row = vec![table.clone()];
+                for i in 0..n {
+                    row.push(format!("{:?}", r.get_ref(i)?));
+                }
+                Ok(row.join("|"))
+            })
+            .unwrap();
+        for row in rows {
+            out.push(row.unwrap());
+        }
+    }
+    out
 }
 
 /// The capture lines of a wget CDX file: (status, mime, redirect field).

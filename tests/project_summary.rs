@@ -1086,3 +1086,31 @@ fn missing_warcs_degrade_to_payload_digests_and_warc_dir_finds_them() {
     );
     assert_eq!(count(&counts, "text_piles"), 18, "{counts}");
 }
+
+/// Issue 18: the smallest memory budget (every cache evicted again and again, analyses
+/// read again) writes the same database, row for row and id for id, as the default one.
+#[test]
+fn a_tiny_memory_budget_gives_the_same_database() {
+    let c = crawled_twice();
+    let tiny = c.db.with_file_name("tiny.db");
+    let counts = summarize_with(&c.store, &tiny, &["--memory-mb", "1", "--batch", "3"]);
+    assert!(count(&counts, "crawl_summaries") > 0, "{counts}");
+    let (a, b) = (open(&c.db), open(&tiny));
+    let tables: Vec<String> = rows(
+        &a,
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+             AND name NOT LIKE 'full_text_entity_index_%' ORDER BY name",
+        &[],
+    )
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect();
+    assert!(tables.contains(&"token".to_string()));
+    for table in tables {
+        let sql = format!("SELECT * FROM {table}");
+        assert_eq!(rows(&a, &sql, &[]), rows(&b, &sql, &[]), "{table}");
+    }
+    // the search index holds the same rows (its shadow tables' layout may differ)
+    let sql = "SELECT rowid, * FROM full_text_entity_index ORDER BY rowid";
+    assert_eq!(rows(&a, sql, &[]), rows(&b, sql, &[]));
+}

@@ -3,6 +3,7 @@
 //! captures and bodies the same way (`source`).
 
 pub mod base;
+pub mod budget;
 pub mod crawl;
 pub mod exit_code;
 pub mod identity;

@@ -11,8 +11,16 @@ use crate::payload::{Located, WarcLocator, locate, read_payload_at};
 use crate::store::{CF_CAPTURE, Store};
 
 /// Calls `visit` with every capture, in URL-then-time order (the capture key order).
+///
+/// One sequential pass: its blocks are not put in the store's block cache (they are read
+/// once), so the scan does not grow the process with the size of the archive.
 pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<()>) -> Result<()> {
-    let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
+    let mut options = rocksdb::ReadOptions::default();
+    options.fill_cache(false);
+    options.set_readahead_size(2 << 20);
+    let mut iter = store
+        .db()
+        .raw_iterator_cf_opt(store.cf(CF_CAPTURE), options);
     iter.seek_to_first();
     while let Some(value) = iter.value() {
         if let Ok(capture) = Capture::decode(value) {
@@ -169,15 +177,26 @@ pub struct Original {
 
 /// The file rows (`file:size`, `file:mime`) of the payloads revisits point at, read in
 /// batches (one iterator, digests in key order) and kept in a bounded map.
-#[derive(Default)]
 pub struct Originals {
     rows: std::collections::HashMap<Sha1Key, Original>,
+    /// Payloads remembered at most (the map starts over past it).
+    limit: usize,
 }
 
-/// Payloads remembered at most (the map starts over past it).
-const MAX_ORIGINALS: usize = 1 << 20;
+impl Default for Originals {
+    fn default() -> Self {
+        Originals::with_limit(super::budget::MemoryBudget::default().small_entries())
+    }
+}
 
 impl Originals {
+    pub fn with_limit(limit: usize) -> Originals {
+        Originals {
+            rows: std::collections::HashMap::new(),
+            limit: limit.max(1),
+        }
+    }
+
     pub fn get(&self, digest: &Sha1Key) -> Option<&Original> {
         self.rows.get(digest)
     }
@@ -227,7 +246,7 @@ impl Originals {
         let mut iter = store
             .db()
             .raw_iterator_cf(store.family_cf(size_column.family));
-        if self.rows.len() + digests.len() > MAX_ORIGINALS {
+        if self.rows.len() + digests.len() > self.limit {
             self.rows.clear();
         }
         for digest in digests {

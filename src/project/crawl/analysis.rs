@@ -89,19 +89,19 @@ pub struct PageCache {
     bytes: usize,
     max_bytes: usize,
     unavailable: HashMap<Sha1Key, Unavailable>,
+    /// Unreadable payloads remembered at most (the map is cleared past it).
+    max_unavailable: usize,
 }
 
-/// Unreadable payloads remembered at most (the map is cleared past it).
-const MAX_UNAVAILABLE: usize = 1 << 20;
-
 impl PageCache {
-    pub fn new(max_bytes: usize) -> PageCache {
+    pub fn new(max_bytes: usize, max_unavailable: usize) -> PageCache {
         PageCache {
             pages: HashMap::new(),
             order: VecDeque::new(),
             bytes: 0,
             max_bytes,
             unavailable: HashMap::new(),
+            max_unavailable: max_unavailable.max(1),
         }
     }
 
@@ -115,7 +115,7 @@ impl PageCache {
     pub fn insert(&mut self, key: PageKey, result: Result<Arc<PageFacts>, Unavailable>) {
         match result {
             Err(why) => {
-                if self.unavailable.len() >= MAX_UNAVAILABLE {
+                if self.unavailable.len() >= self.max_unavailable {
                     self.unavailable.clear();
                 }
                 self.unavailable.insert(key.0, why);
@@ -162,7 +162,7 @@ mod tests {
 
     #[test]
     fn cache_is_bounded_and_remembers_unreadable_payloads() {
-        let mut cache = PageCache::new(1000);
+        let mut cache = PageCache::new(1000, 100);
         let key = |n: u8| (Sha1Key([n; 20]), format!("http://example.org/{n}"));
         cache.insert(key(1), Ok(page(&"a".repeat(400))));
         cache.insert(key(2), Ok(page(&"b".repeat(400))));

@@ -29,6 +29,7 @@ use crate::capture::{Capture, CaptureKind};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BaseIds, MediaType, create_base_tables, get_info, set_info};
+use crate::project::budget::MemoryBudget;
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
 use crate::project::identity::{self, IDENTITY_VERSION};
 use crate::project::source::{BodyReader, Originals, Unavailable, for_each_capture, is_html_mime};
@@ -59,8 +60,8 @@ pub struct CrawlOptions {
     pub max_text_bytes: usize,
     /// Captures per transaction.
     pub batch_size: usize,
-    /// Bytes of analysed pages kept for later captures of the same payload.
-    pub cache_bytes: usize,
+    /// The memory budget every cache is sized from (`--memory-mb`).
+    pub memory: MemoryBudget,
 }
 
 impl Default for CrawlOptions {
@@ -71,7 +72,7 @@ impl Default for CrawlOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             batch_size: 4096,
-            cache_bytes: 128 << 20,
+            memory: MemoryBudget::default(),
         }
     }
 }
@@ -79,14 +80,15 @@ impl Default for CrawlOptions {
 /// Opens (creating if needed) a crawl database: base and crawler tables, schema versions.
 /// Refuses a database of another kind (e.g. a summary database).
 pub fn open_crawl_db(path: &Path) -> Result<Connection> {
+    open_crawl_db_with(path, MemoryBudget::default())
+}
+
+/// [`open_crawl_db`] with SQLite's memory sized from `memory`.
+pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open the crawl database {}", path.display()))?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA cache_size = -65536;
-         PRAGMA temp_store = MEMORY;",
-    )?;
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&memory.sqlite_pragmas())?;
     let has_info: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
         [],
@@ -171,10 +173,14 @@ pub fn project_crawl(
         chunk: options.threads.max(1) * 4,
         incremental: already > 0,
         max_text_bytes: options.max_text_bytes,
-        base: BaseIds::new(),
+        base: BaseIds::with_limit(options.memory.id_cache_entries()),
         agents: Agents::default(),
-        pages: PageCache::new(options.cache_bytes),
-        originals: Originals::default(),
+        pages: PageCache::new(
+            options.memory.page_cache_bytes(),
+            options.memory.small_entries(),
+        ),
+        originals: Originals::with_limit(options.memory.small_entries()),
+        max_cached_ids: options.memory.small_entries(),
         candidates: HashSet::new(),
         report,
     };
@@ -223,11 +229,10 @@ struct Projector<'a> {
     originals: Originals,
     /// url_ids known to have a crawl_candidate row.
     candidates: HashSet<i64>,
+    /// The candidates set starts over past this many entries.
+    max_cached_ids: usize,
     report: &'a Report,
 }
-
-/// Per-run caches are cleared past this many entries.
-const MAX_CACHED_IDS: usize = 1 << 22;
 
 impl Projector<'_> {
     fn run_batch(&mut self, batch: &[Capture]) -> Result<()> {
@@ -616,7 +621,7 @@ impl Projector<'_> {
         self.conn
             .prepare_cached("INSERT OR IGNORE INTO crawl_candidate (url_id) VALUES (?1)")?
             .execute([url_id])?;
-        if self.candidates.len() >= MAX_CACHED_IDS {
+        if self.candidates.len() >= self.max_cached_ids {
             self.candidates.clear();
         }
         self.candidates.insert(url_id);

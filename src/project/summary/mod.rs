@@ -36,6 +36,7 @@ use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BaseIds, create_base_tables, get_info, set_info};
+use crate::project::budget::MemoryBudget;
 use crate::project::crawl::check_identity_version;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
@@ -65,6 +66,8 @@ pub struct SummaryOptions {
     pub max_body_bytes: usize,
     /// Captures per batch (one transaction, one round of parallel analysis).
     pub batch_captures: usize,
+    /// The memory budget every cache is sized from (`--memory-mb`).
+    pub memory: MemoryBudget,
 }
 
 impl Default for SummaryOptions {
@@ -73,20 +76,22 @@ impl Default for SummaryOptions {
             warc_dirs: Vec::new(),
             max_body_bytes: 16 << 20,
             batch_captures: 2048,
+            memory: MemoryBudget::default(),
         }
     }
 }
 
 /// Opens (creating if needed) a summary database.
 pub fn open_database(path: &Path) -> Result<Connection> {
+    open_database_with(path, MemoryBudget::default())
+}
+
+/// [`open_database`] with SQLite's memory sized from `memory`.
+pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open the summary database {}", path.display()))?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA cache_size = -65536;
-         PRAGMA temp_store = MEMORY;",
-    )?;
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&memory.sqlite_pragmas())?;
     let has_info: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
         [],
@@ -124,7 +129,8 @@ pub fn summarize(
     options: &SummaryOptions,
     report: &Report,
 ) -> Result<()> {
-    let conn = open_database(db_path)?;
+    let memory = options.memory;
+    let conn = open_database_with(db_path, memory)?;
     let search_was_empty: bool = conn.query_row(
         "SELECT NOT EXISTS (SELECT 1 FROM full_text_entity_index)",
         [],
@@ -134,11 +140,13 @@ pub fn summarize(
         store,
         conn,
         bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
-        ids: BaseIds::new(),
-        analyses: Fifo::new(4096),
-        piles: Fifo::new(1 << 16),
+        ids: BaseIds::with_limit(memory.id_cache_entries()),
+        analyses: Fifo::new(memory.analyses()),
+        piles: Fifo::new(memory.small_entries()),
         unavailable: HashSet::new(),
-        originals: Originals::default(),
+        max_unavailable: memory.small_entries(),
+        token_cache: memory.id_cache_entries(),
+        originals: Originals::with_limit(memory.small_entries()),
         agents: AgentResolver::default(),
         counts: Counts::default(),
         report,
@@ -214,8 +222,12 @@ struct Summarizer<'a> {
     analyses: AnalysisCache,
     /// Text piles by payload digest.
     piles: Fifo<PileRef>,
-    /// HTML payloads whose body could not be read in this run.
+    /// HTML payloads whose body could not be read in this run (forgotten past
+    /// `max_unavailable`: they are then looked for again).
     unavailable: HashSet<Sha1Key>,
+    max_unavailable: usize,
+    /// Token ids cached at most by the end of the run.
+    token_cache: usize,
     /// File rows of the payloads revisits point at (their type).
     originals: Originals,
     agents: AgentResolver,
@@ -230,6 +242,13 @@ struct UrlState {
 }
 
 impl Summarizer<'_> {
+    fn remember_unavailable(&mut self, digest: Sha1Key) {
+        if self.unavailable.len() >= self.max_unavailable {
+            self.unavailable.clear();
+        }
+        self.unavailable.insert(digest);
+    }
+
     /// The capture is HTML (a revisit that names no type: its original is).
     fn is_html(&self, capture: &Capture) -> bool {
         is_html_mime(self.originals.mime_of(capture).as_deref())
@@ -376,7 +395,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.unavailable.insert(job.digest);
+                self.remember_unavailable(job.digest);
             }
         }
         Ok(())
@@ -413,7 +432,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.unavailable.insert(*digest);
+                self.remember_unavailable(*digest);
                 Ok(None)
             }
         }
@@ -704,7 +723,8 @@ impl Summarizer<'_> {
     }
 
     fn finish(mut self, search_was_empty: bool) -> Result<()> {
-        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts))?;
+        let token_cache = self.token_cache;
+        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
