@@ -56,7 +56,6 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_text_bytes: args.max_text_bytes,
         batch_size: args.batch,
         memory,
-        ..CrawlOptions::default()
     };
     let report = Report::new("project crawl");
     report.start_progress(None, "captures");
