@@ -15,7 +15,8 @@
 -- * content_key, summary_payload and summary_work: a later run continues the work of an
 --   earlier one (incremental summarizing) without re-reading every payload.
 -- * CHECKs on the conventions, REFERENCES clauses (documentation, checked by
---   `PRAGMA foreign_key_check`), the UNIQUE crawl_uuid and the one-open-generation index.
+--   `PRAGMA foreign_key_check`), the UNIQUE index on crawl_uuid and the one-open-generation
+--   index.
 -- * file_summary.canonical_url_fragment: the fragment of the canonical URL (the seed keeps
 --   fragments next to url ids everywhere else).
 -- * token_statistics is clustered by (text_pile_id, token_id) (WITHOUT ROWID): the same
@@ -94,7 +95,7 @@ CREATE INDEX IF NOT EXISTS duplicate_summary_by_duplicate_of
 CREATE TABLE IF NOT EXISTS crawl_summary (
     crawl_summary_id            INTEGER NOT NULL PRIMARY KEY,
     entity_generation_id        INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
-    crawl_uuid                  BLOB(16) UNIQUE NOT NULL,
+    crawl_uuid                  BLOB(16) NOT NULL,
     agent_uuid                  BLOB(16) NOT NULL,
     crawl_type                  INTEGER NOT NULL,
     time_started_unix_utc       INTEGER NOT NULL,
@@ -108,7 +109,9 @@ CREATE TABLE IF NOT EXISTS crawl_summary (
     CHECK (was_robotstxt_approved IN (0, 1)),
     CHECK (request_duration_ms IS NULL OR request_duration_ms >= 0)
 );
-CREATE INDEX IF NOT EXISTS crawl_summary_by_crawl_uuid ON crawl_summary (crawl_uuid);
+-- sediment: UNIQUE (the seed's index is plain): a capture is summarized once. One index,
+-- not a UNIQUE column and an index on the same key.
+CREATE UNIQUE INDEX IF NOT EXISTS crawl_summary_by_crawl_uuid ON crawl_summary (crawl_uuid);
 -- sediment: the captures of a generation.
 CREATE INDEX IF NOT EXISTS crawl_summary_by_entity_generation
     ON crawl_summary (entity_generation_id, time_started_unix_utc);
