@@ -760,4 +760,28 @@ mod tests {
         let err = open_crawl_db(&path).unwrap_err().to_string();
         assert!(err.contains("summary database"), "{err}");
     }
+
+    #[test]
+    fn databases_with_other_capture_uuids_are_not_continued() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crawl.db");
+        let conn = open_crawl_db(&path).unwrap();
+        conn.execute_batch(
+            "INSERT INTO origin (scheme, str_origin) VALUES ('http', 'http://x');
+             INSERT INTO url (origin_id, str_url) VALUES (1, 'http://x/');
+             INSERT INTO agent (time_started_unix_utc, agent_uuid, name)
+                 VALUES (0, zeroblob(16), 'a');
+             INSERT INTO crawl_log (agent_id, url_id, crawl_type, crawl_uuid,
+                 time_started_unix_utc, time_taken_ms, exit_code)
+                 VALUES (1, 1, 0, zeroblob(16), 0, 0, 20);",
+        )
+        .unwrap();
+        drop(conn);
+        drop(open_crawl_db(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        set_info(&conn, "sediment_identity_version", "1").unwrap();
+        drop(conn);
+        let err = open_crawl_db(&path).unwrap_err().to_string();
+        assert!(err.contains("identified captures differently"), "{err}");
+    }
 }
