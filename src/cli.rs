@@ -51,6 +51,10 @@ pub enum Command {
     ImportWarc(commands::import_warc::Args),
     /// List captures (every fetch, whatever its status) by URL, SURT prefix or payload.
     Captures(commands::captures::Args),
+    /// List the WARC files the captures name, and whether each is found.
+    Warcs(commands::warcs::Args),
+    /// Re-point the WARC files of a moved collection (no re-import).
+    Relocate(commands::relocate::Args),
     /// Index WARC files to sorted 11-column CDX or CDXJ.
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
@@ -86,6 +90,8 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Warcs(args) => commands::warcs::run(&cli.store, args),
+        Command::Relocate(args) => commands::relocate::run(&cli.store, args),
         Command::Grobid(args) => commands::grobid::run(&cli.store, args),
         Command::ImportTei(args) => commands::import_tei::run(&cli.store, args),
         Command::Catalog(args) => commands::catalog::run(&cli.store, args),
@@ -104,6 +110,9 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("sediment: error: {err:#}");
+            if err.downcast_ref::<commands::UsageError>().is_some() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }

@@ -7,12 +7,13 @@
 //! ```text
 //! [0]     0xC1 (format and version)
 //! [1]     flags: bits 0-1 kind (response, resource, revisit), bit 2 origin is WARC,
-//!         bit 3 passes the file filter, bits 4-5 digest_ok (absent, true, false)
+//!         bit 3 passes the file filter, bits 4-5 digest_ok (absent, true, false), bit 6
+//!         fetch_ms present (added later: it comes last, after every other field)
 //! [2..4]  presence of the optional fields, u16 little-endian, bit i = field i below
 //! then    source, surt, ts, url (always present), then the present optional fields in
 //!         order: c_size, content_type, dechunked, digest, etag, last_modified, line, mime,
-//!         offset, record_id, redirect, size, status, ua, warc, fetch_ms (bit 15, added
-//!         later: records written before it simply lack the bit).
+//!         offset, record_id, redirect, size, status, ua, warc, location (bit 15,
+//!         added later: records without it read as before).
 //! ```
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
@@ -104,7 +105,8 @@ impl Capture {
         out.push(
             kind | (u8::from(self.origin == Origin::Warc) << 2)
                 | (u8::from(self.passes) << 3)
-                | (digest_ok << 4),
+                | (digest_ok << 4)
+                | (u8::from(self.fetch_ms.is_some()) << 6),
         );
         let present = [
             self.c_size.is_some(),
@@ -122,7 +124,7 @@ impl Capture {
             self.status.is_some(),
             self.ua.is_some(),
             self.warc.is_some(),
-            self.fetch_ms.is_some(),
+            self.location.is_some(),
         ];
         let bits = present
             .iter()
@@ -166,7 +168,7 @@ impl Capture {
         if let Some(v) = self.status {
             put_varint(u64::from(v), out);
         }
-        for v in [&self.ua, &self.warc].into_iter().flatten() {
+        for v in [&self.ua, &self.warc, &self.location].into_iter().flatten() {
             put_str(v, out);
         }
         if let Some(v) = self.fetch_ms {
@@ -263,6 +265,9 @@ impl Capture {
             c.warc = Some(r.string()?);
         }
         if has(15) {
+            c.location = Some(r.string()?);
+        }
+        if flags & (1 << 6) != 0 {
             c.fetch_ms = Some(r.varint()?);
         }
         if r.pos != bytes.len() {
@@ -284,7 +289,6 @@ mod tests {
             digest: Some(Sha1Key([7; 20])),
             digest_ok: Some(false),
             etag: Some("\"abc\"".into()),
-            fetch_ms: Some(47),
             kind: CaptureKind::Resource,
             last_modified: Some("Thu, 22 Dec 2022 10:35:23 GMT".into()),
             line: Some(12),
@@ -302,6 +306,8 @@ mod tests {
             ua: Some("Wget/1.21".into()),
             url: "http://example.org/".into(),
             warc: Some("ITEM/a.warc.gz".into()),
+            fetch_ms: Some(47),
+            location: Some("/data/ITEM/a.warc.gz".into()),
         }
     }
 

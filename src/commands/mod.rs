@@ -19,9 +19,11 @@ pub mod project_crawl;
 pub mod project_jdbm;
 pub mod project_locust;
 pub mod project_summary;
+pub mod relocate;
 pub mod schema;
 pub mod search;
 pub mod stats;
+pub mod warcs;
 
 use std::path::Path;
 use std::process::ExitCode;
@@ -47,6 +49,11 @@ pub fn open_writer(store_path: &Path, command: &str) -> anyhow::Result<Store> {
 pub fn open_reader(store_path: &Path) -> anyhow::Result<Store> {
     Store::open_reader(store_path)
 }
+
+/// A mistake in how a command was called (exit status 2, like clap's own usage errors).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// Exit status of a run that finished: non-zero when problems were found in strict mode
 /// is handled by returning an error instead, so a finished run is a success.

@@ -8,28 +8,12 @@ use anyhow::{Context, Result};
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::{Located, WarcLocator, locate, read_payload_at};
-use crate::store::{CF_CAPTURE, Store};
+use crate::store::Store;
+use crate::store::cells::Projection;
 
 /// Calls `visit` with every capture, in URL-then-time order (the capture key order).
-///
-/// One sequential pass: its blocks are not put in the store's block cache (they are read
-/// once), so the scan does not grow the process with the size of the archive.
 pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<()>) -> Result<()> {
-    let mut options = rocksdb::ReadOptions::default();
-    options.fill_cache(false);
-    options.set_readahead_size(2 << 20);
-    let mut iter = store
-        .db()
-        .raw_iterator_cf_opt(store.cf(CF_CAPTURE), options);
-    iter.seek_to_first();
-    while let Some(value) = iter.value() {
-        if let Ok(capture) = Capture::decode(value) {
-            visit(capture)?;
-        }
-        iter.next();
-    }
-    iter.status()?;
-    Ok(())
+    store.for_each_capture(|capture| visit(capture).map(|()| true))
 }
 
 /// A file's body as the server meant it: de-chunked and with its Content-Encoding removed.
@@ -215,7 +199,8 @@ impl Originals {
             })
     }
 
-    /// Reads the file rows of the revisits' payloads among `captures` not known yet.
+    /// Reads the file rows of the revisits' payloads among `captures` not known yet (one
+    /// pass over the digests in key order).
     pub fn prefetch<'c>(
         &mut self,
         store: &Store,
@@ -239,36 +224,32 @@ impl Originals {
                 .with_context(|| format!("the schema lacks {name}"))
         };
         let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
-        let size_cell = format!("{}\0", schema.column(size_column).qualifier).into_bytes();
-        // Both live in the `file` family; a schema that moved one elsewhere loses the type.
-        let mime_cell = (mime_column.family == size_column.family)
-            .then(|| format!("{}\0", schema.column(mime_column).qualifier).into_bytes());
-        let mut iter = store
-            .db()
-            .raw_iterator_cf(store.family_cf(size_column.family));
+        let mut families = vec![size_column.family, mime_column.family];
+        families.dedup();
+        let projection = Projection {
+            families,
+            columns: Some(vec![size_column, mime_column]),
+            versions: 1,
+        };
         if self.rows.len() + digests.len() > self.limit {
             self.rows.clear();
         }
-        for digest in digests {
-            // A row's cells are contiguous, the newest version of each first.
-            let mut original = Original::default();
-            iter.seek(digest.as_bytes());
-            while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
-                let Some(cell) = k.strip_prefix(&digest.as_bytes()[..]) else {
-                    break;
-                };
-                if cell.starts_with(&size_cell) && original.size.is_none() {
-                    original.size = <[u8; 8]>::try_from(v).ok().map(u64::from_be_bytes);
-                } else if mime_cell.as_ref().is_some_and(|m| cell.starts_with(m))
-                    && original.mime.is_none()
-                {
-                    original.mime = std::str::from_utf8(v).ok().map(str::to_string);
-                }
-                iter.next();
-            }
-            self.rows.insert(digest, original);
+        for digest in &digests {
+            self.rows.insert(*digest, Original::default());
         }
-        iter.status()?;
+        let rows = &mut self.rows;
+        store.read_rows(&digests, &projection, |row| {
+            let original = rows.entry(row.key).or_default();
+            original.size = row
+                .latest(size_column)
+                .and_then(|v| <[u8; 8]>::try_from(v).ok())
+                .map(u64::from_be_bytes);
+            original.mime = row
+                .latest(mime_column)
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .map(str::to_string);
+            Ok(true)
+        })?;
         Ok(())
     }
 }
