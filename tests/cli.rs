@@ -222,6 +222,67 @@ fn default_file_filter_takes_full_text_types_and_keeps_every_capture() {
     assert!(row_types(&cdx_all).len() > fulltext.len());
 }
 
+/// Every row of a table, in rowid order, as text.
+fn table(db: &Path, name: &str) -> Vec<String> {
+    let conn = rusqlite::Connection::open(db).unwrap();
+    let mut stmt = conn
+        .prepare(&format!("SELECT * FROM {name} ORDER BY rowid"))
+        .unwrap();
+    let n = stmt.column_count();
+    stmt.query_map([], |r| {
+        Ok((0..n)
+            .map(|i| format!("{:?}", r.get_ref(i).unwrap()))
+            .collect::<Vec<_>>()
+            .join("|"))
+    })
+    .unwrap()
+    .collect::<Result<_, _>>()
+    .unwrap()
+}
+
+#[test]
+fn projections_do_not_depend_on_the_file_filter() {
+    // Captures of every type are kept, so the crawl and summary databases are the same
+    // whether images, scripts and styles got file rows or not (revisits of them included).
+    let dir = tempfile::tempdir().unwrap();
+    let warcs = [
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ];
+    let mut dbs = Vec::new();
+    for (name, filter) in [("default", None), ("all", Some("--all-types"))] {
+        let store = dir.path().join(name);
+        let mut args = vec!["import-warc"];
+        args.extend(filter);
+        args.extend(warcs.iter().map(|w| path(w)));
+        ok(&store, &args);
+        let crawl = dir.path().join(format!("{name}-crawl.db"));
+        ok(&store, &["project", "crawl", "-o", path(&crawl)]);
+        let summary = dir.path().join(format!("{name}-summary.db"));
+        ok(&store, &["project", "summary", "-o", path(&summary)]);
+        dbs.push((crawl, summary));
+    }
+    assert_ne!(
+        row_types(&dir.path().join("default")),
+        row_types(&dir.path().join("all"))
+    );
+    for t in ["crawl_log", "request", "file", "file_text", "redirect"] {
+        let default = table(&dbs[0].0, t);
+        assert!(!default.is_empty(), "{t}");
+        assert_eq!(default, table(&dbs[1].0, t), "crawl.db {t}");
+    }
+    for t in [
+        "crawl_summary",
+        "http_summary",
+        "file_summary",
+        "entity_generation",
+    ] {
+        let default = table(&dbs[0].1, t);
+        assert!(!default.is_empty(), "{t}");
+        assert_eq!(default, table(&dbs[1].1, t), "summary.db {t}");
+    }
+}
+
 #[test]
 fn json_report_on_stdout_and_in_a_file() {
     let dir = tempfile::tempdir().unwrap();
