@@ -65,6 +65,8 @@ pub enum Command {
     LookupJdbm(commands::lookup_jdbm::Args),
     /// Full-text search over a summary database made by `project summary`.
     Search(commands::search::Args),
+    /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
+    Serve(commands::serve::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -88,6 +90,7 @@ pub fn main() -> ExitCode {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Serve(args) => commands::serve::run_command(&cli.store, args),
     };
     match result {
         Ok(code) => code,

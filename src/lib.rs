@@ -30,5 +30,7 @@ pub mod search;
 pub mod stage;
 pub mod store;
 pub mod surt;
+pub mod serve;
 pub mod tei;
 pub mod warc;
+pub mod wayback;

@@ -21,6 +21,7 @@ pub mod project_locust;
 pub mod project_summary;
 pub mod schema;
 pub mod search;
+pub mod serve;
 pub mod stats;
 
 use std::process::ExitCode;

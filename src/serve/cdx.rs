@@ -1,0 +1,112 @@
+//! `/cdx` (the CDX server API) and `/captures/KEY` (every capture of a payload).
+
+use std::time::Instant;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::{Shared, body, error};
+use crate::key::Sha1Key;
+use crate::store::captures::captures_of_digest as read_captures_of_digest;
+use crate::wayback::query::{KeyRange, Output};
+use crate::wayback::run::VecSource;
+use crate::wayback::{CaptureQuery, StoreCaptures, run};
+
+/// Query parameters, percent-decoded; names may repeat (`filter`, `collapse`).
+fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+fn parse_query(state: &Shared, raw: Option<&str>) -> Result<CaptureQuery, Response> {
+    let params = parameters(raw);
+    CaptureQuery::from_params(
+        params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &state.limits,
+    )
+    .map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))
+}
+
+pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let query = match parse_query(&state, raw.as_deref()) {
+        Ok(query) => query,
+        Err(response) => return response,
+    };
+    let deadline = Instant::now() + state.request_timeout;
+    let content_type = match query.paging {
+        Some(crate::wayback::query::Paging::Count { .. }) if query.output == Output::Json => {
+            "application/json"
+        }
+        _ => query.output.content_type(),
+    };
+    body::from_blocking(content_type, deadline, move |out| {
+        let store = state.store.get();
+        run(&query, &StoreCaptures::new(&store), out)?;
+        Ok(())
+    })
+    .await
+}
+
+/// A row key from the path, or a 400 that says which spellings are accepted.
+pub fn key_from_path(text: &str) -> Result<Sha1Key, Response> {
+    Sha1Key::parse(text).map_err(|e| {
+        error(
+            StatusCode::BAD_REQUEST,
+            format!("{e}; a key is 32 base32 characters, 40 hex characters, or sha1:BASE32"),
+        )
+    })
+}
+
+/// Every capture of a payload, first capture first, as JSON lines (or `?output=cdx`,
+/// `cdxj`, `json` like `/cdx`).
+pub async fn captures_of_digest(
+    State(state): State<Shared>,
+    Path(key): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let key = match key_from_path(&key) {
+        Ok(key) => key,
+        Err(response) => return response,
+    };
+    let mut params = parameters(raw.as_deref());
+    params.retain(|(k, _)| k != "url" && k != "matchType");
+    if !params.iter().any(|(k, _)| k == "output") {
+        params.push(("output".into(), "jsonl".into()));
+    }
+    // The digest's captures stand in for a URL's: any URL parses, the range is replaced.
+    params.push(("url".into(), "-".into()));
+    params.push(("matchType".into(), "prefix".into()));
+    let mut query = match CaptureQuery::from_params(
+        params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &state.limits,
+    ) {
+        Ok(query) => query,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    query.range = KeyRange {
+        start: Vec::new(),
+        end: vec![0xFF],
+    };
+    let deadline = Instant::now() + state.request_timeout;
+    let content_type = query.output.content_type();
+    body::from_blocking(content_type, deadline, move |out| {
+        let store = state.store.get();
+        let captures = read_captures_of_digest(&store, &key)?;
+        if captures.is_empty() {
+            out_fail(out, &key);
+            return Ok(());
+        }
+        run(&query, &VecSource::in_order(captures), out)?;
+        Ok(())
+    })
+    .await
+}
+
+fn out_fail(out: &mut body::ChannelWriter, key: &Sha1Key) {
+    out.fail(
+        StatusCode::NOT_FOUND,
+        format!("no captures of {key} in this store"),
+    );
+}
