@@ -11,13 +11,15 @@ use crate::serve::{AccessLog, Config, run};
 use crate::wayback::QueryLimits;
 
 #[derive(clap::Args)]
-#[command(after_help = "Endpoints: /cdx?url=… (pywb / IA CDX server API), /sha1/KEY, /payload/KEY, \
+#[command(
+    after_help = "Endpoints: /cdx?url=… (pywb / IA CDX server API), /sha1/KEY, /payload/KEY, \
 /captures/KEY, /search?q=… (with --summary-db), /health, /stats.
 
 Examples:
   sediment serve --warc-dir /data/warcs
   curl 'http://127.0.0.1:8080/cdx?url=example.com/*&from=2021&output=json'
-  sediment serve --bind 127.0.0.1:9000 --summary-db summary.db   # then open /search")]
+  sediment serve --bind 127.0.0.1:9000 --summary-db summary.db   # then open /search"
+)]
 pub struct Args {
     /// Address and port to listen on (loopback by default; give 0.0.0.0:PORT to expose it).
     #[arg(long, default_value = "127.0.0.1:8080")]

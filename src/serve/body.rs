@@ -42,7 +42,10 @@ impl ChannelWriter {
                 "the request ran out of time",
             ));
         }
-        let data = Bytes::from(std::mem::replace(&mut self.buffer, Vec::with_capacity(CHUNK)));
+        let data = Bytes::from(std::mem::replace(
+            &mut self.buffer,
+            Vec::with_capacity(CHUNK),
+        ));
         self.tx
             .blocking_send(Message::Data(data))
             .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the client went away"))

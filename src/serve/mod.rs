@@ -119,7 +119,10 @@ fn router(state: Shared) -> Router {
                  /search?q=…, /health, /stats",
             )
         })
-        .layer(middleware::from_fn_with_state(state.clone(), around_request))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            around_request,
+        ))
         .with_state(state)
 }
 
@@ -159,12 +162,18 @@ async fn around_request(State(state): State<Shared>, request: Request, next: Nex
     } else if status.is_server_error() {
         counters.server_errors.fetch_add(1, Ordering::Relaxed);
     }
+    // Streamed bodies have no length yet; hyper adds it to the others after this point.
     let bytes = response
         .headers()
         .get(header::CONTENT_LENGTH)
         .and_then(|v| v.to_str().ok())
-        .unwrap_or("-")
-        .to_string();
+        .map(str::to_string)
+        .or_else(|| {
+            axum::body::HttpBody::size_hint(response.body())
+                .exact()
+                .map(|n| n.to_string())
+        })
+        .unwrap_or_else(|| "-".to_string());
     state
         .log
         .request(&peer, &line, status.as_u16(), &bytes, started.elapsed());

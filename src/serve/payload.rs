@@ -131,7 +131,9 @@ pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Re
     let deadline = Instant::now() + state.request_timeout;
     let (tx, rx) = mpsc::channel(4);
     let worker_state = state.clone();
-    let read = tokio::task::spawn_blocking(move || read_payload(&worker_state, &key, deadline, tx, rx)).await;
+    let read =
+        tokio::task::spawn_blocking(move || read_payload(&worker_state, &key, deadline, tx, rx))
+            .await;
     match read {
         Ok(Ok(Read::Whole(located, bytes))) => {
             let length = bytes.len() as u64;
@@ -139,7 +141,11 @@ pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Re
         }
         Ok(Ok(Read::Streaming(located, rx))) => {
             let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
-            payload_response(Body::from_stream(stream), located.mime.as_deref(), located.size)
+            payload_response(
+                Body::from_stream(stream),
+                located.mime.as_deref(),
+                located.size,
+            )
         }
         Ok(Err((status, message))) => error(status, message),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),

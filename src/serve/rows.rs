@@ -28,7 +28,10 @@ pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Respon
         let mut bad_cells = Vec::new();
         write_row(store.schema(), &row, false, &mut out, &mut bad_cells);
         if !bad_cells.is_empty() {
-            state.problem(&format!("row {key}: cells left out: {}", bad_cells.join(", ")));
+            state.problem(&format!(
+                "row {key}: cells left out: {}",
+                bad_cells.join(", ")
+            ));
         }
         Ok(Some(out))
     })

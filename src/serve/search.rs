@@ -93,7 +93,10 @@ pub async fn search(
     let query = match Query::parse(&params.q) {
         Ok(q) => q,
         Err(e) if params.html => {
-            return (StatusCode::BAD_REQUEST, Html(page(&params.q, Some(&e.to_string()), &[])))
+            return (
+                StatusCode::BAD_REQUEST,
+                Html(page(&params.q, Some(&e.to_string()), &[])),
+            )
                 .into_response();
         }
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
@@ -189,11 +192,19 @@ fn page(q: &str, problem: Option<&str>, results: &[Result]) -> String {
          <input type=\"search\" name=\"q\" value=\"{}\" placeholder=\"words, &quot;a phrase&quot;, -word, site:example.org\" autofocus>\
          <input type=\"hidden\" name=\"format\" value=\"html\">\
          <button type=\"submit\">Search</button></form>",
-        if q.is_empty() { String::new() } else { format!("{} – ", escape(q)) },
+        if q.is_empty() {
+            String::new()
+        } else {
+            format!("{} – ", escape(q))
+        },
         escape(q)
     );
     if let Some(problem) = problem {
-        let _ = write!(html, "<p class=\"error\" id=\"error\">{}</p>", escape(problem));
+        let _ = write!(
+            html,
+            "<p class=\"error\" id=\"error\">{}</p>",
+            escape(problem)
+        );
     } else if !q.is_empty() && results.is_empty() {
         html.push_str("<p id=\"no-results\">No results.</p>");
     }
@@ -201,7 +212,11 @@ fn page(q: &str, problem: Option<&str>, results: &[Result]) -> String {
         html.push_str("<ol id=\"results\">");
         for result in results {
             let hit = &result.hit;
-            let title = if hit.title.trim().is_empty() { &hit.url } else { &hit.title };
+            let title = if hit.title.trim().is_empty() {
+                &hit.url
+            } else {
+                &hit.title
+            };
             let link = match &result.payload {
                 Some(key) => format!("/payload/{key}"),
                 None => format!("/cdx?url={}", encode(&hit.url)),

@@ -145,7 +145,10 @@ pub fn key_range(url: &str, match_type: MatchType) -> KeyRange {
             let end = after_prefix(start.as_bytes());
             (start.into_bytes(), end)
         }
-        MatchType::Host => (format!("{host})/").into_bytes(), format!("{host}*").into_bytes()),
+        MatchType::Host => (
+            format!("{host})/").into_bytes(),
+            format!("{host}*").into_bytes(),
+        ),
         MatchType::Domain => {
             let start = if host.contains(',') {
                 format!("{host})/")
@@ -340,7 +343,9 @@ pub enum Order {
     Forward,
     Reverse,
     /// Nearest in time to `seconds` first; equally near keep key order.
-    Closest { seconds: i64 },
+    Closest {
+        seconds: i64,
+    },
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -381,8 +386,13 @@ impl Output {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Paging {
     /// `showNumPages=true`: only count.
-    Count { page_size: u64 },
-    Page { page: u64, page_size: u64 },
+    Count {
+        page_size: u64,
+    },
+    Page {
+        page: u64,
+        page_size: u64,
+    },
 }
 
 /// What a server allows one query to ask for.
@@ -616,7 +626,10 @@ mod tests {
         let file = "http://example.com/path/file.html";
         assert_eq!(
             range(file, Exact),
-            s("com,example)/path/file.html\0", "com,example)/path/file.html\x01")
+            s(
+                "com,example)/path/file.html\0",
+                "com,example)/path/file.html\x01"
+            )
         );
         assert_eq!(
             range(file, Prefix),
@@ -639,11 +652,23 @@ mod tests {
     fn wildcards() {
         use MatchType::*;
         let r = |u: &str, m| resolve_wildcards(u, m);
-        assert_eq!(r("example.com/*", None).unwrap(), ("example.com/".into(), Prefix));
-        assert_eq!(r("*.example.com", None).unwrap(), ("example.com".into(), Domain));
-        assert_eq!(r("example.com", None).unwrap(), ("example.com".into(), Exact));
+        assert_eq!(
+            r("example.com/*", None).unwrap(),
+            ("example.com/".into(), Prefix)
+        );
+        assert_eq!(
+            r("*.example.com", None).unwrap(),
+            ("example.com".into(), Domain)
+        );
+        assert_eq!(
+            r("example.com", None).unwrap(),
+            ("example.com".into(), Exact)
+        );
         assert_eq!(r("example.com/*", Some(Host)).unwrap().1, Host);
-        assert!(r("example.com/*", Some(Exact)).is_err(), "never silently empty");
+        assert!(
+            r("example.com/*", Some(Exact)).is_err(),
+            "never silently empty"
+        );
         assert!(r("*", None).is_err());
         assert!(r("  ", None).is_err());
     }
@@ -658,19 +683,28 @@ mod tests {
         assert!(pad_to("201401010000001").is_err());
         assert_eq!(timestamp_seconds("20141226095010"), 1419587410);
         // warcio's doctests: missing parts at their top, out-of-range parts clamped.
-        assert_eq!(timestamp_seconds("2014"), timestamp_seconds("20141231235959"));
+        assert_eq!(
+            timestamp_seconds("2014"),
+            timestamp_seconds("20141231235959")
+        );
         assert_eq!(timestamp_seconds("20"), timestamp_seconds("20991231235959"));
         assert_eq!(
             timestamp_seconds("20131709005601"),
             timestamp_seconds("20131209005601")
         );
-        assert_eq!(timestamp_seconds("201402"), timestamp_seconds("20140228235959"));
+        assert_eq!(
+            timestamp_seconds("201402"),
+            timestamp_seconds("20140228235959")
+        );
     }
 
     #[test]
     fn filters() {
         let f = Filter::parse("status:2..").unwrap();
-        assert!(f.accepts("200") && !f.accepts("3200"), "the regex matches the whole value");
+        assert!(
+            f.accepts("200") && !f.accepts("3200"),
+            "the regex matches the whole value"
+        );
         let f = Filter::parse("!mime:text/.*").unwrap();
         assert!(!f.accepts("text/html") && f.accepts("image/png"));
         let f = Filter::parse("~url:news").unwrap();
@@ -682,7 +716,10 @@ mod tests {
         assert!(Filter::parse("nofield:x").is_err());
         assert!(Filter::parse("status").is_err());
         assert!(Filter::parse("status:(").is_err());
-        assert!(Filter::parse("url:(a{1000}){1000}").is_err(), "huge patterns are refused");
+        assert!(
+            Filter::parse("url:(a{1000}){1000}").is_err(),
+            "huge patterns are refused"
+        );
     }
 
     #[test]
@@ -700,14 +737,26 @@ mod tests {
 
     #[test]
     fn parameters() {
-        let q = parse(&[("url", "example.com/*"), ("limit", "-3"), ("fl", "timestamp,url")])
-            .unwrap();
+        let q = parse(&[
+            ("url", "example.com/*"),
+            ("limit", "-3"),
+            ("fl", "timestamp,url"),
+        ])
+        .unwrap();
         assert_eq!(q.match_type, MatchType::Prefix);
         assert_eq!(q.limit, Limit::Last(3));
         assert_eq!(q.fields, vec![Field::Timestamp, Field::Original]);
         let q = parse(&[("url", "example.com"), ("closest", "2014")]).unwrap();
-        assert!(matches!(q.order, Order::Closest { .. }), "closest implies the sort");
-        assert_eq!(parse(&[("url", "a.com"), ("sort", "reverse")]).unwrap().order, Order::Reverse);
+        assert!(
+            matches!(q.order, Order::Closest { .. }),
+            "closest implies the sort"
+        );
+        assert_eq!(
+            parse(&[("url", "a.com"), ("sort", "reverse")])
+                .unwrap()
+                .order,
+            Order::Reverse
+        );
         for bad in [
             &[("limit", "5")][..],
             &[("url", "a.com"), ("matchType", "everything")],

@@ -296,7 +296,10 @@ mod tests {
         );
         let mut out = Vec::new();
         r.write_json_row(&[Field::Timestamp, Field::Redirect], &mut out);
-        assert_eq!(String::from_utf8(out).unwrap(), r#"["20200101000000", "-"]"#);
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            r#"["20200101000000", "-"]"#
+        );
     }
 
     #[test]

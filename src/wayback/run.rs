@@ -105,7 +105,11 @@ fn collapse_key(collapse: &[Collapse], record: &CdxRecord) -> Vec<String> {
 }
 
 /// Runs `query` over `source`, writing to `out`.
-pub fn run(query: &CaptureQuery, source: &dyn CaptureSource, out: &mut dyn Write) -> Result<RunSummary> {
+pub fn run(
+    query: &CaptureQuery,
+    source: &dyn CaptureSource,
+    out: &mut dyn Write,
+) -> Result<RunSummary> {
     let range = query.scan_range();
     if let Some(Paging::Count { page_size }) = query.paging {
         let captures = source.count(&range)?;
@@ -371,8 +375,7 @@ mod tests {
     fn query(params: &[(&str, &str)]) -> Vec<String> {
         let mut params = params.to_vec();
         params.push(("fl", "urlkey,timestamp"));
-        let q = CaptureQuery::from_params(params.iter().copied(), &QueryLimits::default())
-            .unwrap();
+        let q = CaptureQuery::from_params(params.iter().copied(), &QueryLimits::default()).unwrap();
         let mut out = Vec::new();
         run(&q, &source(), &mut out).unwrap();
         String::from_utf8(out)
@@ -386,9 +389,15 @@ mod tests {
     fn match_types() {
         assert_eq!(query(&[("url", "example.com")]).len(), 4);
         assert_eq!(query(&[("url", "example.com/*")]).len(), 6);
-        assert_eq!(query(&[("url", "example.com"), ("matchType", "host")]).len(), 6);
+        assert_eq!(
+            query(&[("url", "example.com"), ("matchType", "host")]).len(),
+            6
+        );
         assert_eq!(query(&[("url", "*.example.com")]).len(), 7);
-        assert_eq!(query(&[("url", "example.com/a")]), ["com,example)/a 20200101000000"]);
+        assert_eq!(
+            query(&[("url", "example.com/a")]),
+            ["com,example)/a 20200101000000"]
+        );
     }
 
     #[test]
@@ -401,11 +410,17 @@ mod tests {
         );
         assert_eq!(
             query(&[url, ("sort", "reverse"), ("limit", "2")]),
-            ["com,example)/ 20210101000000", "com,example)/ 20200301000000"]
+            [
+                "com,example)/ 20210101000000",
+                "com,example)/ 20200301000000"
+            ]
         );
         assert_eq!(
             query(&[url, ("closest", "20200210"), ("limit", "2")]),
-            ["com,example)/ 20200201000000", "com,example)/ 20200301000000"]
+            [
+                "com,example)/ 20200201000000",
+                "com,example)/ 20200301000000"
+            ]
         );
     }
 
@@ -419,7 +434,10 @@ mod tests {
         // Reversed, collapse keeps the same captures as forward (the first of each run).
         assert_eq!(
             query(&[url, ("collapse", "timestamp:4"), ("sort", "reverse")]),
-            ["com,example)/ 20210101000000", "com,example)/ 20200101000000"]
+            [
+                "com,example)/ 20210101000000",
+                "com,example)/ 20200101000000"
+            ]
         );
         assert_eq!(
             query(&[("url", "example.com/*"), ("collapse", "urlkey")]).len(),
@@ -436,13 +454,28 @@ mod tests {
             String::from_utf8(out).unwrap()
         };
         let url = ("url", "*.example.com");
-        assert_eq!(q(&[url, ("showNumPages", "true"), ("pageSize", "3")]), "3\n");
-        assert_eq!(q(&[url, ("page", "2"), ("pageSize", "3")]).lines().count(), 1);
-        let json = q(&[url, ("output", "json"), ("fl", "timestamp,statuscode"), ("limit", "2")]);
+        assert_eq!(
+            q(&[url, ("showNumPages", "true"), ("pageSize", "3")]),
+            "3\n"
+        );
+        assert_eq!(
+            q(&[url, ("page", "2"), ("pageSize", "3")]).lines().count(),
+            1
+        );
+        let json = q(&[
+            url,
+            ("output", "json"),
+            ("fl", "timestamp,statuscode"),
+            ("limit", "2"),
+        ]);
         let value: serde_json::Value = serde_json::from_str(&json).unwrap();
         assert_eq!(
             value,
-            serde_json::json!([["timestamp", "statuscode"], ["20200101000000", "200"], ["20200201000000", "200"]])
+            serde_json::json!([
+                ["timestamp", "statuscode"],
+                ["20200101000000", "200"],
+                ["20200201000000", "200"]
+            ])
         );
         assert_eq!(q(&[("url", "nothing.example"), ("output", "json")]), "[]\n");
     }
