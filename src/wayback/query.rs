@@ -484,6 +484,9 @@ impl CaptureQuery {
                         })?);
                     }
                 }
+                // pywb's remote index client sends `closest=` (empty) with `sort=closest`
+                // when it has no time: that is a query in key order.
+                "closest" if value.is_empty() => {}
                 "closest" => {
                     check_timestamp("closest", value)?;
                     closest = Some(timestamp_seconds(value));
@@ -500,7 +503,7 @@ impl CaptureQuery {
             return error("a url parameter is required (e.g. url=example.com/)");
         };
         let (url, match_type) = resolve_wildcards(url, match_type)?;
-        let windowed_order = closest.is_some() || sort == Some("closest");
+        let windowed_order = closest.is_some();
         let limit = match limit {
             // Without a limit the closest sort keeps its largest window.
             None if windowed_order => Limit::First(limits.max_window.min(limits.max_limit)),
@@ -523,9 +526,9 @@ impl CaptureQuery {
         };
         let order = match (sort, closest) {
             (Some("closest") | None | Some(""), Some(seconds)) => Order::Closest { seconds },
-            (Some("closest"), None) => return error("sort=closest needs closest=TIMESTAMP"),
             (Some("reverse"), _) => Order::Reverse,
-            (None | Some(""), None) => Order::Forward,
+            // pywb ignores sort=closest without a time; so do we.
+            (None | Some("") | Some("closest"), None) => Order::Forward,
             (Some(other), _) => return error(format!("sort={other:?} is not closest or reverse")),
         };
         let windowed = matches!(order, Order::Closest { .. }) || matches!(limit, Limit::Last(_));
@@ -764,7 +767,6 @@ mod tests {
             &[("url", "a.com"), ("limit", "0")],
             &[("url", "a.com"), ("limit", "ten")],
             &[("url", "a.com"), ("limit", "-20000")],
-            &[("url", "a.com"), ("sort", "closest")],
             &[("url", "a.com"), ("sort", "random")],
             &[("url", "a.com"), ("output", "xml")],
             &[("url", "a.com"), ("fl", "size")],
