@@ -20,19 +20,21 @@ fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
-fn parse_query(state: &Shared, raw: Option<&str>) -> Result<CaptureQuery, Response> {
+fn parse_query(
+    state: &Shared,
+    raw: Option<&str>,
+) -> Result<CaptureQuery, crate::wayback::QueryError> {
     let params = parameters(raw);
     CaptureQuery::from_params(
         params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &state.limits,
     )
-    .map_err(|e| error(StatusCode::BAD_REQUEST, e.to_string()))
 }
 
 pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Response {
     let query = match parse_query(&state, raw.as_deref()) {
         Ok(query) => query,
-        Err(response) => return response,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
     let deadline = Instant::now() + state.request_timeout;
     let content_type = match query.paging {
@@ -50,12 +52,12 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
 }
 
 /// A row key from the path, or a 400 that says which spellings are accepted.
-pub fn key_from_path(text: &str) -> Result<Sha1Key, Response> {
+pub fn key_from_path(text: &str) -> Result<Sha1Key, Box<Response>> {
     Sha1Key::parse(text).map_err(|e| {
-        error(
+        Box::new(error(
             StatusCode::BAD_REQUEST,
             format!("{e}; a key is 32 base32 characters, 40 hex characters, or sha1:BASE32"),
-        )
+        ))
     })
 }
 
@@ -68,7 +70,7 @@ pub async fn captures_of_digest(
 ) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let mut params = parameters(raw.as_deref());
     params.retain(|(k, _)| k != "url" && k != "matchType");

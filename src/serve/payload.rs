@@ -126,7 +126,7 @@ enum Read {
 pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let deadline = Instant::now() + state.request_timeout;
     let (tx, rx) = mpsc::channel(4);

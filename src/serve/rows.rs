@@ -17,7 +17,7 @@ use crate::store::{CF_CAPTURE, Store};
 pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
-        Err(response) => return response,
+        Err(response) => return *response,
     };
     let read = tokio::task::spawn_blocking(move || -> anyhow::Result<Option<Vec<u8>>> {
         let store = state.store.get();
