@@ -11,7 +11,7 @@ use crate::key::Sha1Key;
 use crate::store::captures::captures_of_digest as read_captures_of_digest;
 use crate::wayback::query::{KeyRange, Output};
 use crate::wayback::run::VecSource;
-use crate::wayback::{CaptureQuery, StoreCaptures, run};
+use crate::wayback::{CaptureQuery, StoreCaptures, run, run_until};
 
 /// Query parameters, percent-decoded; names may repeat (`filter`, `collapse`).
 fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
@@ -45,7 +45,7 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
     };
     body::from_blocking(content_type, deadline, move |out| {
         let store = state.store.get();
-        run(&query, &StoreCaptures::new(&store), out)?;
+        run_until(&query, &StoreCaptures::new(&store), out, Some(deadline))?;
         Ok(())
     })
     .await

@@ -13,5 +13,5 @@ pub mod scan;
 
 pub use query::{CaptureQuery, MatchType, QueryError, QueryLimits};
 pub use record::{CdxRecord, Field};
-pub use run::{CaptureSource, RunSummary, run};
+pub use run::{CaptureSource, RunSummary, run, run_until};
 pub use scan::StoreCaptures;

@@ -5,8 +5,10 @@
 //! negative limit (the last N) and the closest sort hold a window of at most `limit`
 //! captures.
 
-use std::collections::VecDeque;
+use std::cmp::Ordering;
+use std::collections::{BinaryHeap, VecDeque};
 use std::io::{self, Write};
+use std::time::Instant;
 
 use anyhow::Result;
 
@@ -110,6 +112,20 @@ pub fn run(
     source: &dyn CaptureSource,
     out: &mut dyn Write,
 ) -> Result<RunSummary> {
+    run_until(query, source, out, None)
+}
+
+/// Captures read between two looks at the clock.
+const DEADLINE_EVERY: u64 = 1024;
+
+/// [`run`], failing once `deadline` has passed (checked while reading, so a query that
+/// reads much and writes little, like a closest sort over a large prefix, stops too).
+pub fn run_until(
+    query: &CaptureQuery,
+    source: &dyn CaptureSource,
+    out: &mut dyn Write,
+    deadline: Option<Instant>,
+) -> Result<RunSummary> {
     let range = query.scan_range();
     if let Some(Paging::Count { page_size }) = query.paging {
         let captures = source.count(&range)?;
@@ -133,6 +149,15 @@ pub fn run(
     let scanned = &mut summary.scanned;
     let selected = raw.filter_map(|capture| {
         *scanned += 1;
+        if let Some(deadline) = deadline
+            && *scanned % DEADLINE_EVERY == 0
+            && Instant::now() > deadline
+        {
+            return Some(Err(anyhow::anyhow!(
+                "the query ran out of time after reading {scanned} captures: narrow it \
+                 (matchType, from/to) or page through it (page, pageSize)"
+            )));
+        }
         let capture = match capture {
             Ok(c) => c,
             Err(e) => return Some(Err(e)),
@@ -196,32 +221,68 @@ fn emit(
     Ok(())
 }
 
+/// An item in the closest window, ordered by distance, then by arrival.
+struct Near {
+    distance: i64,
+    seq: u64,
+    item: Item,
+}
+
+impl PartialEq for Near {
+    fn eq(&self, other: &Self) -> bool {
+        self.cmp(other) == Ordering::Equal
+    }
+}
+
+impl Eq for Near {}
+
+impl PartialOrd for Near {
+    fn partial_cmp(&self, other: &Self) -> Option<Ordering> {
+        Some(self.cmp(other))
+    }
+}
+
+impl Ord for Near {
+    fn cmp(&self, other: &Self) -> Ordering {
+        (self.distance, self.seq).cmp(&(other.distance, other.seq))
+    }
+}
+
 /// The `limit` items nearest in time to `seconds`, nearest first, ties in input order
-/// (pywb's `cdx_sort_closest`). For an exact URL the input is in time order, so once
-/// the window is full and the distance grows past its farthest, nothing later can enter.
+/// (pywb's `cdx_sort_closest`), kept in a heap of at most `limit`. For an exact URL the
+/// input is in time order, so once the window is full and the captures are past
+/// `seconds` and farther than its farthest, nothing later can enter.
 fn closest(
     seconds: i64,
     limit: usize,
     input_in_time_order: bool,
     items: &mut dyn Iterator<Item = Result<Item>>,
 ) -> Result<Vec<Item>> {
-    let mut window: Vec<(i64, Item)> = Vec::new();
-    for item in items {
+    let mut window: BinaryHeap<Near> = BinaryHeap::with_capacity(limit.min(1024) + 1);
+    for (seq, item) in items.enumerate() {
         let item = item?;
-        let distance = (super::query::timestamp_seconds(&item.record.timestamp) - seconds).abs();
-        let full = window.len() == limit;
-        if full && window.last().is_some_and(|(d, _)| distance >= *d) {
-            let later = super::query::timestamp_seconds(&item.record.timestamp) > seconds;
-            if input_in_time_order && later {
+        let at = super::query::timestamp_seconds(&item.record.timestamp);
+        let distance = (at - seconds).abs();
+        if window.len() == limit && window.peek().is_some_and(|far| distance >= far.distance) {
+            if input_in_time_order && at > seconds {
                 break;
             }
             continue;
         }
-        let at = window.partition_point(|(d, _)| *d <= distance);
-        window.insert(at, (distance, item));
-        window.truncate(limit);
+        window.push(Near {
+            distance,
+            seq: seq as u64,
+            item,
+        });
+        if window.len() > limit {
+            window.pop();
+        }
     }
-    Ok(window.into_iter().map(|(_, item)| item).collect())
+    Ok(window
+        .into_sorted_vec()
+        .into_iter()
+        .map(|n| n.item)
+        .collect())
 }
 
 /// Drops items whose collapse key equals the previous item's, in forward key order.
@@ -443,6 +504,56 @@ mod tests {
             query(&[("url", "example.com/*"), ("collapse", "urlkey")]).len(),
             3
         );
+    }
+
+    #[test]
+    fn closest_ties_keep_key_order() {
+        let source = VecSource::new(vec![
+            capture("http://example.com/", "20200101000000", 200, 'A'),
+            capture("http://example.com/", "20200103000000", 200, 'B'),
+        ]);
+        let q = CaptureQuery::from_params(
+            [
+                ("url", "example.com"),
+                ("closest", "20200102000000"),
+                ("fl", "timestamp"),
+            ],
+            &QueryLimits::default(),
+        )
+        .unwrap();
+        let mut out = Vec::new();
+        run(&q, &source, &mut out).unwrap();
+        assert_eq!(
+            String::from_utf8(out).unwrap(),
+            "20200101000000\n20200103000000\n"
+        );
+    }
+
+    #[test]
+    fn a_deadline_stops_long_reads() {
+        let captures = (0..3000)
+            .map(|i| {
+                capture(
+                    &format!("http://example.com/{i}"),
+                    "20200101000000",
+                    200,
+                    'A',
+                )
+            })
+            .collect();
+        let q = CaptureQuery::from_params(
+            [("url", "example.com/*"), ("filter", "status:404")],
+            &QueryLimits::default(),
+        )
+        .unwrap();
+        let error = run_until(
+            &q,
+            &VecSource::new(captures),
+            &mut Vec::new(),
+            Some(Instant::now()),
+        )
+        .unwrap_err();
+        assert!(error.to_string().contains("ran out of time"), "{error}");
     }
 
     #[test]
