@@ -223,6 +223,7 @@ async fn serve(config: Config) -> Result<()> {
         config.store.display()
     );
     tokio::spawn(refresh_store(state.clone(), config.refresh_interval));
+    tokio::spawn(flush_access_log(state.log.clone()));
 
     let app = router(state.clone());
     let connections = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
@@ -294,6 +295,15 @@ async fn shutdown_signal() {
     }
     #[cfg(not(unix))]
     let _ = interrupt.await;
+}
+
+/// Writes buffered access-log lines once a second.
+async fn flush_access_log(log: AccessLog) {
+    let mut ticker = tokio::time::interval(Duration::from_secs(1));
+    loop {
+        ticker.tick().await;
+        log.flush();
+    }
 }
 
 /// Looks for a newer published version of the store and swaps it in.
