@@ -375,3 +375,43 @@ fn a_payload_that_does_not_match_its_key_is_a_502_and_a_logged_problem() {
     assert_eq!(server.get("/stats").json()["payload_problems"], 1);
     assert_eq!(server.get("/health").status, 200);
 }
+
+#[test]
+fn a_large_exact_answer_streams_and_every_capture_arrives() {
+    let dir = tempfile::tempdir().unwrap();
+    let cdx = dir.path().join("big.cdx");
+    let mut text = String::from(" CDX N b a m s k r M S V g\n");
+    let digest = "AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA";
+    for i in 0..3000u64 {
+        let ts = format!(
+            "2020{:02}{:02}{:02}{:02}00",
+            1 + i / 600,
+            1 + (i / 24) % 25,
+            i % 24,
+            i % 60
+        );
+        text.push_str(&format!(
+            "com,example)/big {ts} http://example.com/big text/html 200 {digest} - - 100 {} big.warc.gz\n",
+            i * 100
+        ));
+    }
+    std::fs::write(&cdx, text).unwrap();
+    let store = dir.path().join("store");
+    ok(&store, &["backfill-cdx", cdx.to_str().unwrap()]);
+    let server = Server::start(&store, &[]);
+    let all = server.get("/cdx?url=example.com/big");
+    assert_eq!(all.status, 200);
+    assert!(
+        all.body.len() > 256 << 10,
+        "larger than an answer built in place"
+    );
+    let lines = all.lines();
+    assert_eq!(lines.len(), 3000);
+    let mut sorted = lines.clone();
+    sorted.sort();
+    assert_eq!(lines, sorted, "in time order");
+    let last = server.get("/cdx?url=example.com/big&limit=-5");
+    assert_eq!(last.lines(), lines[2995..].to_vec());
+    let json = server.get("/cdx?url=example.com/big&output=json").json();
+    assert_eq!(json.as_array().unwrap().len(), 3001);
+}

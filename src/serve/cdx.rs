@@ -46,7 +46,12 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
     if query.match_type == MatchType::Exact && query.paging.is_none() {
         let store = state.store.get();
         let mut out = Capped::default();
-        match run_until(&query, &StoreCaptures::new(&store), &mut out, Some(deadline)) {
+        match run_until(
+            &query,
+            &StoreCaptures::new(&store),
+            &mut out,
+            Some(deadline),
+        ) {
             Ok(_) => {
                 let length = out.bytes.len();
                 return body::response(content_type, out.bytes.into(), Some(length));

@@ -19,7 +19,11 @@ pub struct AccessLog {
 
 impl std::fmt::Debug for AccessLog {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(if self.sink.is_some() { "AccessLog" } else { "AccessLog(off)" })
+        f.write_str(if self.sink.is_some() {
+            "AccessLog"
+        } else {
+            "AccessLog(off)"
+        })
     }
 }
 
@@ -38,7 +42,10 @@ impl AccessLog {
             ),
         };
         Ok(AccessLog {
-            sink: Some(Arc::new(Mutex::new(BufWriter::with_capacity(64 << 10, writer)))),
+            sink: Some(Arc::new(Mutex::new(BufWriter::with_capacity(
+                64 << 10,
+                writer,
+            )))),
         })
     }
 
