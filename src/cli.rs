@@ -90,7 +90,7 @@ pub fn main() -> ExitCode {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
-        Command::Serve(args) => commands::serve::run_command(&cli.store, args),
+        Command::Serve(args) => commands::serve::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

@@ -13,7 +13,7 @@ use crate::store::Store;
 use crate::store::captures::captures_of_digest;
 use crate::wayback::query::{KeyRange, after_prefix};
 use crate::wayback::run::VecSource;
-use crate::wayback::{CaptureQuery, MatchType, QueryLimits, StoreCaptures};
+use crate::wayback::{CaptureQuery, QueryLimits, StoreCaptures};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -94,20 +94,21 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_limit: u64::MAX >> 1,
         ..QueryLimits::default()
     };
-    // Without --url, the same options apply to a SURT prefix (every capture by default)
-    // or to the captures of a digest: the query runs over that key range instead.
-    let url = args.url.as_deref().unwrap_or("-");
+    let url = args.url.as_deref().unwrap_or_default();
     let params = query_params(&args, url);
     let params = params.iter().map(|(k, v)| (*k, v.as_str()));
-    let mut query = CaptureQuery::from_params(params, &limits)?;
-    if args.url.is_none() {
+    let query = if args.url.is_some() {
+        CaptureQuery::from_params(params, &limits)?
+    } else {
+        // Without --url the same options apply to a SURT prefix (every capture by
+        // default) or to the captures of a digest.
         let prefix = args.surt_prefix.clone().unwrap_or_default().into_bytes();
-        query.match_type = MatchType::Prefix;
-        query.range = KeyRange {
+        let range = KeyRange {
             end: after_prefix(&prefix),
             start: prefix,
         };
-    }
+        CaptureQuery::over_range(params, &limits, range)?
+    };
     let store = Store::open(store_path)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     match &args.digest {

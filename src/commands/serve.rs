@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use anyhow::Result;
 
-use crate::serve::{AccessLog, Config, run};
+use crate::serve::{self, AccessLog, Config};
 use crate::wayback::QueryLimits;
 
 #[derive(clap::Args)]
@@ -60,7 +60,7 @@ pub struct Args {
     pub threads: Option<usize>,
 }
 
-pub fn run_command(store_path: &Path, args: Args) -> Result<ExitCode> {
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let config = Config {
         store: store_path.to_path_buf(),
         bind: args.bind,
@@ -79,6 +79,6 @@ pub fn run_command(store_path: &Path, args: Args) -> Result<ExitCode> {
         access_log: AccessLog::open(&args.access_log)?,
         worker_threads: args.threads,
     };
-    run(config)?;
+    serve::run(config)?;
     super::finished()
 }

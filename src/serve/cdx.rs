@@ -136,23 +136,21 @@ pub async fn captures_of_digest(
         Err(response) => return *response,
     };
     let mut params = parameters(raw.as_deref());
-    params.retain(|(k, _)| k != "url" && k != "matchType");
     if !params.iter().any(|(k, _)| k == "output") {
         params.push(("output".into(), "jsonl".into()));
     }
-    // The digest's captures stand in for a URL's: any URL parses, the range is replaced.
-    params.push(("url".into(), "-".into()));
-    params.push(("matchType".into(), "prefix".into()));
-    let mut query = match CaptureQuery::from_params(
+    // The digest's captures, in first-capture order, stand in for a key range.
+    let everything = KeyRange {
+        start: Vec::new(),
+        end: vec![0xFF],
+    };
+    let query = match CaptureQuery::over_range(
         params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &state.limits,
+        everything,
     ) {
         Ok(query) => query,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
-    };
-    query.range = KeyRange {
-        start: Vec::new(),
-        end: vec![0xFF],
     };
     let deadline = Instant::now() + state.request_timeout;
     let content_type = query.output.content_type();

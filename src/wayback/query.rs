@@ -579,6 +579,22 @@ impl CaptureQuery {
         })
     }
 
+    /// A query over a given key range instead of a URL's (a SURT prefix, the captures of
+    /// one digest): the same options, `url` and `matchType` ignored.
+    pub fn over_range<'a>(
+        params: impl IntoIterator<Item = (&'a str, &'a str)>,
+        limits: &QueryLimits,
+        range: KeyRange,
+    ) -> Result<CaptureQuery, QueryError> {
+        let params = params
+            .into_iter()
+            .filter(|(name, _)| *name != "url" && *name != "matchType")
+            .chain([("url", "-"), ("matchType", "prefix")]);
+        let mut query = CaptureQuery::from_params(params, limits)?;
+        query.range = range;
+        Ok(query)
+    }
+
     /// The key range to scan: for an exact URL, `from`/`to` narrow it to the time span.
     pub fn scan_range(&self) -> KeyRange {
         let mut range = self.range.clone();
