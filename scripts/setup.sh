@@ -11,6 +11,8 @@
 #   - chromium + chromium-driver: the serve tests load the search page in headless Chromium.
 #   - python package pywb: the serve tests replay through pywb on top of `sediment serve`
 #     and compare its CDX API with ours (scripts/bench-serve.sh measures both).
+#   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
+#     (tests/shared_store.rs).
 set -euo pipefail
 
 need_apt=()
@@ -22,6 +24,7 @@ command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(m
 command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
+command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -31,9 +34,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc' >/dev/null 2>&1; then
-    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc (reference implementations for tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc >&2 \
+  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc, rocksdict' >/dev/null 2>&1; then
+    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
   fi
   if ! python3 -c 'import pywb' >/dev/null 2>&1; then

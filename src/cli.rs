@@ -23,6 +23,10 @@ pub struct Cli {
     )]
     pub store: PathBuf,
 
+    /// When another process is writing the store, wait for it instead of failing.
+    #[arg(long, global = true)]
+    pub wait: bool,
+
     #[command(subcommand)]
     pub command: Command,
 }
@@ -47,6 +51,10 @@ pub enum Command {
     ImportWarc(commands::import_warc::Args),
     /// List captures (every fetch, whatever its status) by URL, SURT prefix or payload.
     Captures(commands::captures::Args),
+    /// List the WARC files the captures name, and whether each is found.
+    Warcs(commands::warcs::Args),
+    /// Re-point the WARC files of a moved collection (no re-import).
+    Relocate(commands::relocate::Args),
     /// Index WARC files to sorted 11-column CDX or CDXJ.
     Cdx(commands::cdx::Args),
     /// Write a file's payload, read back from its WARC and checked against its SHA-1.
@@ -71,6 +79,7 @@ pub enum Command {
 
 pub fn main() -> ExitCode {
     let cli = Cli::parse();
+    commands::set_wait_for_writer(cli.wait);
     let result = match cli.command {
         Command::Schema(args) => commands::schema::run(args),
         Command::Get(args) => commands::get::run(&cli.store, args),
@@ -83,6 +92,8 @@ pub fn main() -> ExitCode {
         Command::Cdx(args) => commands::cdx::run(args),
         Command::Captures(args) => commands::captures::run(&cli.store, args),
         Command::Cat(args) => commands::cat::run(&cli.store, args),
+        Command::Warcs(args) => commands::warcs::run(&cli.store, args),
+        Command::Relocate(args) => commands::relocate::run(&cli.store, args),
         Command::Grobid(args) => commands::grobid::run(&cli.store, args),
         Command::ImportTei(args) => commands::import_tei::run(&cli.store, args),
         Command::Catalog(args) => commands::catalog::run(&cli.store, args),
@@ -102,6 +113,9 @@ pub fn main() -> ExitCode {
                 return ExitCode::SUCCESS;
             }
             eprintln!("sediment: error: {err:#}");
+            if err.downcast_ref::<commands::UsageError>().is_some() {
+                return ExitCode::from(2);
+            }
             ExitCode::FAILURE
         }
     }

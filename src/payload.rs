@@ -9,23 +9,54 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use crate::capture::file_name;
+use std::sync::OnceLock;
+
+use crate::capture::{Capture, file_name};
 use crate::key::Sha1Key;
 use crate::store::Store;
 use crate::store::captures::captures_of_digest;
+use crate::store::locations::{Relocation, relocate};
 use crate::warc::{Dechunker, PayloadSink, ReaderOptions, Record, WarcReader};
 
-/// Finds WARC files named by stored locations under a list of directories.
+/// Finds the WARC file of a capture: where it was imported from (re-pointed by the
+/// store's relocation rules), else its name as given, else under a list of directories.
 #[derive(Debug, Clone, Default)]
 pub struct WarcLocator {
     roots: Vec<PathBuf>,
+    /// The store's relocation rules, read once by the first lookup against a store.
+    rules: OnceLock<Vec<Relocation>>,
 }
 
 impl WarcLocator {
     pub fn new(roots: &[PathBuf]) -> WarcLocator {
         WarcLocator {
             roots: roots.to_vec(),
+            rules: OnceLock::new(),
         }
+    }
+
+    fn rules(&self, store: &Store) -> Result<&[Relocation]> {
+        if let Some(rules) = self.rules.get() {
+            return Ok(rules);
+        }
+        let rules = store.relocations()?;
+        Ok(self.rules.get_or_init(|| rules))
+    }
+
+    /// The local WARC file of a capture: its recorded location, else its name as given
+    /// (see [`WarcLocator::resolve`]), both re-pointed by the relocation rules.
+    pub fn resolve_capture(&self, store: &Store, capture: &Capture) -> Result<Option<PathBuf>> {
+        let rules = self.rules(store)?;
+        if let Some(location) = &capture.location {
+            let path = PathBuf::from(relocate(rules, location));
+            if path.is_file() {
+                return Ok(Some(path));
+            }
+        }
+        Ok(capture
+            .warc
+            .as_deref()
+            .and_then(|warc| self.resolve(&relocate(rules, warc))))
     }
 
     /// The local file for a WARC path as stored: the path itself when it exists, else
@@ -154,9 +185,9 @@ pub fn locate(store: &Store, key: &Sha1Key, locator: &WarcLocator) -> Result<Loc
         let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
             continue;
         };
-        match locator.resolve(warc) {
+        match locator.resolve_capture(store, capture)? {
             Some(path) => return Ok(Located::Found { warc: path, offset }),
-            None => tried.push(warc.to_string()),
+            None => tried.push(capture.location.as_deref().unwrap_or(warc).to_string()),
         }
     }
     Ok(if tried.is_empty() {
@@ -184,7 +215,7 @@ pub fn read_payload(
             })
         }
         Located::Missing { tried } => bail!(
-            "none of the WARC files holding {key} was found ({}); give the directories that hold them with --warc-dir",
+            "none of the WARC files holding {key} was found ({}); give the directories that hold them with --warc-dir, or re-point a moved collection with `sediment relocate OLD NEW`",
             tried.join(", ")
         ),
         Located::NoLocation => {

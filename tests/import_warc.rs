@@ -449,7 +449,11 @@ fn directories_and_standard_input_are_inputs_too() {
 
     let bytes = std::fs::read(fixture("crawl/crawl1.warc.gz")).unwrap();
     let from_stdin = dir.path().join("stdin");
-    let run = common::sediment_in(&from_stdin, &["import-warc", "-"], Some(&bytes));
+    let run = common::sediment_in(
+        &from_stdin,
+        &["import-warc", "-", "--name", "crawl1.warc.gz"],
+        Some(&bytes),
+    );
     assert_eq!(run.status, 0, "{}", run.stderr);
     let single = dir.path().join("single");
     ok(

@@ -555,7 +555,11 @@ fn schema_matches_the_seed() {
     let dir = tempfile::tempdir().unwrap();
     let db = dir.path().join("crawl.db");
     // an empty store projects into an empty database with the whole schema
-    project(&dir.path().join("store"), &db, &[]);
+    let store = dir.path().join("store");
+    sediment::store::Store::open(&store)
+        .and_then(|s| s.close())
+        .unwrap();
+    project(&store, &db, &[]);
     let conn = Connection::open(&db).unwrap();
     let tables = strings(
         &conn,

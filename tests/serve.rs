@@ -415,3 +415,34 @@ fn a_large_exact_answer_streams_and_every_capture_arrives() {
     let json = server.get("/cdx?url=example.com/big&output=json").json();
     assert_eq!(json.as_array().unwrap().len(), 3001);
 }
+
+#[test]
+fn serve_refuses_a_directory_without_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let run = sediment(dir.path(), &["serve", "--bind", "127.0.0.1:0"]);
+    assert_ne!(run.status, 0);
+    assert!(run.stderr.contains("no Sediment store"), "{}", run.stderr);
+    assert_eq!(
+        std::fs::read_dir(dir.path()).unwrap().count(),
+        0,
+        "nothing created"
+    );
+}
+
+#[test]
+fn payloads_follow_a_relocated_collection() {
+    let fixture = imported();
+    let key = "3NNDQEXSDE4ATWJQ3EF6OYMCV6BKVENS";
+    let expected = ok(&fixture.store, &["cat", key]);
+    let old = fixture.warcs[0].parent().unwrap().to_path_buf();
+    let new = old.with_file_name("moved-warcs");
+    std::fs::rename(&old, &new).unwrap();
+    ok(
+        &fixture.store,
+        &["relocate", old.to_str().unwrap(), new.to_str().unwrap()],
+    );
+    let server = Server::start(&fixture.store, &[]);
+    let reply = server.get(&format!("/payload/{key}"));
+    assert_eq!(reply.status, 200, "{}", reply.text());
+    assert_eq!(reply.text(), expected);
+}

@@ -10,14 +10,12 @@ use common::ok;
 use serve_support::*;
 
 #[test]
-#[ignore = "needs Store::open_reader and published store versions (the store rework on main); \
-            run with --ignored once serve::store_handle uses them"]
 fn captures_of_an_input_imported_while_serving_become_visible() {
     let dir = tempfile::tempdir().unwrap();
     let warcs = copy_crawls(dir.path(), &["crawl1.warc.gz", "crawl2.warc.gz"]);
     let store = dir.path().join("store");
     ok(&store, &["import-warc", warcs[0].to_str().unwrap()]);
-    let server = Server::start(&store, &["--refresh", "1"]);
+    let server = Server::start(&store, &[]);
     let query = format!(
         "/cdx?url={}&fl=filename",
         enc(&format!("{SITE}/about.html"))

@@ -11,7 +11,8 @@
 //! [2..4]  presence of the optional fields, u16 little-endian, bit i = field i below
 //! then    source, surt, ts, url (always present), then the present optional fields in
 //!         order: c_size, content_type, dechunked, digest, etag, last_modified, line, mime,
-//!         offset, record_id, redirect, size, status, ua, warc.
+//!         offset, record_id, redirect, size, status, ua, warc, location (bit 15,
+//!         added later: records without it read as before).
 //! ```
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
@@ -121,6 +122,7 @@ impl Capture {
             self.status.is_some(),
             self.ua.is_some(),
             self.warc.is_some(),
+            self.location.is_some(),
         ];
         let bits = present
             .iter()
@@ -164,7 +166,7 @@ impl Capture {
         if let Some(v) = self.status {
             put_varint(u64::from(v), out);
         }
-        for v in [&self.ua, &self.warc].into_iter().flatten() {
+        for v in [&self.ua, &self.warc, &self.location].into_iter().flatten() {
             put_str(v, out);
         }
     }
@@ -257,6 +259,9 @@ impl Capture {
         if has(14) {
             c.warc = Some(r.string()?);
         }
+        if has(15) {
+            c.location = Some(r.string()?);
+        }
         if r.pos != bytes.len() {
             return Err(DecodeError("trailing bytes"));
         }
@@ -293,6 +298,7 @@ mod tests {
             ua: Some("Wget/1.21".into()),
             url: "http://example.org/".into(),
             warc: Some("ITEM/a.warc.gz".into()),
+            location: Some("/data/ITEM/a.warc.gz".into()),
         }
     }
 

@@ -66,6 +66,11 @@ pub struct Capture {
     /// CDX line number, the capture's position when the input has no WARC offset.
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub line: Option<u64>,
+    /// Where the WARC file was when it was imported: its canonical absolute path, so the
+    /// payload is found from any working directory (`sediment relocate` re-points it
+    /// after a move). Absent for captures learned from CDX lines.
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub location: Option<String>,
     /// Normalized MIME type (sniffed from the payload when the header says nothing useful).
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub mime: Option<String>,
@@ -221,6 +226,7 @@ pub fn merge(mut acc: Capture, other: &Capture) -> Capture {
     req(&mut acc.kind, &other.kind, w!());
     opt(&mut acc.last_modified, &other.last_modified, w!());
     opt(&mut acc.line, &other.line, w!());
+    opt(&mut acc.location, &other.location, w!());
     opt(&mut acc.mime, &other.mime, w!());
     opt(&mut acc.offset, &other.offset, w!());
     opt(&mut acc.record_id, &other.record_id, w!());

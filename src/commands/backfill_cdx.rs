@@ -13,7 +13,6 @@ use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
 use crate::ingest::{IngestRun, thread_count};
 use crate::input::{PlannedInput, open_raw};
 use crate::report::{Counts, Report};
-use crate::store::Store;
 use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
 use crate::store::writer::Writer;
 
@@ -49,7 +48,7 @@ pub struct Args {
 const COMMAND: &str = "backfill-cdx";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .strict(args.strict)
@@ -136,6 +135,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         report.count("sst_files", stats.sst_files);
     }
     run.finish(&applied)?;
+    store.close()?;
     report.finish("lines", None)?;
     super::finished()
 }

@@ -9,7 +9,6 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::key::Sha1Key;
-use crate::store::Store;
 use crate::store::captures::captures_of_digest;
 use crate::wayback::query::{KeyRange, after_prefix};
 use crate::wayback::run::VecSource;
@@ -109,7 +108,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         };
         CaptureQuery::over_range(params, &limits, range)?
     };
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let mut out = BufWriter::new(std::io::stdout().lock());
     match &args.digest {
         Some(digest) => {

@@ -8,7 +8,6 @@ use anyhow::Result;
 
 use crate::key::Sha1Key;
 use crate::payload::{WarcLocator, read_payload};
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -26,7 +25,7 @@ pub struct Args {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let key = Sha1Key::parse(&args.key)?;
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let locator = WarcLocator::new(&args.warc_dirs);
     let stdout = std::io::stdout();
     let mut out = std::io::BufWriter::with_capacity(1 << 20, stdout.lock());

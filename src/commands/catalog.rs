@@ -11,7 +11,7 @@ use crate::catalog::normalize::normalize_doi;
 use crate::catalog::{Added, Catalog, CatalogWriter, parse_record};
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::report::{Location, Report};
-use crate::store::Store;
+use crate::store::PUBLISH_INTERVAL;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -60,7 +60,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 }
 
 fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new("catalog load")
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
@@ -70,6 +70,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
         if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {
             continue;
         }
+        store.mark_inconsistent()?;
         let name = input.display();
         let before = report.counts();
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
@@ -113,13 +114,16 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
                 "records_replaced": delta("records_replaced"),
             }),
         )?;
+        store.mark_consistent()?;
+        store.publish_if_due(PUBLISH_INTERVAL)?;
     }
+    store.close()?;
     report.finish("lines", None)?;
     super::finished()
 }
 
 fn get(store_path: &Path, args: GetArgs) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let catalog = Catalog::new(&store);
     let mut records = Vec::new();
     if let Some(record) = catalog.get(args.id.trim())? {

@@ -11,7 +11,6 @@ use crate::jsonl::write_row;
 use crate::key::Sha1Key;
 use crate::report::Report;
 use crate::schema::Schema;
-use crate::store::Store;
 use crate::store::cells::{Projection, row_upper_bound};
 
 #[derive(clap::Args)]
@@ -96,7 +95,7 @@ pub fn prefix_range(prefix: &str) -> Result<(Vec<u8>, Vec<u8>)> {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let schema = store.schema();
     let mut projection = projection(schema, &args.families, &args.columns)?;
     projection.versions = args.versions.unwrap_or(1).max(1);

@@ -8,7 +8,6 @@ use anyhow::{Result, bail};
 
 use crate::jsonl::write_row;
 use crate::key::Sha1Key;
-use crate::store::Store;
 use crate::store::cells::Projection;
 
 #[derive(clap::Args)]
@@ -22,7 +21,7 @@ pub struct Args {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let key = Sha1Key::parse(&args.key)?;
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let mut projection = Projection::all(store.schema());
     projection.versions = args.versions.unwrap_or(1).max(1);
     let Some(row) = store.read_row(&key, &projection)? else {

@@ -9,7 +9,6 @@ use anyhow::{Result, bail};
 use crate::grobid::stage::DEFAULT_MAX_SIZE;
 use crate::grobid::{GrobidOptions, GrobidStage, run_stage};
 use crate::report::Report;
-use crate::store::Store;
 use crate::tei::{TeiOptions, TeiShape};
 
 #[derive(clap::Args)]
@@ -131,9 +130,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_size: args.max_size,
         tei: TeiOptions::with_shape(shape),
     };
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND).with_progress(None, "rows");
     let result = run_stage(&store, &stage, &report);
+    // Every committed batch holds whole rows, so what was done is published even when
+    // the run stopped on an error: the GROBID calls it paid for are not lost.
+    store.close()?;
     report.finish("rows_written", None)?;
     result?;
     super::finished()

@@ -10,7 +10,7 @@ use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::key::Sha1Key;
 use crate::report::{Location, Report};
 use crate::schema::{ColumnId, Schema};
-use crate::store::Store;
+use crate::store::PUBLISH_INTERVAL;
 use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
@@ -90,7 +90,7 @@ pub fn parse_tsv_line(
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let schema = store.schema();
     let columns: Vec<ColumnId> = args
         .columns
@@ -112,6 +112,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         if input.skip_if_done(&store, COMMAND, &options, args.force, &report, skipped)? {
             continue;
         }
+        store.mark_inconsistent()?;
         let name = input.display();
         let rows_before = report.counts().get("rows");
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
@@ -149,7 +150,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             &input,
             serde_json::json!({ "rows": rows }),
         )?;
+        store.mark_consistent()?;
+        store.publish_if_due(PUBLISH_INTERVAL)?;
     }
+    store.close()?;
     report.finish("lines", None)?;
     super::finished()
 }

@@ -9,7 +9,7 @@ use rayon::prelude::*;
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
 use crate::report::{Counts, Location, Report};
-use crate::store::Store;
+use crate::store::PUBLISH_INTERVAL;
 use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
@@ -34,7 +34,7 @@ const COMMAND: &str = "import-jsonl";
 type ParsedLine<'a> = (u64, &'a [u8], Option<Result<ParsedRow, LineError>>);
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
@@ -45,6 +45,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {
             continue;
         }
+        store.mark_inconsistent()?;
         let rows_before = report.counts().get("rows");
         let name = input.display();
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
@@ -96,7 +97,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             &input,
             serde_json::json!({ "rows": rows }),
         )?;
+        store.mark_consistent()?;
+        store.publish_if_due(PUBLISH_INTERVAL)?;
     }
+    store.close()?;
     report.finish("lines", None)?;
     super::finished()
 }

@@ -50,7 +50,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         );
     };
     let options = TeiOptions::with_shape(shape);
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
@@ -116,6 +116,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         report.progress().inc(group.len() as u64);
         report.add_counts(&counts);
     }
+    drop(batch);
+    store.close()?;
     report.finish("files", None)?;
     super::finished()
 }

@@ -10,7 +10,6 @@ use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::warc::WarcImporter;
 use crate::ingest::{IngestRun, thread_count};
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -32,6 +31,10 @@ pub struct Args {
     /// Write every problem to this file (JSON lines: file, offset, reason).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    /// The name of the WARC read from standard input (`-`): the file name or path under
+    /// which it is kept, recorded as its location (required with `-`).
+    #[arg(long, value_name = "NAME")]
+    pub name: Option<String>,
 }
 
 const COMMAND: &str = "import-warc";
@@ -46,7 +49,8 @@ pub fn is_warc_name(path: &Path) -> bool {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let stdin_name = stdin_name(&args)?;
+    let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .strict(args.strict)
@@ -60,13 +64,18 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         thread_count(args.threads),
         args.force,
         |input, writer| {
+            let (path, location) = match &stdin_name {
+                Some(name) if input.is_stdin() => (name.clone(), absolute(Path::new(name))),
+                _ => (input.display(), canonical(&input.path)),
+            };
             let importer = WarcImporter {
                 store: &store,
                 report: &report,
                 filter: &filter,
-                path: input.display(),
+                path,
+                location,
             };
-            let counts = if input.path == Path::new("-") {
+            let counts = if input.is_stdin() {
                 importer.import(std::io::stdin().lock(), writer)?
             } else {
                 let file = File::open(&input.path)
@@ -80,7 +89,41 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             Ok(serde_json::to_value(&counts)?)
         },
     )?;
+    store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished()
+}
+
+/// `--name` is what a WARC read from standard input is called and found by later.
+fn stdin_name(args: &Args) -> Result<Option<String>> {
+    let reads_stdin = args.inputs.iter().any(|p| p == Path::new("-"));
+    match (&args.name, reads_stdin) {
+        (Some(name), true) if !name.trim().is_empty() => Ok(Some(name.clone())),
+        (_, true) => Err(crate::commands::UsageError(
+            "a WARC read from standard input needs --name NAME: the file name (or path) it is \
+             kept under, so that its payloads can be read back later"
+                .into(),
+        )
+        .into()),
+        (Some(_), false) => Err(crate::commands::UsageError(
+            "--name names a WARC read from standard input; give `-` as the input".into(),
+        )
+        .into()),
+        (None, false) => Ok(None),
+    }
+}
+
+/// The canonical absolute path of an input file (symbolic links resolved).
+fn canonical(path: &Path) -> Option<String> {
+    std::fs::canonicalize(path)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_string))
+}
+
+/// An absolute path for a name given on the command line (the file need not exist).
+fn absolute(path: &Path) -> Option<String> {
+    std::path::absolute(path)
+        .ok()
+        .and_then(|p| p.to_str().map(str::to_string))
 }

@@ -15,7 +15,6 @@ use crate::matching::{MatchOptions, MatchQuery, MatchResult, Matcher};
 use crate::report::{Counts, Location, Report};
 use crate::schema::ColumnId;
 use crate::stage::StageBatch;
-use crate::store::Store;
 use crate::store::cells::Projection;
 use crate::store::writer::now_millis;
 
@@ -43,7 +42,7 @@ struct Columns {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_writer(store_path, "match")?;
     let schema = store.schema();
     let column = |name: &str| match schema.column_id(name) {
         Some(c) => Ok(c),
@@ -125,6 +124,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         Ok(true)
     })?;
     flush(&mut pending)?;
+    drop(batch);
+    store.close()?;
     report.finish("rows_matched", None)?;
     super::finished()
 }

@@ -19,12 +19,42 @@ pub mod project_crawl;
 pub mod project_jdbm;
 pub mod project_locust;
 pub mod project_summary;
+pub mod relocate;
 pub mod schema;
 pub mod search;
 pub mod serve;
 pub mod stats;
+pub mod warcs;
 
+use std::path::Path;
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use crate::store::{Store, WriterOptions};
+
+/// `--wait`: a writer queues behind another writer instead of failing.
+static WAIT_FOR_WRITER: AtomicBool = AtomicBool::new(false);
+
+pub fn set_wait_for_writer(wait: bool) {
+    WAIT_FOR_WRITER.store(wait, Ordering::Relaxed);
+}
+
+/// Opens the store for a command that writes it (creating it when the directory is new).
+pub fn open_writer(store_path: &Path, command: &str) -> anyhow::Result<Store> {
+    let mut options = WriterOptions::new(command);
+    options.wait = WAIT_FOR_WRITER.load(Ordering::Relaxed);
+    Store::open_writer(store_path, &options)
+}
+
+/// Opens the newest published version of the store for a command that only reads it.
+pub fn open_reader(store_path: &Path) -> anyhow::Result<Store> {
+    Store::open_reader(store_path)
+}
+
+/// A mistake in how a command was called (exit status 2, like clap's own usage errors).
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct UsageError(pub String);
 
 /// Exit status of a run that finished: non-zero when problems were found in strict mode
 /// is handled by returning an error instead, so a finished run is a success.

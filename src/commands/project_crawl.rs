@@ -9,7 +9,6 @@ use anyhow::Result;
 use crate::ingest::thread_count;
 use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -34,7 +33,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let conn = open_crawl_db(&args.output)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,

@@ -9,7 +9,6 @@ use crate::ingest::thread_count;
 use crate::project::jdbm::write_jdbm;
 use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -28,7 +27,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let report = Report::new("project jdbm");
     prepare_output_dir(&args.output)?;
     let options = Options {

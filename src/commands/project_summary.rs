@@ -8,7 +8,6 @@ use anyhow::Result;
 
 use crate::project::summary::{SummaryOptions, summarize};
 use crate::report::Report;
-use crate::store::Store;
 
 #[derive(clap::Args)]
 pub struct Args {
@@ -36,7 +35,7 @@ pub struct Args {
 const COMMAND: &str = "project summary";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let report = Report::new(COMMAND).with_progress(None, "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,

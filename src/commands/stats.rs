@@ -65,7 +65,7 @@ pub fn collect(store: &Store) -> Result<Stats> {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = Store::open(store_path)?;
+    let store = super::open_reader(store_path)?;
     let stats = collect(&store)?;
     if args.json {
         println!("{}", serde_json::to_string_pretty(&stats)?);

@@ -15,6 +15,7 @@
 use std::path::PathBuf;
 use std::sync::Mutex;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::time::Duration;
 
 use anyhow::{Result, bail};
 
@@ -123,7 +124,9 @@ impl Workers<'_> {
             _ => self.fetch(job, counts),
         };
         let Some(cells) = cells else { return };
-        let mut batch = StageBatch::new(self.store, self.ts);
+        // Each result is published at once: a GROBID call is slow, and a reader (or a
+        // run after a crash) must see every row that was paid for.
+        let mut batch = StageBatch::new(self.store, self.ts).publish_every(Duration::ZERO);
         let written = batch
             .replace_row(
                 &job.key,

@@ -56,6 +56,7 @@ pub fn capture_from_cdx(
         kind,
         last_modified: None,
         line: Some(line),
+        location: None,
         mime,
         offset: record.offset,
         origin: Origin::Cdx,

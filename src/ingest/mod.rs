@@ -80,18 +80,17 @@ impl<'s> IngestRun<'s> {
     /// completed one can be one, so only those are hashed first; the others are hashed
     /// while they are read (`PlannedInput::hashing`), which saves a pass over every new file.
     pub fn should_apply(&self, input: &PlannedInput, force: bool) -> Result<bool> {
-        if force {
-            return Ok(true);
-        }
-        if let Some(size) = input.size
-            && !self.completed_sizes()?.contains(&size)
-        {
-            return Ok(true);
-        }
-        if input
-            .done_before(self.store, self.command, &self.options)?
-            .is_none()
-        {
+        let unseen_size = match input.size {
+            Some(size) => !self.completed_sizes()?.contains(&size),
+            None => false,
+        };
+        let new = force
+            || unseen_size
+            || input
+                .done_before(self.store, self.command, &self.options)?
+                .is_none();
+        if new {
+            self.store.mark_inconsistent()?;
             return Ok(true);
         }
         input.announce_skipped(
@@ -154,6 +153,7 @@ impl<'s> IngestRun<'s> {
                 summary.clone(),
             )?;
         }
+        self.store.mark_consistent()?;
         self.report.count("inputs", applied.len() as u64);
         self.report.count("rows_written", stats.rows);
         self.report.count("duplicates", stats.duplicates);

@@ -103,6 +103,8 @@ pub struct WarcImporter<'a> {
     pub filter: &'a FileFilter,
     /// The file's name as given (the `warc` of the captures).
     pub path: String,
+    /// Where the file is: its canonical absolute path (the `location` of the captures).
+    pub location: Option<String>,
 }
 
 impl WarcImporter<'_> {
@@ -305,6 +307,7 @@ impl WarcImporter<'_> {
             kind,
             last_modified: http.and_then(|h| h.last_modified()).map(str::to_string),
             line: None,
+            location: self.location.clone(),
             mime,
             offset: Some(record.offset),
             origin: Origin::Warc,
@@ -326,21 +329,20 @@ impl WarcImporter<'_> {
 impl Store {
     /// Stores the description of a crawl, keyed by WARC file name.
     pub fn put_warcinfo(&self, info: &WarcInfo) -> Result<()> {
-        let key = format!("warcinfo/{}", info.file);
-        self.db().put_cf(
-            self.cf(crate::store::CF_META),
-            key,
-            serde_json::to_vec(info)?,
-        )?;
-        Ok(())
+        let mut batch = crate::store::backend::Batch::default();
+        batch.push(crate::store::backend::Op::Put {
+            space: crate::store::Space::Meta,
+            key: format!("warcinfo/{}", info.file).into_bytes(),
+            value: serde_json::to_vec(info)?,
+        });
+        self.write(&batch)
     }
 
     /// The crawl description recorded for a WARC file name.
     pub fn warcinfo(&self, file: &str) -> Result<Option<WarcInfo>> {
         let key = format!("warcinfo/{file}");
         Ok(self
-            .db()
-            .get_cf(self.cf(crate::store::CF_META), key)?
+            .get(crate::store::Space::Meta, key.as_bytes())?
             .and_then(|v| serde_json::from_slice(&v).ok()))
     }
 }

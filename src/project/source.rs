@@ -8,20 +8,11 @@ use anyhow::Result;
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::{Located, WarcLocator, locate, read_payload_at};
-use crate::store::{CF_CAPTURE, Store};
+use crate::store::Store;
 
 /// Calls `visit` with every capture, in URL-then-time order (the capture key order).
 pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<()>) -> Result<()> {
-    let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
-    iter.seek_to_first();
-    while let Some(value) = iter.value() {
-        if let Ok(capture) = Capture::decode(value) {
-            visit(capture)?;
-        }
-        iter.next();
-    }
-    iter.status()?;
-    Ok(())
+    store.for_each_capture(|capture| visit(capture).map(|()| true))
 }
 
 /// A file's body as the server meant it: de-chunked and with its Content-Encoding removed.

@@ -54,7 +54,12 @@ fn locate(state: &Shared, store: &Store, key: &Sha1Key) -> Result<Located, (Stat
         let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
             continue;
         };
-        match state.locator.resolve(warc) {
+        // The stored location, after `sediment relocate` rules and --warc-dir.
+        match state
+            .locator
+            .resolve_capture(store, capture)
+            .map_err(internal)?
+        {
             Some(path) => {
                 return Ok(Located {
                     warc: path,

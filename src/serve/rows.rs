@@ -11,8 +11,9 @@ use serde_json::json;
 use super::cdx::key_from_path;
 use super::{Shared, body, error};
 use crate::jsonl::write_row;
+use crate::store::Store;
+use crate::store::backend::Space;
 use crate::store::cells::Projection;
-use crate::store::{CF_CAPTURE, Store};
 
 pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
@@ -56,26 +57,36 @@ pub async fn health(State(state): State<Shared>) -> Response {
     .into_response()
 }
 
-/// RocksDB's estimate of the keys in a family (cheap: no scan).
-fn estimated_keys(store: &Store, family: &str) -> Option<u64> {
-    store
+/// RocksDB's estimate of the keys in a column family (cheap: no scan); `None` on other
+/// backends.
+fn estimated_keys(store: &Store, family: Family) -> Option<u64> {
+    let rocks = store.backend().as_rocks()?;
+    let cf = match family {
+        Family::Captures => rocks.space_cf(Space::Capture),
+        Family::Table(index) => rocks.family_cf(index),
+    };
+    rocks
         .db()
-        .property_int_value_cf(store.cf(family), "rocksdb.estimate-num-keys")
+        .property_int_value_cf(cf, "rocksdb.estimate-num-keys")
         .ok()
         .flatten()
+}
+
+enum Family {
+    Captures,
+    Table(usize),
 }
 
 pub async fn stats(State(state): State<Shared>) -> Response {
     let store = state.store.get();
     let c = &state.counters;
     let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
-    let files_family = store.schema().families.first().map(|f| f.name.clone());
     Json(json!({
         "store": state.store.path().display().to_string(),
         "store_version": state.store.version(),
         "store_reloads": state.store.reloads(),
-        "captures_estimate": estimated_keys(&store, CF_CAPTURE),
-        "cells_estimate_first_family": files_family.and_then(|f| estimated_keys(&store, &f)),
+        "captures_estimate": estimated_keys(&store, Family::Captures),
+        "cells_estimate_first_family": estimated_keys(&store, Family::Table(0)),
         "uptime_seconds": state.started.elapsed().as_secs(),
         "requests": load(&c.requests),
         "in_flight": load(&c.in_flight),

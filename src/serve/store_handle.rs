@@ -12,20 +12,20 @@ use anyhow::Result;
 
 use crate::store::Store;
 
-/// Opens the newest version of the store for reading. The one place that decides how a
-/// reader opens the store.
+/// Opens the newest published version of the store for reading: never blocks the
+/// writer, sees whole inputs only.
 pub fn open_newest(path: &Path) -> Result<Store> {
-    Store::open(path)
+    Store::open_reader(path)
 }
 
-/// The id of the newest published version, when the store says (cheap: no RocksDB open).
-pub fn newest_version(_path: &Path) -> Option<u64> {
-    None
+/// The newest published version (a directory listing: cheap enough to poll).
+pub fn newest_version(path: &Path) -> Option<u64> {
+    crate::store::directory::latest_version(path)
 }
 
 /// The version a reader has open.
-fn version_of(_store: &Store) -> Option<u64> {
-    None
+fn version_of(store: &Store) -> Option<u64> {
+    store.version()
 }
 
 pub struct StoreHandle {

@@ -21,7 +21,8 @@ use crate::store::captures::{
     derive_from, derive_from_index, index_entries, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store, base_cf_options_for_sst};
+use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store};
 
 /// Captures of one parsed chunk, packed in one buffer (no allocation per capture).
 #[derive(Default)]
@@ -136,10 +137,14 @@ pub struct BulkStats {
 
 impl<'s> BulkLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
-        let scratch_dir = store.path().join("bulk-load.tmp");
+        // A directory of its own under the writer's staging area, which every writer
+        // empties when it starts (see `directory::fresh_staging_dir`).
+        let rocks = store.rocks("a bulk load")?;
+        let scratch_dir = crate::store::directory::staging_dir(rocks.path())
+            .join(format!("bulk-{}-{ts}", std::process::id()));
         std::fs::create_dir_all(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
-        let mut probe = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
+        let mut probe = rocks.db().raw_iterator_cf(rocks.cf(CF_BY_DIGEST));
         probe.seek_to_first();
         let store_was_empty = !probe.valid();
         Ok(BulkLoader {
@@ -356,23 +361,26 @@ impl<'s> BulkLoader<'s> {
                     rows.rows += 1;
                     rows.duplicates += row.captures.saturating_sub(1);
                     f_writer.put(
-                        &cell_key(key, qualifier(columns.dedupe), self.ts),
+                        &cell_key(key, qualifier(columns.dedupe).as_bytes(), self.ts),
                         &row.dedupe,
                     )?;
                     // `file` cells in key order: cdx < mime < size.
                     let mut cells: Vec<(Vec<u8>, &[u8])> = vec![(
-                        cell_key(key, qualifier(columns.cdx), self.ts),
+                        cell_key(key, qualifier(columns.cdx).as_bytes(), self.ts),
                         row.cdx.as_slice(),
                     )];
                     if let Some(mime) = &row.mime {
                         cells.push((
-                            cell_key(key, qualifier(columns.mime), self.ts),
+                            cell_key(key, qualifier(columns.mime).as_bytes(), self.ts),
                             mime.as_bytes(),
                         ));
                     }
                     let size = row.size.map(u64::to_be_bytes);
                     if let Some(size) = &size {
-                        cells.push((cell_key(key, qualifier(columns.size), self.ts), &size[..]));
+                        cells.push((
+                            cell_key(key, qualifier(columns.size).as_bytes(), self.ts),
+                            &size[..],
+                        ));
                     }
                     cells.sort();
                     for (k, v) in cells {
@@ -408,9 +416,10 @@ impl<'s> BulkLoader<'s> {
         }
         let mut opts = IngestExternalFileOptions::default();
         opts.set_move_files(true);
-        self.store
+        let rocks: &RocksBackend = self.store.rocks("a bulk load")?;
+        rocks
             .db()
-            .ingest_external_file_cf_opts(self.store.cf(cf), &opts, paths.clone())
+            .ingest_external_file_cf_opts(rocks.cf(cf), &opts, paths.clone())
             .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
     }
 }
@@ -468,6 +477,7 @@ fn write_merge_sst<'a>(
     }
     let opts = base_cf_options_for_sst();
     let mut writer = SstFileWriter::create(&opts);
+    unlink_stale(path)?;
     writer.open(path)?;
     let mut i = 0;
     while i < refs.len() {
@@ -489,6 +499,18 @@ fn write_merge_sst<'a>(
     Ok(true)
 }
 
+/// Removes whatever is at `path` before a new SST file is written there: ingestion moves
+/// files by hard-linking them into the database, so a name left behind by an interrupted
+/// ingestion can be a second name of a live table, which opening it for writing would
+/// truncate.
+fn unlink_stale(path: &std::path::Path) -> Result<()> {
+    match std::fs::remove_file(path) {
+        Ok(()) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
+        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
+    }
+}
+
 /// An SST writer that is only created on disk when it gets its first entry.
 struct SstWriter<'o> {
     writer: SstFileWriter<'o>,
@@ -501,6 +523,7 @@ impl SstWriter<'static> {
     fn open(path: &PathBuf) -> Result<Self> {
         let opts = SST_OPTIONS.get_or_init(base_cf_options_for_sst);
         let writer = SstFileWriter::create(opts);
+        unlink_stale(path)?;
         writer.open(path)?;
         Ok(SstWriter { writer, entries: 0 })
     }
@@ -571,10 +594,11 @@ mod tests {
 
     fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
         let mut all = Vec::new();
+        let rocks = store.rocks("the test").unwrap();
         for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST] {
-            for item in store
+            for item in rocks
                 .db()
-                .iterator_cf(store.cf(cf), rocksdb::IteratorMode::Start)
+                .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start)
             {
                 let (k, v) = item.unwrap();
                 all.push((cf, k.to_vec(), v.to_vec()));

@@ -1,37 +1,42 @@
-//! The store: one RocksDB directory holding the `files` table and the capture index.
+//! The store: the `files` table (one row per payload, keyed by its SHA-1) and the key
+//! spaces beside it (captures in URL order and by digest, the work list of rows to
+//! derive, metadata, the catalog).
 //!
-//! Column families:
-//! - one per table family (`f`, `file`, `grobid0`, `match0`), cells keyed by
-//!   `row(20) ‖ qualifier ‖ 0x00 ‖ !timestamp(8, big-endian)` so a row's cells are
-//!   contiguous and versions of a cell sort newest first;
-//! - `capture`: every capture in URL-then-time order (SURT ‖ 0 ‖ timestamp ‖ 0 ‖ tie-breaker);
-//! - `capture_by_digest`: the same captures keyed by payload digest, first-capture
-//!   order inside a digest, from which `f:c` and `file:*` are derived;
-//! - `dirty`: digests whose derived cells must be recomputed (crash-safe work list);
-//! - `meta`: schema version, ingested inputs, warcinfo records;
-//! - `catalog`: the bibliographic catalog used by the `match0` stage.
+//! Where the bytes live is a [`Backend`]: an embedded RocksDB directory
+//! ([`rocks::RocksBackend`], the default) or a Cloud Bigtable table and its companion
+//! tables ([`bigtable::BigtableBackend`], `--store bigtable://PROJECT/INSTANCE/TABLE`).
+//! Everything in this module and above it is written once against the backend trait.
 //!
-//! Every family uses Snappy block compression; RocksDB's OPTIONS file in the store
-//! directory records it per family.
+//! A store is shared the way an HBase table is: one writer at a time
+//! ([`Store::open_writer`]), any number of readers ([`Store::open_reader`]). On RocksDB
+//! readers open the newest *published version*, a checkpoint the writer makes at
+//! consistent points (see [`directory`]); Bigtable writes are visible at once, row by row,
+//! and several writers may share a table (see [`captures::materialize_dirty`]).
 
+pub mod backend;
+pub mod bigtable;
 pub mod bulk;
 pub mod captures;
 pub mod cells;
+pub mod directory;
+pub mod lease;
+pub mod locations;
 pub mod registry;
+pub mod rocks;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
+use std::time::Duration;
 
-use anyhow::{Context, Result, bail};
-use rocksdb::{
-    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB, DBCompressionType, Options,
-    WriteOptions,
-};
+use anyhow::{Result, bail};
 
-use crate::capture::merge_encoded;
+pub use backend::{Backend, Space};
+pub use rocks::{RocksBackend, TABLE_FORMAT_VERSION};
+
 use crate::schema::Schema;
 
+/// The names of the key spaces as RocksDB column families (and Bigtable table suffixes).
 pub const CF_CAPTURE: &str = "capture";
 pub const CF_BY_DIGEST: &str = "capture_by_digest";
 pub const CF_DIRTY: &str = "dirty";
@@ -42,203 +47,258 @@ pub const CF_CATALOG: &str = "catalog";
 pub const LAYOUT_VERSION: &str = "2";
 const META_LAYOUT_KEY: &[u8] = b"layout_version";
 
+/// How often a long-running writer makes its progress visible (see
+/// [`Store::publish_if_due`]).
+pub const PUBLISH_INTERVAL: Duration = Duration::from_secs(2);
+
+/// How a writer identifies itself and waits for another one.
+#[derive(Debug, Clone)]
+pub struct WriterOptions {
+    /// The command, named to a second writer that finds the store busy.
+    pub command: String,
+    /// Queue behind another writer instead of failing.
+    pub wait: bool,
+}
+
+impl WriterOptions {
+    pub fn new(command: &str) -> WriterOptions {
+        WriterOptions {
+            command: command.to_string(),
+            wait: false,
+        }
+    }
+}
+
+/// A store opened by this process.
 pub struct Store {
-    db: DB,
+    backend: Box<dyn Backend>,
     schema: Arc<Schema>,
+    /// The store as given (`--store`): a directory, or a `bigtable://` address.
     path: PathBuf,
-}
-
-fn base_cf_options(cache: &Cache) -> Options {
-    let mut opts = Options::default();
-    opts.set_compression_type(DBCompressionType::Snappy);
-    opts.set_bottommost_compression_type(DBCompressionType::Snappy);
-    let mut table = BlockBasedOptions::default();
-    table.set_block_cache(cache);
-    table.set_block_size(16 * 1024);
-    table.set_bloom_filter(10.0, false);
-    opts.set_block_based_table_factory(&table);
-    opts.set_write_buffer_size(64 << 20);
-    opts.set_max_write_buffer_number(4);
-    opts.set_target_file_size_base(64 << 20);
-    opts
-}
-
-/// Options for SST files written outside the store (bulk load): the same compression and
-/// table format as the families they are ingested into.
-pub(crate) fn base_cf_options_for_sst() -> Options {
-    base_cf_options(&Cache::new_lru_cache(8 << 20))
-}
-
-fn index_merge(
-    _key: &[u8],
-    existing: Option<&[u8]>,
-    operands: &rocksdb::MergeOperands,
-) -> Option<Vec<u8>> {
-    captures::merge_index_entries(existing.into_iter().chain(operands.iter()))
-}
-
-fn capture_merge(
-    _key: &[u8],
-    existing: Option<&[u8]>,
-    operands: &rocksdb::MergeOperands,
-) -> Option<Vec<u8>> {
-    merge_encoded(existing.into_iter().chain(operands.iter()))
+    writer: bool,
 }
 
 impl Store {
-    /// Opens (creating if needed) the store at `path` with the embedded schema.
+    /// Opens the store at `path` as its writer (creating it if needed), with the
+    /// embedded schema. See [`Store::open_writer`].
     pub fn open(path: &Path) -> Result<Store> {
-        Store::open_with_schema(path, Schema::embedded()?)
+        Store::open_writer(path, &WriterOptions::new("library"))
     }
 
-    pub fn open_with_schema(path: &Path, schema: Schema) -> Result<Store> {
-        let cache = Cache::new_lru_cache(256 << 20);
-        let mut db_opts = Options::default();
-        db_opts.create_if_missing(true);
-        db_opts.create_missing_column_families(true);
-        let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
-        db_opts.increase_parallelism(threads as i32);
-        db_opts.set_max_background_jobs(threads.max(2) as i32);
-        db_opts.set_keep_log_file_num(5);
-        db_opts.set_max_open_files(512);
-        db_opts.set_compression_type(DBCompressionType::Snappy);
+    /// Opens the store as a writer: on RocksDB the one writer, under the writer lock
+    /// (explaining who holds it, or waiting with `wait`), creating the store if the
+    /// directory is new or empty and rolling back what a writer that stopped in the
+    /// middle of an input left behind. What the writer changes becomes visible to
+    /// readers at [`Store::publish`] and [`Store::close`].
+    pub fn open_writer(path: &Path, options: &WriterOptions) -> Result<Store> {
+        Store::open_writer_with_schema(path, options, Schema::embedded()?)
+    }
 
-        let mut descriptors = Vec::new();
-        // RocksDB's own default family is unused but always present; compress it too
-        // so every family in the OPTIONS file shows Snappy.
-        descriptors.push(ColumnFamilyDescriptor::new(
-            rocksdb::DEFAULT_COLUMN_FAMILY_NAME,
-            base_cf_options(&cache),
-        ));
-        for family in &schema.families {
-            let mut opts = base_cf_options(&cache);
-            cells::install_version_cap(&mut opts, family.max_versions);
-            descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
-        }
-        let mut opts = base_cf_options(&cache);
-        opts.set_merge_operator_associative("sediment.capture_merge.v2", capture_merge);
-        descriptors.push(ColumnFamilyDescriptor::new(CF_CAPTURE, opts));
-        let mut opts = base_cf_options(&cache);
-        opts.set_merge_operator_associative("sediment.index_merge.v1", index_merge);
-        descriptors.push(ColumnFamilyDescriptor::new(CF_BY_DIGEST, opts));
-        for name in [CF_DIRTY, CF_META, CF_CATALOG] {
-            descriptors.push(ColumnFamilyDescriptor::new(name, base_cf_options(&cache)));
-        }
-        // Families a newer build created must still be opened.
-        if let Ok(existing) = DB::list_cf(&db_opts, path) {
-            for name in existing {
-                if !descriptors.iter().any(|d| d.name() == name) {
-                    descriptors.push(ColumnFamilyDescriptor::new(name, base_cf_options(&cache)));
-                }
-            }
-        }
-        let db = DB::open_cf_descriptors(&db_opts, path, descriptors)
-            .with_context(|| format!("cannot open the store at {}", path.display()))?;
-        let store = Store {
-            db,
-            schema: Arc::new(schema),
-            path: path.to_path_buf(),
+    pub fn open_writer_with_schema(
+        path: &Path,
+        options: &WriterOptions,
+        schema: Schema,
+    ) -> Result<Store> {
+        let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
+            Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, true)?),
+            None => Box::new(RocksBackend::open_writer(
+                path,
+                &schema,
+                &options.command,
+                options.wait,
+            )?),
         };
+        let store = Store::new(backend, schema, path, true);
+        store.check_layout()?;
+        // Whole rows a stage committed before it was stopped are consistent: readers
+        // get them now rather than at the end of this run.
+        if let Some(rocks) = store.backend.as_rocks() {
+            rocks.publish_leftovers()?;
+        }
+        Ok(store)
+    }
+
+    /// Opens the store for reading: on RocksDB the newest published version,
+    /// read-only. Never creates anything, never waits for the writer, and works on a
+    /// read-only file system.
+    pub fn open_reader(path: &Path) -> Result<Store> {
+        Store::open_reader_with_schema(path, Schema::embedded()?)
+    }
+
+    pub fn open_reader_with_schema(path: &Path, schema: Schema) -> Result<Store> {
+        let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
+            Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, false)?),
+            None => Box::new(RocksBackend::open_reader(path, &schema)?),
+        };
+        let store = Store::new(backend, schema, path, false);
         store.check_layout()?;
         Ok(store)
     }
 
+    /// Opens a RocksDB directory directly, creating it if needed, outside any version
+    /// management (tests and tools that build scratch stores).
+    pub fn open_with_schema(path: &Path, schema: Schema) -> Result<Store> {
+        let backend = Box::new(RocksBackend::open_unmanaged(path, &schema)?);
+        let store = Store::new(backend, schema, path, true);
+        store.check_layout()?;
+        Ok(store)
+    }
+
+    fn new(backend: Box<dyn Backend>, schema: Schema, path: &Path, writer: bool) -> Store {
+        Store {
+            backend,
+            schema: Arc::new(schema),
+            path: path.to_path_buf(),
+            writer,
+        }
+    }
+
     fn check_layout(&self) -> Result<()> {
-        let meta = self.cf(CF_META);
-        match self.db.get_cf(meta, META_LAYOUT_KEY)? {
-            None => {
-                self.db.put_cf(meta, META_LAYOUT_KEY, LAYOUT_VERSION)?;
-                self.db
-                    .put_cf(meta, b"schema", crate::schema::EMBEDDED_SCHEMA.as_bytes())?;
+        match self.backend.get(Space::Meta, META_LAYOUT_KEY)? {
+            None if self.writer => {
+                let mut batch = backend::Batch::default();
+                batch.push(backend::Op::Put {
+                    space: Space::Meta,
+                    key: META_LAYOUT_KEY.to_vec(),
+                    value: LAYOUT_VERSION.as_bytes().to_vec(),
+                });
+                batch.push(backend::Op::Put {
+                    space: Space::Meta,
+                    key: b"schema".to_vec(),
+                    value: crate::schema::EMBEDDED_SCHEMA.as_bytes().to_vec(),
+                });
+                self.backend.write(&batch)?;
             }
+            None => {}
             Some(v) if v == LAYOUT_VERSION.as_bytes() => {}
             Some(v) => bail!(
                 "the store at {} has layout version {}, this build reads version {LAYOUT_VERSION}: \
                  export it with the build that wrote it and import the JSON lines",
-                self.path.display(),
+                self.backend.describe(),
                 String::from_utf8_lossy(&v)
             ),
         }
         Ok(())
     }
 
-    pub fn db(&self) -> &DB {
-        &self.db
+    /// Where the bytes live.
+    pub fn backend(&self) -> &dyn Backend {
+        self.backend.as_ref()
+    }
+
+    /// The embedded RocksDB backend, or an error naming what needs it.
+    pub fn rocks(&self, what: &str) -> Result<&RocksBackend> {
+        match self.backend.as_rocks() {
+            Some(rocks) => Ok(rocks),
+            None => bail!(
+                "{what} works on the embedded RocksDB store only, not on {}",
+                self.backend.describe()
+            ),
+        }
     }
 
     pub fn schema(&self) -> &Schema {
         &self.schema
     }
 
+    /// The store as given on the command line.
     pub fn path(&self) -> &Path {
         &self.path
     }
 
-    /// A column family handle. All families are created on open, so a missing one is a
-    /// programming error.
-    pub fn cf(&self, name: &str) -> &ColumnFamily {
-        self.db
-            .cf_handle(name)
-            .unwrap_or_else(|| panic!("column family {name} is created on open"))
+    /// The store, for messages.
+    pub fn describe(&self) -> String {
+        self.backend.describe()
     }
 
-    pub fn family_cf(&self, family: usize) -> &ColumnFamily {
-        self.cf(&self.schema.families[family].name)
+    /// The published version a reader sees (`None` for a writer, or on Bigtable).
+    pub fn version(&self) -> Option<u64> {
+        self.backend.version()
     }
 
-    /// Write options for bulk work: no WAL, because every ingest flushes before it
-    /// records an input as complete, and a crash before that re-applies the input.
-    pub fn bulk_write_options() -> WriteOptions {
-        let mut wo = WriteOptions::default();
-        wo.disable_wal(true);
-        wo
+    pub fn is_writer(&self) -> bool {
+        self.writer
     }
 
-    /// Makes everything written so far durable (memtables to SST files).
-    pub fn flush(&self) -> Result<()> {
-        let mut names: Vec<&str> = self
-            .schema
-            .families
-            .iter()
-            .map(|f| f.name.as_str())
-            .collect();
-        names.extend([CF_CAPTURE, CF_BY_DIGEST, CF_DIRTY, CF_META, CF_CATALOG]);
-        let handles: Vec<&ColumnFamily> = names.iter().map(|n| self.cf(n)).collect();
-        self.db
-            .flush_cfs_opt(&handles, &rocksdb::FlushOptions::default())?;
+    /// Marks the store as possibly holding a partly applied input, until
+    /// [`Store::mark_consistent`]: on RocksDB, if the writer stops in between, the next
+    /// one rolls back to the newest version. Ingest commands call it before they write
+    /// an input.
+    pub fn mark_inconsistent(&self) -> Result<()> {
+        self.backend.mark_inconsistent()
+    }
+
+    /// Declares every input applied so far whole and durable (flushed, recorded).
+    pub fn mark_consistent(&self) -> Result<()> {
+        self.backend.mark_consistent()
+    }
+
+    /// Makes everything written so far visible to readers as a new version. Call only
+    /// at a consistent point: whole inputs, their captures and their rows.
+    pub fn publish(&self) -> Result<Option<u64>> {
+        self.backend.publish()
+    }
+
+    /// Publishes when the last version is older than `interval`: for long runs whose
+    /// progress readers should see (a stage that calls a slow service row by row).
+    pub fn publish_if_due(&self, interval: Duration) -> Result<()> {
+        self.backend.publish_if_due(interval)
+    }
+
+    /// Ends a writer's work at a consistent point: publishes what it wrote. A writer
+    /// dropped without `close` in the middle of an input (an error, a crash) leaves the
+    /// RocksDB store marked, and the next writer rolls back to the newest version.
+    pub fn close(self) -> Result<()> {
+        if self.writer {
+            self.backend.close()?;
+        }
         Ok(())
     }
 
-    /// Total size of the files in the store directory.
-    pub fn size_on_disk(&self) -> u64 {
-        fn walk(dir: &Path) -> u64 {
-            let Ok(entries) = std::fs::read_dir(dir) else {
-                return 0;
-            };
-            entries
-                .flatten()
-                .map(|e| match e.metadata() {
-                    Ok(m) if m.is_dir() => walk(&e.path()),
-                    Ok(m) => m.len(),
-                    Err(_) => 0,
-                })
-                .sum()
-        }
-        walk(&self.path)
+    /// Makes everything written so far durable.
+    pub fn flush(&self) -> Result<()> {
+        self.backend.flush()
     }
 
-    /// Runs a full compaction of every family (drops surplus versions and merged operands).
+    /// Bytes the store takes on disk (0 where the backend cannot tell): the live
+    /// database and its versions, each file counted once although versions share them.
+    pub fn size_on_disk(&self) -> u64 {
+        self.backend.size_on_disk().unwrap_or(0)
+    }
+
+    /// Runs a full compaction of every family (RocksDB; a no-op elsewhere).
     pub fn compact(&self) {
-        let mut names: Vec<String> = self
-            .schema
-            .families
-            .iter()
-            .map(|f| f.name.clone())
-            .collect();
-        names.extend([CF_CAPTURE, CF_BY_DIGEST, CF_DIRTY, CF_META, CF_CATALOG].map(String::from));
-        for name in names {
-            self.db
-                .compact_range_cf(self.cf(&name), None::<&[u8]>, None::<&[u8]>);
+        if let Some(rocks) = self.backend.as_rocks() {
+            rocks.compact();
         }
+    }
+
+    /// Counts raw stored versions of every cell of a family (tests of the version cap).
+    pub fn raw_version_count(&self, family: usize) -> usize {
+        self.backend
+            .as_rocks()
+            .map_or(0, |rocks| rocks.raw_version_count(family))
+    }
+
+    /// Applies a batch of changes.
+    pub fn write(&self, batch: &backend::Batch) -> Result<()> {
+        self.backend.write(batch)
+    }
+
+    /// A value of a key space.
+    pub fn get(&self, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        self.backend.get(space, key)
+    }
+
+    /// Keys and values of a key space under a prefix, in order; `visit` returns false
+    /// to stop.
+    pub fn scan_prefix(
+        &self,
+        space: Space,
+        prefix: &[u8],
+        visit: &mut backend::KeyVisitor<'_>,
+    ) -> Result<()> {
+        let end = backend::prefix_end(prefix);
+        self.backend.scan(space, prefix, end.as_deref(), visit)
     }
 }

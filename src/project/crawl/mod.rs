@@ -37,6 +37,7 @@ use crate::project::source::{BodyReader, Unavailable, for_each_capture};
 use crate::report::Report;
 use crate::store::Store;
 use crate::store::captures::capture_key;
+use crate::store::cells::Projection;
 
 pub const CRAWL_SQL: &str = include_str!("../../../schemas/crawl.sql");
 
@@ -590,37 +591,32 @@ impl Projector<'_> {
                 .with_context(|| format!("the schema lacks {name}"))
         };
         let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
-        let size_cell = format!("{}\0", schema.column(size_column).qualifier).into_bytes();
-        // Both live in the `file` family; a schema that moved one elsewhere loses the type.
-        let mime_cell = (mime_column.family == size_column.family)
-            .then(|| format!("{}\0", schema.column(mime_column).qualifier).into_bytes());
-        let mut iter = self
-            .store
-            .db()
-            .raw_iterator_cf(self.store.family_cf(size_column.family));
+        let mut families = vec![size_column.family, mime_column.family];
+        families.dedup();
+        let projection = Projection {
+            families,
+            columns: Some(vec![size_column, mime_column]),
+            versions: 1,
+        };
         if self.originals.len() + digests.len() > MAX_CACHED_IDS {
             self.originals.clear();
         }
-        for digest in digests {
-            // A row's cells are contiguous, the newest version of each first.
-            let mut original = Original::default();
-            iter.seek(digest.as_bytes());
-            while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
-                let Some(cell) = k.strip_prefix(&digest.as_bytes()[..]) else {
-                    break;
-                };
-                if cell.starts_with(&size_cell) && original.size.is_none() {
-                    original.size = <[u8; 8]>::try_from(v).ok().map(u64::from_be_bytes);
-                } else if mime_cell.as_ref().is_some_and(|m| cell.starts_with(m))
-                    && original.mime.is_none()
-                {
-                    original.mime = std::str::from_utf8(v).ok().map(str::to_string);
-                }
-                iter.next();
-            }
-            self.originals.insert(digest, original);
+        for digest in &digests {
+            self.originals.insert(*digest, Original::default());
         }
-        iter.status()?;
+        let originals = &mut self.originals;
+        self.store.read_rows(&digests, &projection, |row| {
+            let original = originals.entry(row.key).or_default();
+            original.size = row
+                .latest(size_column)
+                .and_then(|v| <[u8; 8]>::try_from(v).ok())
+                .map(u64::from_be_bytes);
+            original.mime = row
+                .latest(mime_column)
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .map(str::to_string);
+            Ok(true)
+        })?;
         Ok(())
     }
 

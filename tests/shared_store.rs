@@ -1,0 +1,511 @@
+//! The store as a shared table (issue 12, "The store"): read commands never create a
+//! store, one writer at a time with a clear message for the second, readers that work
+//! while a writer runs and see whole inputs only, on a read-only file system and a full
+//! disk, and other tools (ldb, sst_dump, rocksdict) reading it.
+
+mod common;
+
+use std::collections::BTreeSet;
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::{Duration, Instant};
+
+use common::{corpus, fixture, json_lines, ok, sediment};
+use sediment::key::Sha1Key;
+use sediment::store::Store;
+use sediment::store::writer::Writer;
+
+fn crawl1_cdx() -> String {
+    fixture("crawl/crawl1.cdx").display().to_string()
+}
+
+fn crawl2_cdx() -> String {
+    fixture("crawl/crawl2.cdx").display().to_string()
+}
+
+/// A store holding the first fixture crawl's CDX.
+fn crawl_store(dir: &Path) -> PathBuf {
+    let store = dir.join("store");
+    ok(&store, &["backfill-cdx", &crawl1_cdx()]);
+    store
+}
+
+#[test]
+fn read_commands_never_create_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let missing = dir.path().join("typo-store");
+    let not_a_store = dir.path().join("documents");
+    std::fs::create_dir(&not_a_store).unwrap();
+    std::fs::write(not_a_store.join("notes.txt"), "mine").unwrap();
+    let db = dir.path().join("crawl.db");
+    let key = "MQHD36X5MNZPWFNMD5LFOYZSFGCHUN3V";
+    let commands: Vec<Vec<&str>> = vec![
+        vec!["stats"],
+        vec!["export"],
+        vec!["get", key],
+        vec!["cat", key],
+        vec!["captures", "--url", "http://example.org/"],
+        vec!["catalog", "get", "10.1/x"],
+        vec!["project", "crawl", "-o", db.to_str().unwrap()],
+        vec!["project", "summary", "-o", db.to_str().unwrap()],
+    ];
+    for path in [&missing, &not_a_store] {
+        for args in &commands {
+            let run = sediment(path, args);
+            assert_eq!(
+                run.status,
+                1,
+                "{args:?} on {}: {}",
+                path.display(),
+                run.stderr
+            );
+            assert!(
+                run.stderr.contains("no Sediment store at")
+                    && run.stderr.contains("import-warc or backfill-cdx"),
+                "{args:?}: {}",
+                run.stderr
+            );
+        }
+    }
+    assert!(
+        !missing.exists(),
+        "a read command created {}",
+        missing.display()
+    );
+    let names: Vec<_> = std::fs::read_dir(&not_a_store)
+        .unwrap()
+        .map(|e| e.unwrap().file_name())
+        .collect();
+    assert_eq!(
+        names,
+        vec!["notes.txt"],
+        "nothing was written into the directory"
+    );
+}
+
+#[test]
+fn write_commands_refuse_a_directory_that_is_not_a_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let documents = dir.path().join("documents");
+    std::fs::create_dir(&documents).unwrap();
+    std::fs::write(documents.join("notes.txt"), "mine").unwrap();
+    let run = sediment(&documents, &["backfill-cdx", &crawl1_cdx()]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(
+        run.stderr
+            .contains("is not a Sediment store and is not empty"),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(std::fs::read_dir(&documents).unwrap().count(), 1);
+
+    // An empty directory becomes a store.
+    let empty = dir.path().join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    ok(&empty, &["backfill-cdx", &crawl1_cdx()]);
+    assert!(empty.join("SEDIMENT").is_file());
+}
+
+#[test]
+fn a_second_writer_is_told_who_writes_and_can_wait() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    let holder = Store::open(&store).unwrap();
+
+    let run = sediment(&store, &["backfill-cdx", &crawl2_cdx()]);
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    let pid = format!("pid {}", std::process::id());
+    for needle in [
+        store.to_str().unwrap(),
+        "being written by another Sediment process",
+        pid.as_str(),
+        "--wait",
+    ] {
+        assert!(
+            run.stderr.contains(needle),
+            "{needle:?} missing: {}",
+            run.stderr
+        );
+    }
+    assert!(
+        !run.stderr.contains("LOCK"),
+        "no raw RocksDB text: {}",
+        run.stderr
+    );
+
+    // Readers are not blocked by the writer.
+    let stats: serde_json::Value = serde_json::from_str(&ok(&store, &["stats", "--json"])).unwrap();
+    assert!(stats["captures"].as_u64().unwrap() > 0);
+
+    // `--wait` queues behind the writer and runs when it is gone.
+    let mut waiting = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .arg("--store")
+        .arg(&store)
+        .args(["--wait", "backfill-cdx", &crawl2_cdx()])
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(700));
+    assert!(
+        waiting.try_wait().unwrap().is_none(),
+        "the second writer waits"
+    );
+    holder.close().unwrap();
+    let output = waiting.wait_with_output().unwrap();
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(stderr.contains("waiting for the writer"), "{stderr}");
+}
+
+#[test]
+fn readers_see_only_what_the_writer_published() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    let before = ok(&store, &["export"]);
+
+    // A writer in the middle of an input: a capture and a row written, not published.
+    let writer_store = Store::open(&store).unwrap();
+    writer_store.mark_inconsistent().unwrap();
+    let key = Sha1Key([0x42; 20]);
+    let mime = writer_store.schema().column_id("file:mime").unwrap();
+    let mut writer = Writer::new(&writer_store, 1);
+    writer.put_cell(&key, mime, b"application/pdf");
+    writer.finish().unwrap();
+    writer_store.flush().unwrap();
+
+    assert_eq!(
+        ok(&store, &["export"]),
+        before,
+        "the unpublished row is not seen"
+    );
+    let run = sediment(&store, &["get", &key.to_base32()]);
+    assert_ne!(run.status, 0, "{}", run.stdout);
+
+    writer_store.mark_consistent().unwrap();
+    writer_store.close().unwrap();
+    let after = ok(&store, &["get", &key.to_base32()]);
+    assert!(after.contains("application/pdf"), "{after}");
+}
+
+#[test]
+fn an_interrupted_import_stays_invisible_and_the_rerun_completes_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    let before = ok(&store, &["export"]);
+    let stats = |store: &Path| {
+        let mut stats: serde_json::Value =
+            serde_json::from_str(&ok(store, &["stats", "--json"])).unwrap();
+        stats.as_object_mut().unwrap().remove("store_bytes_on_disk");
+        stats
+    };
+    let stats_before = stats(&store);
+
+    let crashed = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .env("SEDIMENT_TEST_CRASH_AFTER_CAPTURES", "7")
+        .arg("--store")
+        .arg(&store)
+        .args(["backfill-cdx", &crawl2_cdx()])
+        .output()
+        .unwrap();
+    assert!(
+        String::from_utf8_lossy(&crashed.stderr).contains("simulated crash"),
+        "{}",
+        String::from_utf8_lossy(&crashed.stderr)
+    );
+    assert_eq!(
+        ok(&store, &["export"]),
+        before,
+        "half an input is never visible"
+    );
+    assert_eq!(stats(&store), stats_before);
+
+    let rerun = sediment(&store, &["backfill-cdx", &crawl2_cdx()]);
+    assert_eq!(rerun.status, 0, "{}", rerun.stderr);
+    assert!(rerun.stderr.contains("rolling back"), "{}", rerun.stderr);
+
+    let reference = dir.path().join("reference");
+    ok(&reference, &["backfill-cdx", &crawl1_cdx()]);
+    ok(&reference, &["backfill-cdx", &crawl2_cdx()]);
+    assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
+}
+
+#[test]
+fn a_reader_keeps_its_version_while_the_writer_publishes_newer_ones() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    let reader = Store::open_reader(&store).unwrap();
+    let first = reader.version().unwrap();
+    ok(&store, &["backfill-cdx", &crawl2_cdx()]);
+    let newest = sediment::store::directory::latest_version(&store).unwrap();
+    assert!(newest > first);
+    // The old version is still there for the reader, and goes once it is released.
+    assert!(sediment::store::directory::version_dir(&store, first).is_dir());
+    let rows = sediment::store::captures::count_captures(&reader).unwrap();
+    assert!(rows > 0);
+    drop(reader);
+    ok(
+        &store,
+        &[
+            "import-warc",
+            fixture("crawl/crawl1.warc.gz").to_str().unwrap(),
+        ],
+    );
+    assert!(!sediment::store::directory::version_dir(&store, first).exists());
+    assert_eq!(
+        sediment::store::directory::published_versions(&store).len(),
+        1,
+        "only the newest version is kept when nobody reads an older one"
+    );
+}
+
+/// Runs the mount commands of `setup`; when one fails (no privileges here), undoes
+/// them with `teardown`, says why and returns false.
+fn with_mount(setup: &[&[&str]], teardown: &[&str]) -> bool {
+    for cmd in setup {
+        let status = Command::new(cmd[0]).args(&cmd[1..]).status();
+        if !status.is_ok_and(|s| s.success()) {
+            let _ = Command::new(teardown[0]).args(&teardown[1..]).status();
+            eprintln!("cannot run {cmd:?} here (needs mount privileges), skipping");
+            return false;
+        }
+    }
+    true
+}
+
+struct Unmount(PathBuf);
+
+impl Drop for Unmount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+#[test]
+fn readers_work_on_a_read_only_file_system_and_a_full_disk() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    ok(
+        &store,
+        &[
+            "import-warc",
+            fixture("crawl/crawl1.warc.gz").to_str().unwrap(),
+        ],
+    );
+    let export = ok(&store, &["export"]);
+    let key = json_lines(&export)[0]["key"].as_str().unwrap().to_string();
+
+    // Read-only: the same directory through a read-only bind mount.
+    let ro = dir.path().join("ro");
+    std::fs::create_dir(&ro).unwrap();
+    let (s, r) = (store.to_str().unwrap(), ro.to_str().unwrap());
+    if with_mount(
+        &[
+            &["mount", "--bind", s, r],
+            &["mount", "-o", "remount,bind,ro", r],
+        ],
+        &["umount", r],
+    ) {
+        let _guard = Unmount(ro.clone());
+        assert!(
+            std::fs::write(ro.join("probe"), b"x").is_err(),
+            "the mount is read-only"
+        );
+        assert_eq!(ok(&ro, &["export"]), export);
+        ok(&ro, &["get", &key]);
+        ok(&ro, &["stats"]);
+        let run = sediment(&ro, &["backfill-cdx", &crawl2_cdx()]);
+        assert_ne!(run.status, 0, "a writer cannot work on a read-only store");
+    }
+
+    // Full disk: a small file system holding a copy of the store, filled up.
+    let small = dir.path().join("small");
+    std::fs::create_dir(&small).unwrap();
+    let m = small.to_str().unwrap();
+    if with_mount(
+        &[&["mount", "-t", "tmpfs", "-o", "size=16m", "tmpfs", m]],
+        &["umount", m],
+    ) {
+        let _guard = Unmount(small.clone());
+        let copy = small.join("store");
+        let copied = Command::new("cp")
+            .arg("-a")
+            .arg(&store)
+            .arg(&copy)
+            .status()
+            .unwrap();
+        assert!(copied.success());
+        let _ = Command::new("dd")
+            .args(["if=/dev/zero", "bs=1M", "count=64"])
+            .arg(format!("of={}", small.join("filler").display()))
+            .stderr(std::process::Stdio::null())
+            .status();
+        assert!(
+            std::fs::write(small.join("probe"), vec![0u8; 1 << 20]).is_err(),
+            "the disk is full"
+        );
+        assert_eq!(ok(&copy, &["export"]), export);
+        ok(&copy, &["stats"]);
+    }
+}
+
+/// Row keys (hex) of an export.
+fn exported_keys(store: &Path) -> BTreeSet<String> {
+    json_lines(&ok(store, &["export"]))
+        .iter()
+        .map(|row| row["sha1hex"].as_str().unwrap().to_uppercase())
+        .collect()
+}
+
+#[test]
+fn ldb_sst_dump_and_rocksdict_read_the_store() {
+    let (Some(cdx), Some(warc)) = (
+        corpus("sandcrawler/example.cdx"),
+        corpus("pywb/sample_archive/warcs/example.warc.gz"),
+    ) else {
+        return;
+    };
+    if Command::new("ldb").arg("--help").output().is_err() {
+        eprintln!("ldb (Debian package rocksdb-tools) not installed, skipping");
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&store, &["backfill-cdx", cdx.to_str().unwrap()]);
+    ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    let expected = exported_keys(&store);
+    assert!(expected.len() > 5);
+    let current = store.join("current");
+
+    // ldb of RocksDB 7.8: every row key of the `f` and `file` families.
+    let mut keys = BTreeSet::new();
+    for family in ["f", "file"] {
+        let out = Command::new("ldb")
+            .arg(format!("--db={}", current.display()))
+            .args(["--ignore_unknown_options", "--key_hex"])
+            .arg(format!("--column_family={family}"))
+            .arg("scan")
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "ldb scan {family}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        for line in String::from_utf8_lossy(&out.stdout).lines() {
+            let hex = line.strip_prefix("0x").expect("hex key");
+            keys.insert(hex[..40].to_string());
+        }
+    }
+    assert_eq!(keys, expected, "ldb lists every row key");
+
+    // sst_dump reads the table files.
+    let sst = std::fs::read_dir(&current)
+        .unwrap()
+        .flatten()
+        .find(|e| e.file_name().to_string_lossy().ends_with(".sst"))
+        .expect("an SST file")
+        .path();
+    let out = Command::new("sst_dump")
+        .arg(format!("--file={}", sst.display()))
+        .args(["--command=check", "--verify_checksum"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success() && !String::from_utf8_lossy(&out.stdout).contains("Corrupt"),
+        "sst_dump: {}{}",
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
+
+    // rocksdict (PyPI) iterates family `f` without any custom merge operator.
+    let script = r#"
+import sys
+from rocksdict import Rdict, AccessType, Options
+path = sys.argv[1]
+families = Rdict.list_cf(path)
+db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_only(),
+           column_families={name: Options(raw_mode=True) for name in families})
+for key in db.get_column_family("f").keys():
+    print(key[:20].hex().upper())
+"#;
+    let out = match Command::new("python3")
+        .args(["-c", script])
+        .arg(&current)
+        .output()
+    {
+        Ok(out) if out.status.success() => out,
+        Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'rocksdict'") => {
+            eprintln!("rocksdict (PyPI) not installed, skipping that part");
+            return;
+        }
+        other => panic!("rocksdict failed: {other:?}"),
+    };
+    let from_rocksdict: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .map(str::to_string)
+        .collect();
+    assert_eq!(from_rocksdict, expected, "rocksdict iterates family f");
+}
+
+#[test]
+fn the_live_store_and_a_busy_writer_do_not_stop_a_long_reader() {
+    // A reader opened before a long import keeps reading while the import publishes.
+    let dir = tempfile::tempdir().unwrap();
+    let store = crawl_store(dir.path());
+    let reader = Store::open_reader(&store).unwrap();
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .arg("--store")
+        .arg(&store)
+        .args([
+            "import-warc",
+            fixture("crawl/crawl2.warc.gz").to_str().unwrap(),
+        ])
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while child.try_wait().unwrap().is_none() {
+        assert!(sediment::store::captures::count_captures(&reader).unwrap() > 0);
+        assert!(Instant::now() < deadline, "the import finishes");
+        std::thread::sleep(Duration::from_millis(10));
+    }
+    assert!(child.wait().unwrap().success());
+}
+
+#[test]
+fn a_stale_staging_link_to_a_live_table_is_never_written_through() {
+    // A bulk load killed between RocksDB's hard link of an ingested SST and the removal
+    // of its staging name leaves a second name of a live table in staging/.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&store, &["backfill-cdx", "--bulk", &crawl1_cdx()]);
+    let live = std::fs::read_dir(&store)
+        .unwrap()
+        .flatten()
+        .map(|e| e.path())
+        .find(|p| p.extension().is_some_and(|e| e == "sst"))
+        .expect("a live table");
+    let content = std::fs::read(&live).unwrap();
+    let staging = store.join("staging").join("bulk-1-1");
+    std::fs::create_dir_all(&staging).unwrap();
+    let stale = staging.join("capture-1-0.sst");
+    std::fs::hard_link(&live, &stale).unwrap();
+
+    ok(&store, &["backfill-cdx", "--bulk", &crawl2_cdx()]);
+    assert!(!stale.exists(), "the writer cleared the staging area first");
+    if live.exists() {
+        assert_eq!(
+            std::fs::read(&live).unwrap(),
+            content,
+            "the live table is intact"
+        );
+    }
+    let reference = dir.path().join("reference");
+    ok(&reference, &["backfill-cdx", "--bulk", &crawl1_cdx()]);
+    ok(&reference, &["backfill-cdx", "--bulk", &crawl2_cdx()]);
+    assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
+}
