@@ -4,6 +4,7 @@
 
 mod common;
 mod serve_support;
+mod summary_support;
 
 use std::collections::BTreeSet;
 use std::io::{Read, Write};
@@ -445,4 +446,62 @@ fn payloads_follow_a_relocated_collection() {
     let reply = server.get(&format!("/payload/{key}"));
     assert_eq!(reply.status, 200, "{}", reply.text());
     assert_eq!(reply.text(), expected);
+}
+
+/// A payload larger than what is checked before sending: streamed, the last chunk held
+/// until the digest matched; a damaged one ends in a failed transfer, never a complete
+/// wrong file.
+#[test]
+fn large_payloads_stream_and_a_damaged_one_is_cut_short() {
+    use summary_support::{Response, write_warc};
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("big.warc");
+    let body: Vec<u8> = (0..3_000_000u32).map(|i| (i * 7 % 251) as u8).collect();
+    let response = Response {
+        url: "http://example.com/big.bin",
+        date: "2021-01-01T00:00:00Z",
+        status: 200,
+        headers: vec![("Content-Type", "application/pdf")],
+        body: body.clone(),
+    };
+    write_warc(&warc, &[response]);
+    let store = dir.path().join("store");
+    ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    let key = ok(
+        &store,
+        &[
+            "captures",
+            "--url",
+            "http://example.com/big.bin",
+            "--output",
+            "cdx",
+        ],
+    )
+    .split_whitespace()
+    .nth(5)
+    .unwrap()
+    .to_string();
+    let server = Server::start(&store, &[]);
+    let reply = server.get(&format!("/payload/{key}"));
+    assert_eq!(reply.status, 200);
+    assert!(reply.body == body, "the streamed payload is the stored one");
+
+    // Damage a byte near the end of the body: the transfer must fail.
+    let mut bytes = std::fs::read(&warc).unwrap();
+    let at = bytes.len() - 4 - 1000;
+    bytes[at] ^= 0xFF;
+    std::fs::write(&warc, bytes).unwrap();
+    let mut response = agent()
+        .get(&server.url(&format!("/payload/{key}")))
+        .call()
+        .unwrap();
+    let mut received = Vec::new();
+    let read = response.body_mut().as_reader().read_to_end(&mut received);
+    assert!(
+        read.is_err() || received.len() < body.len(),
+        "a damaged payload never arrives whole ({} bytes)",
+        received.len()
+    );
+    assert!(server.log_shows("problem:"), "{}", server.log());
+    assert_eq!(server.get("/health").status, 200);
 }
