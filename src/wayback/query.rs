@@ -65,17 +65,9 @@ pub struct KeyRange {
     pub end: Vec<u8>,
 }
 
-/// pywb's `inc_last_char`: the smallest string above every string starting with `key`
-/// (byte-wise, with carry for the rare 0xFF).
+/// pywb's `inc_last_char`: the smallest string above every string starting with `key`.
 pub fn after_prefix(key: &[u8]) -> Vec<u8> {
-    let mut end = key.to_vec();
-    while let Some(last) = end.pop() {
-        if last < 0xFF {
-            end.push(last + 1);
-            return end;
-        }
-    }
-    vec![0xFF; key.len() + 1]
+    crate::store::backend::prefix_end(key).unwrap_or_else(|| vec![0xFF; key.len() + 1])
 }
 
 /// The URL and match type a query means, once the `*` shortcuts are read. A `*` that
