@@ -79,6 +79,8 @@ pub enum Command {
     LookupJdbm(commands::lookup_jdbm::Args),
     /// Full-text search over a summary database made by `project summary`.
     Search(commands::search::Args),
+    /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
+    Serve(commands::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
     /// Print the manual page (roff), or write one page per command to a directory.
@@ -159,6 +161,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Serve(args) => commands::serve::run(&cli.store, args),
         Command::Completions(args) => completions(args),
         Command::Manpage(args) => manpage(args),
     }
