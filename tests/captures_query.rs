@@ -67,10 +67,10 @@ fn match_types_and_wildcards() {
             "exact",
         ],
     );
-    assert_eq!(run.status, 1);
+    assert_eq!(run.status, 2, "a contradictory query is a usage error");
     assert!(run.stderr.contains("wildcard"), "{}", run.stderr);
     let run = sediment(&store, &["captures", "--url", "x.org", "--match", "nearby"]);
-    assert_ne!(run.status, 0);
+    assert_eq!(run.status, 2);
     assert!(run.stderr.contains("matchType"), "{}", run.stderr);
 }
 
