@@ -28,8 +28,8 @@ pub struct Args {
     #[arg(long)]
     pub cdxj: bool,
     /// Output file (default: standard output).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -41,7 +41,7 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    if args.reporting.json && args.out.is_none() {
+    if args.reporting.json && args.output.is_none() {
         crate::usage_error!(
             "--json prints to standard output, which carries the CDX lines here: write them to a file with -o FILE, or the report with --report FILE"
         );
@@ -105,7 +105,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
             Ok(())
         })
     })?;
-    let sink: Box<dyn Write> = match &args.out {
+    let sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
         ),

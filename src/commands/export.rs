@@ -19,8 +19,8 @@ use crate::store::cells::{Projection, row_upper_bound};
   sediment export --columns file:mime,f:c --prefix 3I --limit 10")]
 pub struct Args {
     /// Output file (default: standard output).
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub out: Option<PathBuf>,
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
     /// Only these families, comma-separated (e.g. f,file).
     #[arg(long, value_delimiter = ',')]
     pub families: Vec<String>,
@@ -100,7 +100,7 @@ pub fn prefix_range(prefix: &str) -> Result<(Vec<u8>, Vec<u8>)> {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    if args.reporting.json && args.out.is_none() {
+    if args.reporting.json && args.output.is_none() {
         crate::usage_error!(
             "--json prints to standard output, which carries the rows here: write them to a file with -o FILE, or the report with --report FILE"
         );
@@ -126,7 +126,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         end = Some(end.map_or(high.clone(), |e| e.min(high)));
     }
 
-    let sink: Box<dyn Write> = match &args.out {
+    let sink: Box<dyn Write> = match &args.output {
         Some(path) => Box::new(
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
         ),

@@ -106,14 +106,3 @@ pub fn finished(store: &Path, args: &[&str]) -> String {
     );
     run.stdout
 }
-
-/// Runs and asserts exit status 3 (done, with problems), returning the run.
-pub fn with_problems(store: &Path, args: &[&str]) -> Run {
-    let run = sediment(store, args);
-    assert_eq!(
-        run.status, 3,
-        "sediment {args:?}: expected exit status 3\nstdout:\n{}\nstderr:\n{}",
-        run.stdout, run.stderr
-    );
-    run
-}
