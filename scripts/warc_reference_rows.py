@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Reference for the WARC import tests, computed with warcio (independent of Sediment):
-the file rows a set of WARC files should produce under the default file filter.
+the file rows a set of WARC files should produce under `--all-types` (the default status
+filter, every MIME type; the tests check the full-text default against these rows by type).
 
 Row key = SHA-1 of the stored payload (the bytes after the HTTP header block, still
 chunk-encoded if they were stored that way), base32. A capture locates a file when it is a

@@ -1,17 +1,23 @@
-//! Command-line interface: global options and dispatch to one module per subcommand.
+//! Command-line interface: global options, dispatch to one module per subcommand, and the
+//! exit status (DESIGN.md, "Exit status and reports"): 0 done, 1 failed, 2 usage error,
+//! 3 done with skipped or unresolved input.
 
+use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use anyhow::{Context, Result};
+use clap::{CommandFactory, Parser, Subcommand};
 
-use crate::commands;
+use crate::commands::{self, UsageError};
+use crate::report::{ReportArgs, exit};
 
 #[derive(Parser)]
 #[command(
     name = "sediment",
     version,
-    about = "Web archives (WARC, CDX) into a content-addressed wide-column store on RocksDB, and out again as JSON lines, SQLite databases and word indexes."
+    about = "Web archives (WARC, CDX) into a content-addressed wide-column store on RocksDB, and out again as JSON lines, SQLite databases and word indexes.",
+    after_help = "Exit status: 0 done, nothing skipped; 1 failed; 2 usage error; 3 done, but inputs or records were skipped or unresolved (bad lines, corrupt records, WARC files not found).\n\nExamples:\n  sediment import-warc /data/warcs/\n  sediment project summary -o summary.db && sediment search --db summary.db 'web archive'"
 )]
 pub struct Cli {
     /// The store: a directory (an embedded RocksDB), or bigtable://PROJECT/INSTANCE/TABLE
@@ -50,7 +56,7 @@ pub enum Command {
     Stats(commands::stats::Args),
     /// Backfill the store from CDX / CDXJ files (no WARC needed).
     BackfillCdx(commands::backfill_cdx::Args),
-    /// Import WARC files: every capture, and a file row per distinct payload.
+    /// Import WARC files: every capture, and a file row per distinct full-text payload.
     ImportWarc(commands::import_warc::Args),
     /// List captures (every fetch, whatever its status) by URL, SURT prefix or payload.
     Captures(commands::captures::Args),
@@ -76,12 +82,68 @@ pub enum Command {
     LookupJdbm(commands::lookup_jdbm::Args),
     /// Full-text search over a summary database made by `project summary`.
     Search(commands::search::Args),
+    /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
+    Serve(commands::serve::Args),
+    /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
+    Completions(CompletionsArgs),
+    /// Print the manual page (roff), or write one page per command to a directory.
+    Manpage(ManpageArgs),
 }
 
-pub fn main() -> ExitCode {
-    let cli = Cli::parse();
-    commands::set_wait_for_writer(cli.wait);
-    let result = match cli.command {
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment completions bash > ~/.local/share/bash-completion/completions/sediment
+  sediment completions zsh > ~/.zfunc/_sediment")]
+pub struct CompletionsArgs {
+    /// The shell to complete for.
+    #[arg(value_enum)]
+    pub shell: clap_complete::Shell,
+}
+
+#[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment manpage > sediment.1 && man ./sediment.1
+  sediment manpage --dir /usr/local/share/man/man1")]
+pub struct ManpageArgs {
+    /// Write sediment.1 and a page per command (sediment-import-warc.1, …) into this
+    /// directory instead of printing sediment.1.
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+}
+
+impl Command {
+    /// The command's name and its `--json` / `--report` options, for the JSON object of a
+    /// run that fails; `None` for commands without a run report.
+    fn reporting(&self) -> Option<(&'static str, &ReportArgs)> {
+        use commands::catalog::CatalogCommand;
+        use commands::project::ProjectCommand;
+        Some(match self {
+            Command::Export(a) => ("export", &a.reporting),
+            Command::ImportJsonl(a) => ("import-jsonl", &a.reporting),
+            Command::ImportHbaseTsv(a) => ("import-hbase-tsv", &a.reporting),
+            Command::BackfillCdx(a) => ("backfill-cdx", &a.reporting),
+            Command::ImportWarc(a) => ("import-warc", &a.reporting),
+            Command::Cdx(a) => ("cdx", &a.reporting),
+            Command::Grobid(a) => ("grobid", &a.reporting),
+            Command::ImportTei(a) => ("import-tei", &a.reporting),
+            Command::Match(a) => ("match", &a.reporting),
+            Command::Catalog(a) => match &a.command {
+                CatalogCommand::Load(a) => ("catalog load", &a.reporting),
+                CatalogCommand::Get(_) => return None,
+            },
+            Command::Project(a) => match &a.command {
+                ProjectCommand::Crawl(a) => ("project crawl", &a.reporting),
+                ProjectCommand::Summary(a) => ("project summary", &a.reporting),
+                ProjectCommand::Locust(a) => ("project locust", &a.reporting),
+                ProjectCommand::Jdbm(a) => ("project jdbm", &a.reporting),
+            },
+            _ => return None,
+        })
+    }
+}
+
+fn run(cli: Cli) -> Result<ExitCode> {
+    match cli.command {
         Command::Schema(args) => commands::schema::run(args),
         Command::Bigtable(args) => commands::bigtable::run(&cli.store, args),
         Command::Get(args) => commands::get::run(&cli.store, args),
@@ -103,8 +165,52 @@ pub fn main() -> ExitCode {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
-    };
-    match result {
+        Command::Serve(args) => commands::serve::run(&cli.store, args),
+        Command::Completions(args) => completions(args),
+        Command::Manpage(args) => manpage(args),
+    }
+}
+
+fn completions(args: CompletionsArgs) -> Result<ExitCode> {
+    // Generated into memory first: clap_complete panics when its writer fails (a closed
+    // pipe), and a failed write here must be an ordinary error.
+    let mut script = Vec::new();
+    clap_complete::generate(args.shell, &mut Cli::command(), "sediment", &mut script);
+    let mut out = std::io::stdout().lock();
+    out.write_all(&script)?;
+    out.flush()?;
+    commands::done()
+}
+
+fn manpage(args: ManpageArgs) -> Result<ExitCode> {
+    let cmd = Cli::command();
+    match args.dir {
+        Some(dir) => {
+            std::fs::create_dir_all(&dir)
+                .with_context(|| format!("cannot create {}", dir.display()))?;
+            clap_mangen::generate_to(cmd, &dir)
+                .with_context(|| format!("cannot write the manual pages to {}", dir.display()))?;
+        }
+        None => {
+            let mut page = Vec::new();
+            clap_mangen::Man::new(cmd).render(&mut page)?;
+            let mut out = std::io::stdout().lock();
+            out.write_all(&page)?;
+            out.flush()?;
+        }
+    }
+    commands::done()
+}
+
+pub fn main() -> ExitCode {
+    // clap itself exits with 2 on a usage error (0 for --help and --version).
+    let cli = Cli::parse();
+    commands::set_wait_for_writer(cli.wait);
+    let reporting = cli
+        .command
+        .reporting()
+        .map(|(name, args)| (name, args.clone()));
+    match run(cli) {
         Ok(code) => code,
         Err(err) => {
             // A closed pipe (`sediment export | head`) is not an error worth a message.
@@ -113,11 +219,47 @@ pub fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("sediment: error: {err:#}");
-            if err.downcast_ref::<commands::UsageError>().is_some() {
-                return ExitCode::from(2);
+            if let Some(usage) = err.downcast_ref::<UsageError>() {
+                crate::diag!("sediment: error: {usage}\n\nFor more information, try '--help'.");
+                return ExitCode::from(exit::USAGE);
             }
-            ExitCode::FAILURE
+            crate::diag!("sediment: error: {err:#}");
+            if let Some((name, args)) = reporting {
+                args.write_failure(name, &format!("{err:#}"));
+            }
+            ExitCode::from(exit::FAILED)
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Every command (and subcommand) has a help that ends with examples.
+    #[test]
+    fn every_command_has_examples() {
+        fn check(cmd: &mut clap::Command, path: &str) {
+            let help = cmd.render_long_help().to_string();
+            let examples = help
+                .find("Examples:")
+                .unwrap_or_else(|| panic!("`{path} --help` has no examples"));
+            assert!(
+                help[examples..].contains("sediment "),
+                "`{path} --help` examples name no command"
+            );
+            for sub in cmd.get_subcommands_mut().filter(|s| s.get_name() != "help") {
+                let name = format!("{path} {}", sub.get_name());
+                check(sub, &name);
+            }
+        }
+        let mut cmd = Cli::command();
+        cmd.build();
+        check(&mut cmd, "sediment");
+    }
+
+    #[test]
+    fn the_cli_definition_is_consistent() {
+        Cli::command().debug_assert();
     }
 }

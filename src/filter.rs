@@ -1,19 +1,40 @@
 //! The file filter: which captures become rows of the `files` table.
 //!
 //! Every capture is kept in the capture key space; only captures passing the filter
-//! locate a file row. Default: HTTP 200 responses (and WARC resource records), not
-//! revisits, with a valid SHA-1. Shared by `backfill-cdx` and `import-warc`.
+//! locate a file row. Default (DESIGN.md, "Which files get rows"): HTTP 200 responses (and
+//! WARC resource records), not revisits, with a valid SHA-1 and a full-text MIME type from
+//! `schemas/fulltext-types.json`. `--mime` replaces the type list, `--all-types` accepts
+//! every type, `--status` / `--all-statuses` change the statuses. Shared by `backfill-cdx`
+//! and `import-warc`.
 
 use crate::capture::CaptureKind;
+use crate::mime::{FULLTEXT_WORD, fulltext, parse_mime_arg};
 
 #[derive(clap::Args, Debug, Clone, Default)]
 pub struct FilterArgs {
-    /// Only files of this MIME type (repeatable; compared after normalization, so
-    /// application/x-pdf counts as application/pdf).
-    #[arg(long = "mime", value_name = "TYPE")]
+    /// File rows only for these MIME types instead of the full-text list (repeatable or
+    /// comma-separated; compared after normalization, so application/x-pdf counts as
+    /// application/pdf). TYPE/* takes a whole top-level type, `fulltext` the list itself:
+    /// `--mime fulltext,image/png` widens the default, `--mime application/pdf` narrows it.
+    #[arg(
+        long = "mime",
+        value_name = "TYPE",
+        num_args = 1,
+        value_delimiter = ',',
+        value_parser = parse_mime_arg
+    )]
     pub mimes: Vec<String>,
-    /// Only captures with these HTTP status codes (default 200).
-    #[arg(long = "status", value_name = "CODE", num_args = 1.., value_delimiter = ',')]
+    /// File rows for every MIME type (captures of every type are kept either way).
+    #[arg(long, conflicts_with = "mimes")]
+    pub all_types: bool,
+    /// Only captures with these HTTP status codes (default 200; repeatable or
+    /// comma-separated: `--status 200,206`).
+    #[arg(
+        long = "status",
+        value_name = "CODE",
+        num_args = 1,
+        value_delimiter = ','
+    )]
     pub statuses: Vec<u16>,
     /// Captures of every HTTP status locate files (redirect and error bodies too).
     #[arg(long, conflicts_with = "statuses")]
@@ -24,20 +45,47 @@ pub struct FilterArgs {
 pub struct FileFilter {
     /// `None` accepts every status.
     statuses: Option<Vec<u16>>,
-    /// Normalized MIME types; empty accepts every type.
-    mimes: Vec<String>,
+    /// `None` accepts every type.
+    mimes: Option<MimeSet>,
+}
+
+/// Accepted MIME types: exact normalized types and whole top-level types (`image/*`).
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+struct MimeSet {
+    /// Sorted, without duplicates.
+    types: Vec<String>,
+    /// Top-level types with their slash (`image/`), sorted.
+    tops: Vec<String>,
+}
+
+impl MimeSet {
+    fn fulltext() -> MimeSet {
+        MimeSet {
+            types: fulltext().types().to_vec(),
+            tops: Vec::new(),
+        }
+    }
+
+    fn contains(&self, mime: &str) -> bool {
+        self.types
+            .binary_search_by(|t| t.as_str().cmp(mime))
+            .is_ok()
+            || self.tops.iter().any(|top| mime.starts_with(top.as_str()))
+    }
 }
 
 impl Default for FileFilter {
     fn default() -> Self {
         FileFilter {
             statuses: Some(vec![200]),
-            mimes: Vec::new(),
+            mimes: Some(MimeSet::fulltext()),
         }
     }
 }
 
 impl FileFilter {
+    /// The filter of the options; `--mime` values are expected as `parse_mime_arg` gives
+    /// them (others are normalized here, and dropped if they are no type).
     pub fn from_args(args: &FilterArgs) -> FileFilter {
         let statuses = if args.all_statuses {
             None
@@ -49,13 +97,28 @@ impl FileFilter {
             s.dedup();
             Some(s)
         };
-        let mut mimes: Vec<String> = args
-            .mimes
-            .iter()
-            .filter_map(|m| crate::mime::normalize(m).map(|n| n.into_owned()))
-            .collect();
-        mimes.sort();
-        mimes.dedup();
+        let mimes = if args.all_types {
+            None
+        } else if args.mimes.is_empty() {
+            Some(MimeSet::fulltext())
+        } else {
+            let mut set = MimeSet::default();
+            for value in &args.mimes {
+                match parse_mime_arg(value).as_deref() {
+                    Ok(FULLTEXT_WORD) => set.types.extend(fulltext().types().iter().cloned()),
+                    Ok(top) if top.ends_with("/*") => {
+                        set.tops.push(top.trim_end_matches('*').to_string())
+                    }
+                    Ok(mime) => set.types.push(mime.to_string()),
+                    Err(_) => {}
+                }
+            }
+            set.types.sort();
+            set.types.dedup();
+            set.tops.sort();
+            set.tops.dedup();
+            Some(set)
+        };
         FileFilter { statuses, mimes }
     }
 
@@ -76,13 +139,17 @@ impl FileFilter {
             (Some(_), CaptureKind::Resource) => true,
             (Some(list), _) => status.is_some_and(|s| list.contains(&s)),
         };
-        let mime_ok =
-            self.mimes.is_empty() || mime.is_some_and(|m| self.mimes.iter().any(|x| x == m));
+        let mime_ok = match &self.mimes {
+            None => true,
+            Some(set) => mime.is_some_and(|m| set.contains(m)),
+        };
         status_ok && mime_ok
     }
 
     /// A stable spelling of the filter, part of an input's identity in the registry
-    /// (the same file under another filter writes other rows).
+    /// (the same file under another filter writes other rows). Every type is spelled
+    /// out, so a change of the full-text list makes inputs new again; `mime=` (empty)
+    /// means every type, as it did before the full-text default.
     pub fn describe(&self) -> String {
         let statuses = match &self.statuses {
             None => "all".to_string(),
@@ -92,7 +159,17 @@ impl FileFilter {
                 .collect::<Vec<_>>()
                 .join(","),
         };
-        format!("status={statuses};mime={}", self.mimes.join(","))
+        let mimes = match &self.mimes {
+            None => String::new(),
+            Some(set) => set
+                .types
+                .iter()
+                .cloned()
+                .chain(set.tops.iter().map(|t| format!("{t}*")))
+                .collect::<Vec<_>>()
+                .join(","),
+        };
+        format!("status={statuses};mime={mimes}")
     }
 }
 
@@ -100,19 +177,44 @@ impl FileFilter {
 mod tests {
     use super::*;
 
+    fn fulltext_spelling() -> String {
+        fulltext().types().join(",")
+    }
+
     #[test]
-    fn default_filter_takes_200_responses_and_resources() {
+    fn default_filter_takes_200_full_text_responses_and_resources() {
         let f = FileFilter::default();
         assert!(f.passes(CaptureKind::Response, Some(200), Some("text/html"), true));
+        assert!(f.passes(
+            CaptureKind::Response,
+            Some(200),
+            Some("application/pdf"),
+            true
+        ));
+        assert!(f.passes(CaptureKind::Response, Some(200), Some("text/xml"), true));
         assert!(!f.passes(CaptureKind::Response, Some(301), Some("text/html"), true));
         assert!(!f.passes(CaptureKind::Response, None, None, true));
         assert!(
-            !f.passes(CaptureKind::Response, Some(200), None, false),
+            !f.passes(CaptureKind::Response, Some(200), Some("text/html"), false),
             "needs a digest"
         );
-        assert!(!f.passes(CaptureKind::Revisit, Some(200), None, true));
+        assert!(!f.passes(CaptureKind::Revisit, Some(200), Some("text/html"), true));
         assert!(f.passes(CaptureKind::Resource, None, Some("application/pdf"), true));
-        assert_eq!(f.describe(), "status=200;mime=");
+        for other in ["text/css", "image/png", "text/javascript", "font/woff2"] {
+            assert!(
+                !f.passes(CaptureKind::Response, Some(200), Some(other), true),
+                "{other} is not full text"
+            );
+        }
+        assert!(
+            !f.passes(CaptureKind::Response, Some(200), None, true),
+            "no type, no row"
+        );
+        assert_eq!(
+            f.describe(),
+            format!("status=200;mime={}", fulltext_spelling())
+        );
+        assert_eq!(FileFilter::from_args(&FilterArgs::default()), f);
     }
 
     #[test]
@@ -130,15 +232,39 @@ mod tests {
         assert!(!pdf.passes(CaptureKind::Response, Some(200), Some("text/html"), true));
         assert_eq!(pdf.describe(), "status=200;mime=application/pdf");
 
+        let wider = FileFilter::from_args(&FilterArgs {
+            mimes: vec!["fulltext".into(), "image/*".into()],
+            ..Default::default()
+        });
+        assert!(wider.passes(CaptureKind::Response, Some(200), Some("text/html"), true));
+        assert!(wider.passes(CaptureKind::Response, Some(200), Some("image/png"), true));
+        assert!(!wider.passes(CaptureKind::Response, Some(200), Some("text/css"), true));
+        assert_eq!(
+            wider.describe(),
+            format!("status=200;mime={},image/*", fulltext_spelling())
+        );
+
+        let every_type = FileFilter::from_args(&FilterArgs {
+            all_types: true,
+            ..Default::default()
+        });
+        assert!(every_type.passes(CaptureKind::Response, Some(200), Some("text/css"), true));
+        assert!(every_type.passes(CaptureKind::Response, Some(200), None, true));
+        assert!(!every_type.passes(CaptureKind::Response, Some(404), None, true));
+        assert_eq!(every_type.describe(), "status=200;mime=");
+
         let all = FileFilter::from_args(&FilterArgs {
             all_statuses: true,
+            all_types: true,
             ..Default::default()
         });
         assert!(all.passes(CaptureKind::Response, Some(404), None, true));
         assert!(all.passes(CaptureKind::Response, None, None, true));
+        assert_eq!(all.describe(), "status=all;mime=");
 
         let some = FileFilter::from_args(&FilterArgs {
             statuses: vec![404, 200, 404],
+            all_types: true,
             ..Default::default()
         });
         assert!(some.passes(CaptureKind::Response, Some(404), None, true));

@@ -120,9 +120,7 @@ impl PlannedInput {
 
     /// Says on stderr why this input is skipped and counts it in `inputs_skipped`.
     pub fn announce_skipped(&self, report: &Report, reason: &str) {
-        report
-            .progress()
-            .suspend(|| eprintln!("{}: {reason}", self.display()));
+        report.note(&format!("{}: {reason}", self.display()));
         report.count("inputs_skipped", 1);
     }
 

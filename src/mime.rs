@@ -95,6 +95,179 @@ pub fn normalize(raw: &str) -> Option<Cow<'_, str>> {
     Some(Cow::Borrowed(table.canonical(trimmed).unwrap_or(trimmed)))
 }
 
+/// The full-text type list, as shipped in `schemas/fulltext-types.json`: by default only
+/// captures of these types make file rows (see `filter`).
+pub const FULLTEXT_JSON: &str = include_str!("../schemas/fulltext-types.json");
+
+/// What `--mime` accepts for the whole full-text list.
+pub const FULLTEXT_WORD: &str = "fulltext";
+
+#[derive(serde::Deserialize)]
+struct FulltextFile {
+    types: Vec<FulltextEntry>,
+}
+
+#[derive(serde::Deserialize)]
+struct FulltextEntry {
+    #[serde(rename = "type")]
+    mime: String,
+    #[serde(default)]
+    words: Vec<String>,
+}
+
+/// The parsed full-text list: canonical types, and the words users type for them.
+pub struct FulltextTypes {
+    types: Vec<String>,
+    words: Vec<(String, String)>,
+}
+
+impl FulltextTypes {
+    /// The canonical types, sorted.
+    pub fn types(&self) -> &[String] {
+        &self.types
+    }
+
+    pub fn contains(&self, normalized: &str) -> bool {
+        self.types
+            .binary_search_by(|t| t.as_str().cmp(normalized))
+            .is_ok()
+    }
+}
+
+/// The full-text list, parsed on first use (like [`table`], a parse failure can only come
+/// from a broken build, which the tests catch; it then yields an empty list).
+pub fn fulltext() -> &'static FulltextTypes {
+    static LIST: OnceLock<FulltextTypes> = OnceLock::new();
+    LIST.get_or_init(|| {
+        let file: FulltextFile =
+            serde_json::from_str(FULLTEXT_JSON).unwrap_or(FulltextFile { types: Vec::new() });
+        let mut types: Vec<String> = file.types.iter().map(|e| e.mime.clone()).collect();
+        types.sort();
+        types.dedup();
+        let words = file
+            .types
+            .into_iter()
+            .flat_map(|e| {
+                let mime = e.mime;
+                e.words.into_iter().map(move |w| (w, mime.clone()))
+            })
+            .collect();
+        FulltextTypes { types, words }
+    })
+}
+
+/// Whether a normalized value is shaped like a MIME type: `type/subtype`, each a
+/// restricted name of RFC 6838 (letters, digits and `!#$&-^_.+`, starting with a letter
+/// or digit).
+pub fn is_mime_type(normalized: &str) -> bool {
+    let name_ok = |name: &str| {
+        !name.is_empty()
+            && name.len() <= 127
+            && name.as_bytes()[0].is_ascii_alphanumeric()
+            && name.bytes().all(|b| {
+                b.is_ascii_alphanumeric()
+                    || matches!(
+                        b,
+                        b'!' | b'#' | b'$' | b'&' | b'-' | b'^' | b'_' | b'.' | b'+'
+                    )
+            })
+    };
+    match normalized.split_once('/') {
+        Some((top, sub)) => name_ok(top) && name_ok(sub),
+        None => false,
+    }
+}
+
+/// Parses one `--mime` value: a MIME type (returned normalized, so `application/x-pdf`
+/// gives `application/pdf`), a whole top-level type (`image/*`), or `fulltext` (the
+/// full-text list). Anything else is refused with a suggestion when one is close, so that
+/// `--mime html` does not silently match nothing.
+pub fn parse_mime_arg(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim();
+    if trimmed.eq_ignore_ascii_case(FULLTEXT_WORD) {
+        return Ok(FULLTEXT_WORD.to_string());
+    }
+    if let Some(top) = trimmed.strip_suffix("/*")
+        && is_mime_type(&format!("{}/x", top.to_ascii_lowercase()))
+    {
+        return Ok(format!("{}/*", top.to_ascii_lowercase()));
+    }
+    parse_mime_type(raw)
+}
+
+/// Parses a MIME type given on the command line (returned normalized), refusing what is
+/// not one with a suggestion when one is close.
+pub fn parse_mime_type(raw: &str) -> Result<String, String> {
+    let trimmed = raw.trim();
+    if let Some(normalized) = normalize(trimmed)
+        && is_mime_type(&normalized)
+    {
+        return Ok(normalized.into_owned());
+    }
+    let hint = match suggest(trimmed).as_slice() {
+        [] => format!(
+            "give TYPE/SUBTYPE (e.g. application/pdf), TYPE/* (e.g. image/*), or {FULLTEXT_WORD} for the full-text list (schemas/fulltext-types.json)"
+        ),
+        [one] => format!("did you mean {one}?"),
+        many => format!("did you mean one of {}?", many.join(", ")),
+    };
+    Err(format!("{raw:?} is not a MIME type; {hint}"))
+}
+
+/// Types a user may have meant by a word such as `html`, `pdf`, `jpg` or `image`: the
+/// full-text list's words first, then every known type whose subtype (without `x-` and
+/// `+suffix`) is the word.
+pub fn suggest(word: &str) -> Vec<String> {
+    let word = word
+        .trim()
+        .trim_start_matches('.')
+        .trim_end_matches('/')
+        .to_ascii_lowercase();
+    if word.is_empty() {
+        return Vec::new();
+    }
+    let mut out: Vec<String> = Vec::new();
+    let mut push = |mime: &str| {
+        if !out.iter().any(|m| m == mime) {
+            out.push(mime.to_string());
+        }
+    };
+    for (w, mime) in &fulltext().words {
+        if *w == word {
+            push(mime);
+        }
+    }
+    let known = fulltext()
+        .types
+        .iter()
+        .map(|t| (t.as_str(), t.as_str()))
+        .chain(table().aliases())
+        .chain(table().aliases().map(|(_, c)| (c, c)));
+    let mut others: Vec<&str> = Vec::new();
+    for (spelling, canonical) in known {
+        let Some((top, sub)) = spelling.split_once('/') else {
+            continue;
+        };
+        let sub = sub.strip_prefix("x-").unwrap_or(sub);
+        let base = sub.split('+').next().unwrap_or(sub);
+        if sub == word || base == word {
+            others.push(canonical);
+        } else if top == word {
+            others.push("");
+        }
+    }
+    others.sort_unstable();
+    others.dedup();
+    for mime in others {
+        match mime {
+            "" => push(&format!("{word}/*")),
+            mime => push(mime),
+        }
+    }
+    out.truncate(4);
+    out
+}
+
 /// Guesses a MIME type from the first bytes of a payload (a few hundred bytes are enough).
 /// Recognizes PDF, HTML, XML (and XHTML, SVG, RSS, Atom by their root element), PNG, JPEG,
 /// GIF, WebP, TIFF, ZIP, gzip, bzip2, PostScript and RTF. JSON and plain text are not
@@ -318,6 +491,64 @@ mod tests {
         }
         assert_eq!(n("warc/revisit").as_deref(), Some("warc/revisit"));
         assert_eq!(n("image/jpg").as_deref(), Some("image/jpeg"));
+    }
+
+    #[test]
+    fn the_fulltext_list_parses_and_is_canonical() {
+        let file: FulltextFile = serde_json::from_str(FULLTEXT_JSON).expect("valid JSON");
+        assert!(file.types.len() >= 8);
+        let list = fulltext();
+        for mime in list.types() {
+            assert_eq!(
+                normalize(mime).as_deref(),
+                Some(mime.as_str()),
+                "{mime} is not canonical"
+            );
+            assert!(is_mime_type(mime), "{mime}");
+        }
+        for must in [
+            "application/pdf",
+            "application/postscript",
+            "text/html",
+            "application/xhtml+xml",
+            "text/xml",
+            "application/jats+xml",
+            "text/plain",
+        ] {
+            assert!(list.contains(must), "{must} missing");
+        }
+        for not in [
+            "image/png",
+            "text/css",
+            "text/javascript",
+            "application/octet-stream",
+        ] {
+            assert!(!list.contains(not), "{not} is not full text");
+        }
+    }
+
+    #[test]
+    fn mime_arguments_are_checked_and_suggested() {
+        assert_eq!(
+            parse_mime_arg("application/x-pdf").unwrap(),
+            "application/pdf"
+        );
+        assert_eq!(parse_mime_arg("Text/HTML").unwrap(), "text/html");
+        assert_eq!(parse_mime_arg("image/*").unwrap(), "image/*");
+        assert_eq!(parse_mime_arg("FullText").unwrap(), "fulltext");
+        let err = parse_mime_arg("html").unwrap_err();
+        assert!(err.ends_with("did you mean text/html?"), "{err}");
+        let err = parse_mime_arg("pdf").unwrap_err();
+        assert!(err.ends_with("did you mean application/pdf?"), "{err}");
+        let err = parse_mime_arg("jpg").unwrap_err();
+        assert!(err.ends_with("did you mean image/jpeg?"), "{err}");
+        let err = parse_mime_arg("image").unwrap_err();
+        assert!(err.contains("image/*"), "{err}");
+        for bad in ["", "-", "unk", "text/", "/html", "text html", "a/b/c"] {
+            assert!(parse_mime_arg(bad).is_err(), "{bad:?} accepted");
+        }
+        let err = parse_mime_arg("qqqq").unwrap_err();
+        assert!(err.contains("TYPE/SUBTYPE"), "{err}");
     }
 
     #[test]

@@ -1,20 +1,138 @@
-//! Run reports: counters, bad-input problems, progress bars, and the closing summary.
+//! Run reports: counters, bad-input problems, progress bars, the closing summary, the
+//! JSON report and the exit status.
 //!
 //! Worker threads count into their own [`Counts`] and merge them into the shared
-//! [`Report`]; problems (bad lines, bad records) go through [`Report::problem`], which
-//! prints the first few of each reason, counts all, and writes every one to the
-//! optional rejects file as JSON lines.
+//! [`Report`]; problems (bad lines, bad records, unreadable bodies) go through
+//! [`Report::problem`] or [`Report::bulk_problem`], which print the first few of each
+//! reason, count all, and write every one to the optional rejects file as JSON lines.
+//!
+//! Everything written to stderr here (progress, problems, the summary) goes through
+//! [`diagnostic`], which ignores write errors: a closed pipe or a full disk on stderr
+//! never stops a run or loses its commit.
 
 use std::collections::BTreeMap;
 use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
+
+/// Exit statuses (DESIGN.md, "Exit status and reports").
+pub mod exit {
+    /// Done, nothing skipped.
+    pub const OK: u8 = 0;
+    /// Failed.
+    pub const FAILED: u8 = 1;
+    /// Usage error (the command line was wrong; nothing was done).
+    pub const USAGE: u8 = 2;
+    /// Done, but inputs or records were skipped or unresolved (bad lines, corrupt
+    /// records, WARC files not found).
+    pub const PROBLEMS: u8 = 3;
+}
+
+/// Writes one line to stderr. A failed write (closed pipe, full disk) is ignored:
+/// diagnostics must never abort the work they describe.
+pub fn diagnostic(args: std::fmt::Arguments<'_>) {
+    let mut err = std::io::stderr().lock();
+    let mut line = args.to_string();
+    line.push('\n');
+    let _ = err.write_all(line.as_bytes());
+    let _ = err.flush();
+}
+
+/// `eprintln!` that never panics: formats a line for [`diagnostic`].
+#[macro_export]
+macro_rules! diag {
+    ($($arg:tt)*) => {
+        $crate::report::diagnostic(format_args!($($arg)*))
+    };
+}
+
+/// How a long command reports its results; flattened into the arguments of each.
+#[derive(clap::Args, Debug, Clone, Default)]
+pub struct ReportArgs {
+    /// Print one JSON object with the run's counts, problems and exit status on standard
+    /// output when done (the one-line summary stays on standard error).
+    #[arg(long)]
+    pub json: bool,
+    /// Write the same JSON object to FILE (also when the run fails).
+    #[arg(long = "report", value_name = "FILE")]
+    pub report_file: Option<PathBuf>,
+    /// No progress bar and no per-problem lines: only the closing summary line (the
+    /// problems still go to --rejects and the JSON report).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+}
+
+impl ReportArgs {
+    /// Whether a JSON report is wanted somewhere.
+    pub fn wants_json(&self) -> bool {
+        self.json || self.report_file.is_some()
+    }
+
+    /// The JSON object of a run that failed before it could finish: its error, nothing
+    /// counted. Written where the JSON report was asked for; errors writing it are
+    /// ignored (the failure itself is what the caller reports).
+    pub fn write_failure(&self, command: &str, error: &str) {
+        if !self.wants_json() {
+            return;
+        }
+        let object = serde_json::json!({
+            "command": command,
+            "status": Outcome::Failed.name(),
+            "exit_code": exit::FAILED,
+            "error": error,
+        });
+        let _ = self.write_json(&object);
+    }
+
+    fn write_json(&self, object: &serde_json::Value) -> Result<()> {
+        let text = serde_json::to_string(object)?;
+        if let Some(path) = &self.report_file {
+            std::fs::write(path, format!("{text}\n"))
+                .with_context(|| format!("cannot write the report file {}", path.display()))?;
+        }
+        if self.json {
+            let mut out = std::io::stdout().lock();
+            writeln!(out, "{text}")?;
+            out.flush()?;
+        }
+        Ok(())
+    }
+}
+
+/// How a finished run went; decides the exit status.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Outcome {
+    /// Done, nothing skipped or unresolved.
+    Clean,
+    /// Done, but problems were found (skipped or unresolved inputs or records).
+    Problems,
+    /// Stopped by an error.
+    Failed,
+}
+
+impl Outcome {
+    pub fn exit_code(self) -> u8 {
+        match self {
+            Outcome::Clean => exit::OK,
+            Outcome::Problems => exit::PROBLEMS,
+            Outcome::Failed => exit::FAILED,
+        }
+    }
+
+    pub fn name(self) -> &'static str {
+        match self {
+            Outcome::Clean => "ok",
+            Outcome::Problems => "problems",
+            Outcome::Failed => "failed",
+        }
+    }
+}
 
 /// Named counters; cheap to merge.
 #[derive(Debug, Default, Clone, PartialEq, Eq, Serialize)]
@@ -122,13 +240,27 @@ struct RejectLine<'a> {
 /// How many problems of one reason are printed before the rest are only counted.
 const PRINTED_PER_REASON: u64 = 10;
 
+/// How many problems the JSON report lists with their location.
+const EXAMPLES: usize = 20;
+
+/// A problem as the JSON report lists it.
+#[derive(Debug, Clone, Serialize)]
+pub struct ProblemExample {
+    #[serde(flatten)]
+    pub location: Location,
+    pub reason: String,
+    pub message: String,
+}
+
 pub struct Report {
     command: String,
     started: Instant,
     counts: Mutex<Counts>,
     problems: Mutex<Counts>,
+    examples: Mutex<Vec<ProblemExample>>,
     rejects: Mutex<Option<BufWriter<File>>>,
     strict: bool,
+    output: ReportArgs,
     progress: ProgressBar,
 }
 
@@ -147,8 +279,10 @@ impl Report {
             started: Instant::now(),
             counts: Mutex::new(Counts::default()),
             problems: Mutex::new(Counts::default()),
+            examples: Mutex::new(Vec::new()),
             rejects: Mutex::new(None),
             strict: false,
+            output: ReportArgs::default(),
             progress: ProgressBar::hidden(),
         }
     }
@@ -156,6 +290,16 @@ impl Report {
     pub fn strict(mut self, strict: bool) -> Report {
         self.strict = strict;
         self
+    }
+
+    /// Where and how the results go: `--json`, `--report FILE`, `--quiet`.
+    pub fn output(mut self, output: &ReportArgs) -> Report {
+        self.output = output.clone();
+        self
+    }
+
+    pub fn is_quiet(&self) -> bool {
+        self.output.quiet
     }
 
     pub fn rejects_to(self, path: Option<&Path>) -> Result<Report> {
@@ -167,40 +311,45 @@ impl Report {
         Ok(self)
     }
 
-    /// Shows a progress bar on a terminal (by bytes when `total_bytes` is known).
-    pub fn with_progress(self, total_bytes: Option<u64>, unit: &str) -> Report {
-        self.start_progress(total_bytes, unit);
+    /// Shows a progress bar on a terminal (see [`Report::start_progress`]).
+    pub fn with_progress(self, total: Option<u64>, unit: &str) -> Report {
+        self.start_progress(total, unit);
         self
     }
 
-    /// Starts showing the progress bar (when stderr is a terminal); callable once the
-    /// total is known.
-    pub fn start_progress(&self, total_bytes: Option<u64>, unit: &str) {
-        if !std::io::stderr().is_terminal() {
+    /// Starts the progress bar; callable once the total is known. `unit` `bytes` counts
+    /// bytes; any other unit counts items (`captures`, `lines`, …). With a total the bar
+    /// shows how far the run is and an ETA, without one a spinner and the rate. The bar
+    /// is drawn only when stderr is a terminal and the run is not `--quiet`.
+    pub fn start_progress(&self, total: Option<u64>, unit: &str) {
+        if self.output.quiet {
             return;
         }
         let bar = &self.progress;
-        match total_bytes {
-            Some(total) => {
-                bar.set_length(total);
-                bar.set_style(
-                    ProgressStyle::with_template(
-                        "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta} {msg}",
-                    )
-                    .unwrap_or_else(|_| ProgressStyle::default_bar()),
-                );
+        let template = match (total, unit) {
+            (Some(_), "bytes") => {
+                "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} ETA {eta} {msg}"
+                    .to_string()
             }
-            None => {
-                bar.set_style(
-                    ProgressStyle::with_template(&format!(
-                        "{{spinner}} {{pos}} {unit} {{per_sec}} {{msg}}"
-                    ))
-                    .unwrap_or_else(|_| ProgressStyle::default_spinner()),
-                );
+            (Some(_), unit) => {
+                format!(
+                    "{{spinner}} {{human_pos}}/{{human_len}} {unit} {{wide_bar}} {{elapsed}}, ETA {{eta}} {{msg}}"
+                )
             }
+            (None, "bytes") => "{spinner} {bytes} {bytes_per_sec} {msg}".to_string(),
+            (None, unit) => format!("{{spinner}} {{human_pos}} {unit} {{elapsed}} {{msg}}"),
+        };
+        if let Some(total) = total {
+            bar.set_length(total);
         }
-        bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
-        bar.enable_steady_tick(Duration::from_millis(250));
+        bar.set_style(
+            ProgressStyle::with_template(&template)
+                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+        );
+        if std::io::stderr().is_terminal() {
+            bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
+            bar.enable_steady_tick(Duration::from_millis(250));
+        }
     }
 
     pub fn progress(&self) -> &ProgressBar {
@@ -235,6 +384,21 @@ impl Report {
             .clone()
     }
 
+    /// The first problems, with their locations (as the JSON report lists them).
+    pub fn problem_examples(&self) -> Vec<ProblemExample> {
+        self.examples
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// A line for the user on stderr, above the progress bar; not printed when quiet.
+    pub fn note(&self, line: &str) {
+        if !self.output.quiet {
+            self.progress.suspend(|| diagnostic(format_args!("{line}")));
+        }
+    }
+
     /// Reports bad input: printed (the first few per reason), counted, written to the
     /// rejects file. In strict mode the caller must stop on the returned error.
     pub fn problem(
@@ -250,13 +414,13 @@ impl Report {
             problems.get(reason)
         };
         if seen <= PRINTED_PER_REASON {
-            self.progress
-                .suspend(|| eprintln!("{location}: {reason}: {message}"));
+            self.note(&format!("{location}: {reason}: {message}"));
         } else if seen == PRINTED_PER_REASON + 1 {
-            self.progress.suspend(|| {
-                eprintln!("{reason}: further problems of this kind are counted, not printed")
-            });
+            self.note(&format!(
+                "{reason}: further problems of this kind are counted, not printed"
+            ));
         }
+        self.keep_example(&location, reason, message);
         if let Some(out) = self
             .rejects
             .lock()
@@ -284,13 +448,51 @@ impl Report {
         Ok(())
     }
 
+    /// Reports `n` problems of one reason that were counted in bulk rather than met one by
+    /// one (e.g. bodies whose WARC file was not found): one message for all of them, and
+    /// `examples` (e.g. the first missing files) for the JSON report. Never stops a run.
+    pub fn bulk_problem(&self, reason: &str, n: u64, message: &str, examples: &[Location]) {
+        if n == 0 {
+            return;
+        }
+        self.problems
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .add(reason, n);
+        self.note(message);
+        for location in examples {
+            self.keep_example(location, reason, message);
+        }
+    }
+
+    fn keep_example(&self, location: &Location, reason: &str, message: &str) {
+        let mut examples = self.examples.lock().unwrap_or_else(|e| e.into_inner());
+        if examples.len() < EXAMPLES {
+            examples.push(ProblemExample {
+                location: location.clone(),
+                reason: reason.to_string(),
+                message: message.to_string(),
+            });
+        }
+    }
+
     pub fn elapsed(&self) -> Duration {
         self.started.elapsed()
     }
 
-    /// Ends the progress bar, flushes the rejects file and prints the summary to stderr.
-    /// `main_count` names the counter used for the rate (e.g. `lines`), `bytes` the
-    /// input volume if known.
+    /// How the run went so far; the one place the exit status is decided from
+    /// (`commands::finished`): any problem makes it [`Outcome::Problems`].
+    pub fn outcome(&self) -> Outcome {
+        if self.problems().total() > 0 {
+            Outcome::Problems
+        } else {
+            Outcome::Clean
+        }
+    }
+
+    /// Ends the progress bar, flushes the rejects file, prints the summary to stderr and
+    /// writes the JSON report when asked for. `main_count` names the counter used for the
+    /// rate (e.g. `lines`), `bytes` the input volume if known.
     pub fn finish(&self, main_count: &str, bytes: Option<u64>) -> Result<String> {
         self.progress.finish_and_clear();
         if let Some(out) = self
@@ -302,8 +504,47 @@ impl Report {
             out.flush().context("cannot write the rejects file")?;
         }
         let summary = self.summary(main_count, bytes);
-        eprintln!("{summary}");
+        diagnostic(format_args!("{summary}"));
+        if self.output.wants_json() {
+            self.output.write_json(&self.json(bytes))?;
+        }
         Ok(summary)
+    }
+
+    /// Ends a run that is failing: the progress bar goes, the summary of what was done
+    /// before the error is printed; the JSON report is left to the error path.
+    pub fn abandon(&self, main_count: &str) {
+        self.progress.finish_and_clear();
+        if let Some(out) = self
+            .rejects
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .as_mut()
+        {
+            let _ = out.flush();
+        }
+        diagnostic(format_args!("{}", self.summary(main_count, None)));
+    }
+
+    /// The JSON report: the same counts as the summary line, the problems by reason and
+    /// the first few of them, the exit status.
+    pub fn json(&self, bytes: Option<u64>) -> serde_json::Value {
+        let outcome = self.outcome();
+        let problems = self.problems();
+        let mut object = serde_json::json!({
+            "command": self.command,
+            "status": outcome.name(),
+            "exit_code": outcome.exit_code(),
+            "counts": self.counts(),
+            "problems_total": problems.total(),
+            "problems": problems,
+            "problem_examples": self.problem_examples(),
+            "seconds": self.elapsed().as_secs_f64(),
+        });
+        if let Some(b) = bytes {
+            object["bytes_in"] = b.into();
+        }
+        object
     }
 
     pub fn summary(&self, main_count: &str, bytes: Option<u64>) -> String {
@@ -367,6 +608,80 @@ mod tests {
         assert_eq!(first["reason"], "bad_digest");
         assert_eq!(first["raw"], "raw line");
         assert_eq!(text.lines().count(), 2);
+    }
+
+    #[test]
+    fn the_outcome_and_the_json_report_follow_the_problems() {
+        let report = Report::new("test");
+        report.count("lines", 5);
+        assert_eq!(report.outcome(), Outcome::Clean);
+        assert_eq!(report.json(None)["exit_code"], 0);
+        assert_eq!(report.json(None)["status"], "ok");
+        report
+            .problem(Location::line("a.cdx", 3), "bad_digest", "not base32", None)
+            .unwrap();
+        report.bulk_problem(
+            "warc_not_found",
+            7,
+            "7 bodies were not read",
+            &[Location::named("x.warc.gz")],
+        );
+        report.bulk_problem("nothing", 0, "not counted", &[]);
+        assert_eq!(report.outcome(), Outcome::Problems);
+        assert_eq!(report.outcome().exit_code(), exit::PROBLEMS);
+        let json = report.json(Some(10));
+        assert_eq!(json["command"], "test");
+        assert_eq!(json["status"], "problems");
+        assert_eq!(json["exit_code"], 3);
+        assert_eq!(json["problems_total"], 8);
+        assert_eq!(json["problems"]["warc_not_found"], 7);
+        assert_eq!(json["counts"]["lines"], 5);
+        assert_eq!(json["bytes_in"], 10);
+        assert_eq!(json["problem_examples"][0]["file"], "a.cdx");
+        assert_eq!(json["problem_examples"][0]["line"], 3);
+        assert_eq!(json["problem_examples"][1]["file"], "x.warc.gz");
+        assert_eq!(json["problem_examples"][1]["reason"], "warc_not_found");
+        assert!(report.summary("lines", None).contains("problems 8"));
+    }
+
+    #[test]
+    fn the_report_file_gets_the_json_object() {
+        let dir = tempfile::tempdir().unwrap();
+        let file = dir.path().join("report.json");
+        let args = ReportArgs {
+            report_file: Some(file.clone()),
+            ..Default::default()
+        };
+        let report = Report::new("test").output(&args);
+        report.count("rows", 2);
+        report.finish("rows", None).unwrap();
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["counts"]["rows"], 2);
+        assert_eq!(written["status"], "ok");
+        args.write_failure("test", "it broke");
+        let written: serde_json::Value =
+            serde_json::from_str(&std::fs::read_to_string(&file).unwrap()).unwrap();
+        assert_eq!(written["status"], "failed");
+        assert_eq!(written["exit_code"], 1);
+        assert_eq!(written["error"], "it broke");
+    }
+
+    #[test]
+    fn progress_bars_know_their_total_unless_quiet() {
+        let report = Report::new("test");
+        report.start_progress(Some(120), "captures");
+        assert_eq!(report.progress().length(), Some(120));
+        let bytes = Report::new("test");
+        bytes.start_progress(Some(4096), "bytes");
+        assert_eq!(bytes.progress().length(), Some(4096));
+        let quiet = Report::new("test").output(&ReportArgs {
+            quiet: true,
+            ..Default::default()
+        });
+        quiet.start_progress(Some(120), "captures");
+        assert_eq!(quiet.progress().length(), None, "no bar at all");
+        assert!(quiet.progress().is_hidden());
     }
 
     #[test]

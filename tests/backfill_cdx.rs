@@ -155,8 +155,29 @@ fn filters_select_rows() {
     );
     assert_eq!(want.len(), 7);
 
+    // The default: HTTP 200 captures of full-text types (here PDF, HTML, plain text).
+    let default = dir.path().join("default");
+    ok(&default, &["backfill-cdx", cdx]);
+    let want: BTreeSet<&str> = lines
+        .iter()
+        .filter(|l| {
+            l[4] == "200" && ["application/pdf", "text/html", "text/plain"].contains(&l[3].as_str())
+        })
+        .map(|l| l[5].as_str())
+        .collect();
+    assert_eq!(
+        export_by_key(&default)
+            .keys()
+            .map(String::as_str)
+            .collect::<BTreeSet<_>>(),
+        want
+    );
+
     let all = dir.path().join("all");
-    ok(&all, &["backfill-cdx", cdx, "--all-statuses"]);
+    ok(
+        &all,
+        &["backfill-cdx", cdx, "--all-statuses", "--all-types"],
+    );
     let want: BTreeSet<&str> = lines
         .iter()
         .filter(|l| is_base32_sha1(&l[5]))
@@ -172,7 +193,10 @@ fn filters_select_rows() {
     assert_eq!(empty["f:c"]["c"], 4);
 
     let redirects = dir.path().join("redirects");
-    ok(&redirects, &["backfill-cdx", cdx, "--status", "301,302"]);
+    ok(
+        &redirects,
+        &["backfill-cdx", cdx, "--status", "301,302", "--all-types"],
+    );
     let want: BTreeSet<&str> = lines
         .iter()
         .filter(|l| l[4] == "301" || l[4] == "302")
@@ -193,7 +217,11 @@ fn revisits_count_as_captures_of_their_digest() {
     let lines = cdx11_lines(&cdx);
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
-    ok(&store, &["backfill-cdx", cdx.to_str().unwrap()]);
+    // Every type: the revisited digests here include a script.
+    ok(
+        &store,
+        &["backfill-cdx", "--all-types", cdx.to_str().unwrap()],
+    );
     let rows = export_by_key(&store);
     let mut expected: BTreeMap<&str, u64> = BTreeMap::new();
     for l in &lines {
@@ -329,7 +357,7 @@ fn every_reject_reason_is_reported_and_valid_lines_land() {
             rejects.to_str().unwrap(),
         ],
     );
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.status, 3, "done, with rejected lines: {}", run.stderr);
     let reject_lines = json_lines(&std::fs::read_to_string(&rejects).unwrap());
     let reasons: Vec<&str> = reject_lines
         .iter()
@@ -425,7 +453,8 @@ fn real_cdx_files_of_every_dialect_backfill() {
             &dir.path().join("s"),
             &["backfill-cdx", path.to_str().unwrap()],
         );
-        assert_eq!(run.status, 0, "{name}: {}", run.stderr);
+        let status = if bad_digests == 0 { 0 } else { 3 };
+        assert_eq!(run.status, status, "{name}: {}", run.stderr);
         if bad_digests == 0 {
             assert!(run.stderr.contains("problems 0"), "{name}: {}", run.stderr);
         } else {

@@ -7,7 +7,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{corpus, fixture, json_lines, ok, ok_in_dir, sediment};
+use common::{corpus, finished, fixture, json_lines, ok, ok_in_dir, sediment};
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
@@ -40,7 +40,20 @@ fn rows_by_key(store: &Path) -> BTreeMap<String, Value> {
         .collect()
 }
 
-/// Imports the files and compares every row with the warcio reference.
+/// The MIME types of the default file filter, as `schemas/fulltext-types.json` lists them.
+fn fulltext_types() -> std::collections::BTreeSet<String> {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("schemas/fulltext-types.json");
+    let list: Value = serde_json::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+    list["types"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["type"].as_str().unwrap().to_string())
+        .collect()
+}
+
+/// Imports the files with `--all-types` and compares every row with the warcio reference,
+/// then checks that the default filter keeps exactly the rows of full-text types.
 fn check_against_warcio(files: &[PathBuf]) {
     let names: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
     let mut args = vec![script("warc_reference_rows.py")];
@@ -56,7 +69,7 @@ fn check_against_warcio(files: &[PathBuf]) {
 
     let dir = tempfile::tempdir().unwrap();
     let store = dir.path().join("s");
-    let mut import = vec!["import-warc"];
+    let mut import = vec!["import-warc", "--all-types"];
     import.extend(&names);
     let run = sediment(&store, &import);
     assert_eq!(run.status, 0, "{}", run.stderr);
@@ -66,6 +79,37 @@ fn check_against_warcio(files: &[PathBuf]) {
         expected.keys().collect::<Vec<_>>(),
         "row keys of {names:?}"
     );
+    // The default filter keeps the rows of full-text types, and all the captures.
+    let default = dir.path().join("default");
+    import.remove(1);
+    let run = sediment(&default, &import);
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    let fulltext = fulltext_types();
+    let full_text_rows: Vec<&String> = rows
+        .iter()
+        .filter(|(_, row)| {
+            row["file:mime"]
+                .as_str()
+                .is_some_and(|m| fulltext.contains(m))
+        })
+        .map(|(key, _)| key)
+        .collect();
+    assert_eq!(
+        rows_by_key(&default).keys().collect::<Vec<_>>(),
+        full_text_rows,
+        "full-text row keys of {names:?}"
+    );
+    // Every capture is kept either way (only whether it locates a file row differs).
+    let without_filter_flag = |store: &Path| -> Vec<Value> {
+        json_lines(&ok(store, &["captures"]))
+            .into_iter()
+            .map(|mut c| {
+                c.as_object_mut().unwrap().remove("passes");
+                c
+            })
+            .collect()
+    };
+    assert_eq!(without_filter_flag(&default), without_filter_flag(&store));
     for (key, want) in &expected {
         let row = &rows[key];
         assert_eq!(row["file:size"], want["size"], "{key} size");
@@ -238,7 +282,7 @@ fn cdx_equals_cdxj_indexer() {
             let Some(expected) = cdxj_indexer(&theirs) else {
                 return;
             };
-            let got = ok(&dir.path().join("unused"), &ours);
+            let got = finished(&dir.path().join("unused"), &ours);
             assert_eq!(
                 got, expected,
                 "sediment {ours:?} vs cdxj-indexer {theirs:?}"
@@ -341,8 +385,14 @@ fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
                 rejects.to_str().unwrap(),
             ],
         );
-        assert_eq!(run.status, 0, "{file}: {}", run.stderr);
         let problems = json_lines(&std::fs::read_to_string(&rejects).unwrap());
+        // Finished, with the damage counted: exit status 3 exactly when something was skipped.
+        let expected = if problems.is_empty() { 0 } else { 3 };
+        assert_eq!(run.status, expected, "{file}: {}", run.stderr);
+        assert!(
+            case["errors"].as_array().unwrap().is_empty() || run.status == 3,
+            "{file}"
+        );
         for error in case["errors"].as_array().unwrap() {
             assert!(
                 problems

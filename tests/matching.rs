@@ -322,7 +322,7 @@ fn bad_catalog_lines_are_reported_with_file_and_line() {
             file.to_str().unwrap(),
         ],
     );
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.status, 3, "done, with bad lines: {}", run.stderr);
     let name = file.display().to_string();
     for (line, reason) in [
         (2, "bad_json"),

@@ -330,10 +330,10 @@ fn lookup_reads_the_word_maps_and_prints_urls_with_frequencies() {
     let out = ok(&store, &["lookup-jdbm", &only_arg, "Führte"]);
     assert_eq!(out, "http://127.0.0.1:47213/legacy/windows-1252.html\t1\n");
 
-    // A word no page has: nothing printed, exit status 1; two words: an error.
+    // A word no page has: nothing printed, exit status 1; two words: a usage error.
     let run = sediment(&store, &["lookup-jdbm", &dir_arg, "xylophone"]);
     assert_eq!((run.status, run.stdout.as_str()), (1, ""));
     let run = sediment(&store, &["lookup-jdbm", &dir_arg, "two words"]);
-    assert_eq!(run.status, 1);
+    assert_eq!(run.status, 2);
     assert!(run.stderr.contains("not one word"), "{}", run.stderr);
 }

@@ -319,7 +319,7 @@ not json at all
             rejects.to_str().unwrap(),
         ],
     );
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.status, 3, "done, with bad lines: {}", run.stderr);
     assert!(run.stderr.contains(":2: bad_key:"), "{}", run.stderr);
     assert!(run.stderr.contains(":3: bad_json:"), "{}", run.stderr);
     assert!(run.stderr.contains(":4: unknown_column:"), "{}", run.stderr);
@@ -359,7 +359,7 @@ not json at all
         &dir.path().join("s3"),
         &["import-hbase-tsv", tsv.to_str().unwrap()],
     );
-    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(run.status, 3, "done, with bad lines: {}", run.stderr);
     assert!(
         run.stderr.contains(":2: wrong_field_count"),
         "{}",

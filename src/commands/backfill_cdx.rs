@@ -12,11 +12,15 @@ use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
 use crate::ingest::{IngestRun, thread_count};
 use crate::input::{PlannedInput, open_raw};
-use crate::report::{Counts, Report};
+use crate::report::{Counts, Report, ReportArgs};
 use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
 use crate::store::writer::Writer;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment backfill-cdx crawl/*.cdx.gz --rejects bad-lines.jsonl
+  sediment backfill-cdx --bulk --quiet --report backfill.json /data/cdx/*.cdx.gz
+  sediment backfill-cdx --mime application/pdf --status 200 index.cdx")]
 pub struct Args {
     /// CDX or CDXJ files (plain or gzip), or `-` for standard input.
     #[arg(required = true)]
@@ -43,6 +47,8 @@ pub struct Args {
     /// default: a quarter of the available memory.
     #[arg(long, value_name = "MB")]
     pub bulk_memory_mb: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "backfill-cdx";
@@ -51,6 +57,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
@@ -144,7 +151,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     run.finish(&applied)?;
     store.close()?;
     report.finish("lines", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 /// The chunks of one input, tagged with the input's index. The file is opened when the

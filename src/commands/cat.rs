@@ -10,6 +10,9 @@ use crate::key::Sha1Key;
 use crate::payload::{WarcLocator, read_payload};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment cat 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ --warc-dir /data/warcs > file.pdf
+  sediment cat --decode 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ | less")]
 pub struct Args {
     /// Row key: base32, 40-character hex, or sha1:BASE32.
     pub key: String,
@@ -24,7 +27,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let key = Sha1Key::parse(&args.key)?;
+    let key = super::usage(Sha1Key::parse(&args.key))?;
     let store = super::open_reader(store_path)?;
     let locator = WarcLocator::new(&args.warc_dirs);
     let stdout = std::io::stdout();
@@ -48,11 +51,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             .as_ref()
             .and_then(|p| p.dechunk_error.as_ref())
     {
-        eprintln!(
+        crate::diag!(
             "sediment: warning: {} at byte {}: the chunked body is malformed ({error}); output stops there",
             read.warc.display(),
             read.offset
         );
     }
-    super::finished()
+    super::done()
 }

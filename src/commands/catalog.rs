@@ -10,10 +10,13 @@ use anyhow::{Result, bail};
 use crate::catalog::normalize::normalize_doi;
 use crate::catalog::{Added, Catalog, CatalogWriter, parse_record};
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
-use crate::report::{Location, Report};
+use crate::report::{Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment catalog load crossref-works.jsonl.gz
+  sediment catalog get 10.1234/abcd")]
 pub struct Args {
     #[command(subcommand)]
     pub command: CatalogCommand,
@@ -29,6 +32,9 @@ pub enum CatalogCommand {
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment catalog load crossref-works.jsonl.gz
+  sediment catalog load --rejects bad-lines.jsonl fatcat-releases.jsonl")]
 pub struct LoadArgs {
     /// JSON-lines files (plain or gzip), or `-` for standard input.
     #[arg(required = true)]
@@ -42,9 +48,14 @@ pub struct LoadArgs {
     /// Write every bad line to this file (JSON lines: file, line, reason, raw).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment catalog get 10.1234/abcd
+  sediment catalog get doi:10.1234/abcd")]
 pub struct GetArgs {
     /// A record id or a DOI.
     pub id: String,
@@ -62,6 +73,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new("catalog load")
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
@@ -119,7 +131,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
     }
     store.close()?;
     report.finish("lines", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 fn get(store_path: &Path, args: GetArgs) -> Result<ExitCode> {
@@ -139,5 +151,5 @@ fn get(store_path: &Path, args: GetArgs) -> Result<ExitCode> {
         serde_json::to_writer(&mut out, &record)?;
         out.write_all(b"\n")?;
     }
-    super::finished()
+    super::done()
 }

@@ -13,10 +13,13 @@ use crate::cdx_writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_
 use crate::commands::import_warc::is_warc_name;
 use crate::ingest::thread_count;
 use crate::input::expand_paths;
-use crate::report::{Location, Report};
+use crate::report::{Location, Report, ReportArgs};
 use crate::warc::WarcReader;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment cdx crawl.warc.gz -o crawl.cdx
+  sediment cdx --cdxj /data/warcs/ > index.cdxj")]
 pub struct Args {
     /// WARC files or directories (searched for *.warc, *.warc.gz).
     #[arg(required = true)]
@@ -33,9 +36,16 @@ pub struct Args {
     /// Memory for sorting before spilling to temporary files, in MB.
     #[arg(long, default_value_t = 512)]
     pub sort_memory_mb: usize,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    if args.reporting.json && args.output.is_none() {
+        crate::usage_error!(
+            "--json prints to standard output, which carries the CDX lines here: write them to a file with -o FILE, or the report with --report FILE"
+        );
+    }
     let format = if args.cdxj {
         CdxFormat::Cdxj
     } else {
@@ -47,7 +57,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .filter_map(|f| f.metadata().ok())
         .map(|m| m.len())
         .sum();
-    let report = Report::new("cdx").with_progress(Some(total), "bytes");
+    let report = Report::new("cdx")
+        .output(&args.reporting)
+        .with_progress(Some(total), "bytes");
     let sorter = Mutex::new(LineSorter::new(args.sort_memory_mb << 20));
     if format == CdxFormat::Cdx11 {
         sorter
@@ -105,5 +117,5 @@ pub fn run(args: Args) -> Result<ExitCode> {
     out.flush()?;
     report.count("files", files.len() as u64);
     report.finish("lines", Some(total))?;
-    super::finished()
+    super::finished(&report)
 }

@@ -9,11 +9,14 @@ use anyhow::{Context, Result, bail};
 
 use crate::jsonl::write_row;
 use crate::key::Sha1Key;
-use crate::report::Report;
+use crate::report::{Location, Report, ReportArgs};
 use crate::schema::Schema;
 use crate::store::cells::{Projection, row_upper_bound};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment export -o rows.jsonl --report export.json
+  sediment export --columns file:mime,f:c --prefix 3I --limit 10")]
 pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
@@ -39,6 +42,8 @@ pub struct Args {
     /// Up to N versions per cell, each with its timestamp.
     #[arg(long)]
     pub versions: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 /// Builds the projection (families/columns) from the options.
@@ -95,23 +100,28 @@ pub fn prefix_range(prefix: &str) -> Result<(Vec<u8>, Vec<u8>)> {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    if args.reporting.json && args.output.is_none() {
+        crate::usage_error!(
+            "--json prints to standard output, which carries the rows here: write them to a file with -o FILE, or the report with --report FILE"
+        );
+    }
     let store = super::open_reader(store_path)?;
     let schema = store.schema();
-    let mut projection = projection(schema, &args.families, &args.columns)?;
+    let mut projection = super::usage(projection(schema, &args.families, &args.columns))?;
     projection.versions = args.versions.unwrap_or(1).max(1);
 
     let mut start: Option<Vec<u8>> = args
         .start
         .as_deref()
-        .map(|k| Sha1Key::parse(k).map(|k| k.0.to_vec()))
+        .map(|k| super::usage(Sha1Key::parse(k)).map(|k| k.0.to_vec()))
         .transpose()?;
     let mut end: Option<Vec<u8>> = args
         .end
         .as_deref()
-        .map(|k| Sha1Key::parse(k).map(|k| k.0.to_vec()))
+        .map(|k| super::usage(Sha1Key::parse(k)).map(|k| k.0.to_vec()))
         .transpose()?;
     if let Some(prefix) = &args.prefix {
-        let (low, high) = prefix_range(prefix)?;
+        let (low, high) = super::usage(prefix_range(prefix))?;
         start = Some(start.map_or(low.clone(), |s| s.max(low)));
         end = Some(end.map_or(high.clone(), |e| e.min(high)));
     }
@@ -123,7 +133,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);
-    let report = Report::new("export").with_progress(None, "rows");
+    let report = Report::new("export")
+        .output(&args.reporting)
+        .with_progress(None, "rows");
     let mut line = Vec::with_capacity(4096);
     let mut bad_cells = Vec::new();
     let mut rows = 0u64;
@@ -149,12 +161,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     })?;
     out.flush()?;
     for cell in &bad_cells {
-        eprintln!("export: cell {cell} could not be decoded and was left out");
+        let at = Location::named(format!("cell {cell}"));
+        let _ = report.problem(at, "undecodable_cell", "left out of the export", None);
     }
     report.count("rows", rows);
-    report.count("undecodable_cells", bad_cells.len() as u64);
     report.finish("rows", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 #[cfg(test)]

@@ -11,6 +11,9 @@ use crate::key::Sha1Key;
 use crate::store::cells::Projection;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment get 3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ
+  sediment get sha1:3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ --versions 3")]
 pub struct Args {
     /// Row key: base32, 40-character hex, or sha1:BASE32.
     pub key: String,
@@ -20,7 +23,7 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let key = Sha1Key::parse(&args.key)?;
+    let key = super::usage(Sha1Key::parse(&args.key))?;
     let store = super::open_reader(store_path)?;
     let mut projection = Projection::all(store.schema());
     projection.versions = args.versions.unwrap_or(1).max(1);
@@ -40,5 +43,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         &mut Vec::new(),
     );
     std::io::stdout().write_all(&out)?;
-    super::finished()
+    super::done()
 }

@@ -4,14 +4,17 @@ use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::time::Duration;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::grobid::stage::DEFAULT_MAX_SIZE;
 use crate::grobid::{GrobidOptions, GrobidStage, run_stage};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::tei::{TeiOptions, TeiShape};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment grobid --url http://localhost:8070 --warc-dir /data/warcs --workers 8
+  sediment grobid --url http://localhost:8070 --limit 100 --report grobid.json")]
 pub struct Args {
     /// Base URL of the GROBID server (e.g. http://localhost:8070).
     #[arg(long, env = "GROBID_URL")]
@@ -30,7 +33,12 @@ pub struct Args {
     #[arg(long)]
     pub force: bool,
     /// MIME types to process (repeatable; compared after normalization).
-    #[arg(long = "mime", value_name = "TYPE", default_value = "application/pdf")]
+    #[arg(
+        long = "mime",
+        value_name = "TYPE",
+        default_value = "application/pdf",
+        value_parser = crate::mime::parse_mime_type
+    )]
     pub mimes: Vec<String>,
     /// Files larger than this many bytes are not sent (status `oversize`).
     #[arg(long, value_name = "BYTES", default_value_t = DEFAULT_MAX_SIZE)]
@@ -78,19 +86,21 @@ pub struct Args {
     /// JSON shape of grobid0:tei_json and metadata: current or legacy2018.
     #[arg(long, default_value = "current")]
     pub shape: String,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "grobid";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let Some(shape) = TeiShape::parse(&args.shape) else {
-        bail!(
+        crate::usage_error!(
             "--shape must be current or legacy2018, not {:?}",
             args.shape
         );
     };
     if !(args.timeout.is_finite() && args.timeout > 0.0) {
-        bail!("--timeout must be a positive number of seconds");
+        crate::usage_error!("--timeout must be a positive number of seconds");
     }
     let mut client = GrobidOptions::new(&args.url);
     client.timeout = Duration::from_secs_f64(args.timeout);
@@ -107,18 +117,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     client.backoff = Duration::from_millis(args.backoff_ms);
     for field in &args.form {
         let Some((name, value)) = field.split_once('=') else {
-            bail!("--form takes NAME=VALUE, not {field:?}");
+            crate::usage_error!("--form takes NAME=VALUE, not {field:?}");
         };
         client
             .extra_fields
             .push((name.trim().to_string(), value.to_string()));
-    }
-    let mut mimes = Vec::new();
-    for mime in &args.mimes {
-        match crate::mime::normalize(mime) {
-            Some(m) => mimes.push(m.into_owned()),
-            None => bail!("--mime {mime:?} is not a MIME type"),
-        }
     }
     let stage = GrobidStage {
         client,
@@ -126,17 +129,23 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         workers: args.workers.max(1),
         limit: args.limit,
         force: args.force,
-        mimes,
+        mimes: args.mimes,
         max_size: args.max_size,
         tei: TeiOptions::with_shape(shape),
     };
     let store = super::open_writer(store_path, COMMAND)?;
-    let report = Report::new(COMMAND).with_progress(None, "rows");
+    let report = Report::new(COMMAND)
+        .output(&args.reporting)
+        .with_progress(None, "rows");
     let result = run_stage(&store, &stage, &report);
     // Every committed batch holds whole rows, so what was done is published even when
     // the run stopped on an error: the GROBID calls it paid for are not lost.
     store.close()?;
+    if let Err(e) = result {
+        // Say how much was done, then fail.
+        report.abandon("rows_written");
+        return Err(e);
+    }
     report.finish("rows_written", None)?;
-    result?;
-    super::finished()
+    super::finished(&report)
 }

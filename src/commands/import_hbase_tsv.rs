@@ -8,12 +8,15 @@ use anyhow::{Context, Result};
 
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::key::Sha1Key;
-use crate::report::{Location, Report};
+use crate::report::{Location, Report, ReportArgs};
 use crate::schema::{ColumnId, Schema};
 use crate::store::PUBLISH_INTERVAL;
 use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment import-hbase-tsv dump.tsv.gz
+  sediment import-hbase-tsv --columns f:c,file:mime --rejects bad-lines.jsonl dump.tsv")]
 pub struct Args {
     /// TSV files (plain or gzip), or `-` for standard input.
     #[arg(required = true)]
@@ -30,6 +33,8 @@ pub struct Args {
     /// Write every bad line to this file (JSON lines).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "import-hbase-tsv";
@@ -92,17 +97,19 @@ pub fn parse_tsv_line(
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
     let schema = store.schema();
-    let columns: Vec<ColumnId> = args
-        .columns
-        .iter()
-        .map(|n| {
-            schema
-                .column_id(n)
-                .with_context(|| format!("unknown column {n:?} in --columns"))
-        })
-        .collect::<Result<_>>()?;
+    let columns: Vec<ColumnId> = super::usage(
+        args.columns
+            .iter()
+            .map(|n| {
+                schema.column_id(n).with_context(|| {
+                    format!("unknown column {n:?} in --columns (see `sediment schema`)")
+                })
+            })
+            .collect::<Result<_>>(),
+    )?;
     let options = args.columns.join(",");
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
@@ -155,5 +162,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     }
     store.close()?;
     report.finish("lines", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -8,11 +8,14 @@ use rayon::prelude::*;
 
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
-use crate::report::{Counts, Location, Report};
+use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
 use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment import-jsonl rows.jsonl.gz
+  sediment --store copy import-jsonl --rejects bad-lines.jsonl --json rows.jsonl")]
 pub struct Args {
     /// JSON-lines files (plain or gzip), or `-` for standard input.
     #[arg(required = true)]
@@ -26,6 +29,8 @@ pub struct Args {
     /// Write every bad line to this file (JSON lines: file, line, reason, raw).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "import-jsonl";
@@ -36,6 +41,7 @@ type ParsedLine<'a> = (u64, &'a [u8], Option<Result<ParsedRow, LineError>>);
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
@@ -102,5 +108,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     }
     store.close()?;
     report.finish("lines", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 use crate::grobid::{GrobidCells, tei_file_key};
 use crate::input::expand_paths;
 use crate::key::Sha1Key;
-use crate::report::{Counts, Location, Report};
+use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::stage::StageBatch;
 use crate::store::Store;
 use crate::store::cells::Projection;
@@ -18,12 +18,15 @@ use crate::store::writer::now_millis;
 use crate::tei::{TeiOptions, TeiShape};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment import-tei /data/tei/
+  sediment import-tei --force --shape legacy2018 0a1b2c….tei.xml")]
 pub struct Args {
     /// TEI files named `<sha1hex>.tei.xml` (or `<sha1hex>.xml`), or directories searched
     /// recursively for them (flat or in the `xx/yy/<sha1hex>.tei.xml` layout).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// Replace rows that already have a `grobid0:status_code`.
+    /// Replace rows that were already processed (have a `grobid0:status` or status code).
     #[arg(long)]
     pub force: bool,
     /// JSON shape of grobid0:tei_json and metadata: current or legacy2018.
@@ -35,6 +38,8 @@ pub struct Args {
     /// Write every bad file to this file (JSON lines: file, offset, reason).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "import-tei";
@@ -44,7 +49,7 @@ const FILES_PER_BATCH: usize = 64;
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let Some(shape) = TeiShape::parse(&args.shape) else {
-        bail!(
+        crate::usage_error!(
             "--shape must be current or legacy2018, not {:?}",
             args.shape
         );
@@ -52,6 +57,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let options = TeiOptions::with_shape(shape);
     let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "files");
@@ -59,11 +65,16 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let Some(status_code) = schema.column_id("grobid0:status_code") else {
         bail!("the store's schema has no grobid0:status_code");
     };
+    let Some(status) = schema.column_id("grobid0:status") else {
+        bail!("the store's schema has no grobid0:status");
+    };
     let mut replaced = vec![status_code.family];
     replaced.extend(schema.family_index("match0"));
+    // A row is processed when it has a status code (a GROBID call) or a status (an
+    // imported TEI file, which records no status code).
     let projection = Projection {
         families: vec![status_code.family],
-        columns: Some(vec![status_code]),
+        columns: Some(vec![status_code, status]),
         versions: 1,
     };
 
@@ -119,7 +130,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     drop(batch);
     store.close()?;
     report.finish("files", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 /// A file's row and cells (`None` when already processed), or why it was refused.

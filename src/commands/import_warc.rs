@@ -9,9 +9,12 @@ use anyhow::{Context, Result};
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::warc::WarcImporter;
 use crate::ingest::{IngestRun, thread_count};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment import-warc /data/warcs/ --threads 8
+  sediment import-warc --all-types --json crawl.warc.gz > import.json")]
 pub struct Args {
     /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
     /// (searched for *.warc, *.warc.gz), or `-` for standard input.
@@ -35,6 +38,8 @@ pub struct Args {
     /// which it is kept, recorded as its location (required with `-`).
     #[arg(long, value_name = "NAME")]
     pub name: Option<String>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "import-warc";
@@ -53,6 +58,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
@@ -92,7 +98,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
-    super::finished()
+    super::finished(&report)
 }
 
 /// `--name` is what a WARC read from standard input is called and found by later.

@@ -4,12 +4,14 @@ use std::io::Write;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 
 use crate::project::jdbm::lookup;
 use crate::project::tokenize::Tokenizer;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment lookup-jdbm jdbm/ archive")]
 pub struct Args {
     /// A directory written by `sediment project jdbm`.
     pub dir: PathBuf,
@@ -22,7 +24,7 @@ pub struct Args {
 pub fn run(args: Args) -> Result<ExitCode> {
     let tokens = Tokenizer::WORDS.tokens(&args.word);
     let [word] = tokens.as_slice() else {
-        bail!(
+        crate::usage_error!(
             "{:?} is not one word to the index (its words: {tokens:?})",
             args.word
         );
@@ -35,8 +37,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     if hits.is_empty() {
-        eprintln!("sediment: no page contains {word:?}");
+        crate::diag!("sediment: no page contains {word:?}");
         return Ok(ExitCode::from(1));
     }
-    super::finished()
+    super::done()
 }

@@ -12,13 +12,16 @@ use crate::codec::canonical_json;
 use crate::ingest::thread_count;
 use crate::key::Sha1Key;
 use crate::matching::{MatchOptions, MatchQuery, MatchResult, Matcher};
-use crate::report::{Counts, Location, Report};
+use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::schema::ColumnId;
 use crate::stage::StageBatch;
 use crate::store::cells::Projection;
 use crate::store::writer::now_millis;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment match
+  sediment match --limit 1000 --json")]
 pub struct Args {
     /// Match at most this many rows (the rest is left for the next run).
     #[arg(long)]
@@ -29,6 +32,8 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 /// Rows matched in parallel and then written in one batch.
@@ -59,7 +64,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         bail!("the catalog is empty: load records first with `sediment catalog load FILE…`");
     }
     let matcher = Matcher::new(catalog, MatchOptions::default());
-    let report = Report::new("match").with_progress(None, "rows");
+    let report = Report::new("match")
+        .output(&args.reporting)
+        .with_progress(None, "rows");
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
@@ -127,7 +134,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     drop(batch);
     store.close()?;
     report.finish("rows_matched", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 /// Matches one row; the inner error is bad metadata (reported, the run goes on), the

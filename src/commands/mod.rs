@@ -23,6 +23,7 @@ pub mod project_summary;
 pub mod relocate;
 pub mod schema;
 pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod warcs;
 
@@ -30,6 +31,7 @@ use std::path::Path;
 use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::report::{Report, exit};
 use crate::store::{Store, WriterOptions};
 
 /// `--wait`: a writer queues behind another writer instead of failing.
@@ -51,13 +53,35 @@ pub fn open_reader(store_path: &Path) -> anyhow::Result<Store> {
     Store::open_reader(store_path)
 }
 
-/// A mistake in how a command was called (exit status 2, like clap's own usage errors).
+/// The exit status of a run that finished, decided from its report
+/// ([`Report::outcome`]): 0 when nothing was skipped or unresolved, 3 when problems were
+/// found. A run that stops (including `--strict` on the first problem) returns an error
+/// instead, which `cli::main` turns into 1.
+pub fn finished(report: &Report) -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(report.outcome().exit_code()))
+}
+
+/// The exit status of a short command that has no run report (get, stats, schema, …):
+/// it either did what was asked (0) or returned an error.
+pub fn done() -> anyhow::Result<ExitCode> {
+    Ok(ExitCode::from(exit::OK))
+}
+
+/// A mistake in how a command was called, found after parsing (e.g. an unknown column,
+/// which needs the store's schema to tell): exit status 2, like clap's own usage errors.
 #[derive(Debug, thiserror::Error)]
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Exit status of a run that finished: non-zero when problems were found in strict mode
-/// is handled by returning an error instead, so a finished run is a success.
-pub fn finished() -> anyhow::Result<ExitCode> {
-    Ok(ExitCode::SUCCESS)
+/// Returns a [`UsageError`] with a formatted message.
+#[macro_export]
+macro_rules! usage_error {
+    ($($arg:tt)*) => {
+        return Err($crate::commands::UsageError(format!($($arg)*)).into())
+    };
+}
+
+/// Marks the error of checking an argument as a usage error (exit status 2).
+pub fn usage<T, E: std::fmt::Display>(result: Result<T, E>) -> anyhow::Result<T> {
+    result.map_err(|e| UsageError(format!("{e:#}")).into())
 }

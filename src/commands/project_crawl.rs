@@ -6,11 +6,18 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
-use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
-use crate::report::Report;
+use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
+use crate::project::crawl::{
+    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, open_crawl_db_with, project_crawl,
+};
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project crawl -o crawl.db
+  sediment project crawl -o crawl.db --warc-dir /data/warcs --report crawl.json")]
 pub struct Args {
     /// The SQLite database to write (created if missing; an existing crawl database gets
     /// the captures it does not hold yet).
@@ -18,34 +25,49 @@ pub struct Args {
     pub output: PathBuf,
     /// Directories holding the WARC files, for the text of HTML bodies (the stored path is
     /// tried under each, with and without its directory part). Captures whose WARC is not
-    /// found get no file_text; they are counted.
+    /// found get no file_text; they are counted as problems (exit status 3).
     #[arg(long = "warc-dir", value_name = "DIR")]
     pub warc_dirs: Vec<PathBuf>,
     /// Threads reading and parsing HTML bodies (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Bytes of one decoded body read at most; longer bodies are cut (and counted).
-    #[arg(long, default_value_t = 16 << 20)]
+    /// Bytes of one decoded body read at most; longer bodies are cut (and counted). A
+    /// Content-Encoding may also expand a body at most 100 times (beyond 1 MiB): bodies cut
+    /// for that are counted as html_bodies_cut_expansion.
+    #[arg(long, default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Bytes of one page's text stored in file_text at most; longer texts are cut at a
+    /// character boundary (counted as file_texts_cut_at_max_text_bytes).
+    #[arg(long, default_value_t = DEFAULT_MAX_TEXT_BYTES)]
+    pub max_text_bytes: usize,
+    /// Memory budget in MiB for the caches (ids, analysed pages, SQLite's page cache); a
+    /// larger budget is faster, a smaller one gives the same database.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
     /// Captures written per transaction.
     #[arg(long, default_value_t = 4096)]
     pub batch: usize,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let conn = open_crawl_db(&args.output)?;
+    let memory = MemoryBudget::new(args.memory_mb);
+    let conn = open_crawl_db_with(&args.output, memory)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,
         threads: thread_count(args.threads),
         max_body_bytes: args.max_body_bytes,
+        max_text_bytes: args.max_text_bytes,
         batch_size: args.batch,
-        ..CrawlOptions::default()
+        memory,
     };
-    let report = Report::new("project crawl");
-    report.start_progress(None, "captures");
+    let report = Report::new("project crawl").output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     project_crawl(&store, &conn, &options, &report)?;
     drop(conn);
+    report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;
-    super::finished()
+    super::finished(&report)
 }

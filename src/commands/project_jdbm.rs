@@ -5,12 +5,16 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::jdbm::write_jdbm;
-use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
-use crate::report::Report;
+use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project jdbm -o jdbm/ --warc-dir /data/warcs
+  sediment lookup-jdbm jdbm/ archive")]
 pub struct Args {
     /// Output directory: PageIDtoURL.tsv, URLtoPageID.tsv, … (nine maps).
     #[arg(short = 'o', long = "output", value_name = "DIR")]
@@ -24,11 +28,14 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let report = Report::new("project jdbm");
+    let report = Report::new("project jdbm").output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     prepare_output_dir(&args.output)?;
     let options = Options {
         warc_dirs: args.warc_dirs,
@@ -37,14 +44,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         keep_forward: true,
         spill_dir: args.output.clone(),
         threads: thread_count(args.threads),
+        progress: report.progress().clone(),
     };
     let snapshot = Snapshot::build(&store, &options)?;
-    warn_missing_warcs(&snapshot);
     let order = snapshot.crawl_order();
     let written = write_jdbm(&snapshot, &order, &args.output)?;
     report.add_counts(&snapshot.counts);
     report.add_counts(&written.counts);
     report.count("output_bytes", written.bytes);
+    report_unread_bodies(&report, "body_");
     report.finish("pages", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -5,12 +5,16 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::locust::write_locust;
-use crate::project::wordindex::{Options, Snapshot, prepare_output_dir, warn_missing_warcs};
-use crate::report::Report;
+use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project locust -o locust/ --warc-dir /data/warcs
+  for f in locust/*.sql; do mysql search < \"$f\"; done")]
 pub struct Args {
     /// Output directory: schema.sql and data-00001.sql, … (load in name order with
     /// `mysql DB < FILE`).
@@ -26,11 +30,14 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let report = Report::new("project locust");
+    let report = Report::new("project locust").output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     prepare_output_dir(&args.output)?;
     let options = Options {
         warc_dirs: args.warc_dirs,
@@ -39,15 +46,16 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         keep_forward: false,
         spill_dir: args.output.clone(),
         threads: thread_count(args.threads),
+        progress: report.progress().clone(),
     };
     let mut snapshot = Snapshot::build(&store, &options)?;
-    warn_missing_warcs(&snapshot);
     let order = snapshot.crawl_order();
     let written = write_locust(&mut snapshot, &order, &args.output)?;
     report.add_counts(&snapshot.counts);
     report.add_counts(&written.counts);
     report.count("files", written.files.len() as u64);
     report.count("output_bytes", written.bytes);
+    report_unread_bodies(&report, "body_");
     report.finish("pages", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -6,10 +6,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use super::project::{capture_estimate, report_unread_bodies};
+use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::summary::{SummaryOptions, summarize};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment project summary -o summary.db --warc-dir /data/warcs
+  sediment project summary -o summary.db --json | jq .counts")]
 pub struct Args {
     /// The summary database to create or update.
     #[arg(short = 'o', long = "output", value_name = "FILE")]
@@ -24,23 +29,28 @@ pub struct Args {
     /// Captures per transaction and round of parallel HTML analysis.
     #[arg(long, default_value_t = 2048)]
     pub batch: usize,
+    /// Memory budget in MiB for the caches (ids, analyses, SQLite's page cache); a larger
+    /// budget is faster, a smaller one gives the same database.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
     /// Worker threads for HTML analysis (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Print the run's counts as one JSON object on standard output.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "project summary";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let report = Report::new(COMMAND).with_progress(None, "captures");
+    let report = Report::new(COMMAND).output(&args.reporting);
+    report.start_progress(capture_estimate(&store), "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
         max_body_bytes: args.max_body_bytes,
         batch_captures: args.batch,
+        memory: MemoryBudget::new(args.memory_mb),
     };
     let run = || summarize(&store, &args.output, &options, &report);
     match args.threads {
@@ -50,13 +60,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             .install(run)?,
         None => run()?,
     }
+    report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;
-    if args.json {
-        let out = serde_json::json!({
-            "counts": report.counts(),
-            "seconds": report.elapsed().as_secs_f64(),
-        });
-        println!("{out}");
-    }
-    super::finished()
+    super::finished(&report)
 }

@@ -1,5 +1,6 @@
 //! `sediment relocate OLD NEW`: re-points the WARC files of a moved collection.
 
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -50,19 +51,21 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             now_found += 1;
         }
     }
-    println!(
+    writeln!(
+        std::io::stdout().lock(),
         "{files} WARC files ({captures} captures) start with {}; {now_found} of them are found under {}",
-        rule.from, rule.to
-    );
+        rule.from,
+        rule.to
+    )?;
     if args.dry_run || files == 0 {
         if files == 0 {
-            eprintln!(
+            crate::diag!(
                 "relocate: nothing starts with {}; nothing recorded",
                 rule.from
             );
         }
         store.close()?;
-        return super::finished();
+        return super::done();
     }
     store.add_relocation(&rule)?;
     store.close()?;
@@ -85,6 +88,6 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 .is_none()
         })
         .count();
-    eprintln!("relocate: recorded; {missing} WARC files of the store are still not found");
-    super::finished()
+    crate::diag!("relocate: recorded; {missing} WARC files of the store are still not found");
+    super::done()
 }

@@ -1,5 +1,6 @@
 //! `sediment schema`: the table schema as a table.
 
+use std::io::Write;
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -7,6 +8,9 @@ use anyhow::Result;
 use crate::schema::Schema;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment schema
+  sediment schema --json > table.json")]
 pub struct Args {
     /// Print the schema document (JSON) instead of the table.
     #[arg(long)]
@@ -14,10 +18,11 @@ pub struct Args {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
+    let mut out = std::io::stdout().lock();
     if args.json {
-        print!("{}", crate::schema::EMBEDDED_SCHEMA);
+        write!(out, "{}", crate::schema::EMBEDDED_SCHEMA)?;
     } else {
-        print!("{}", Schema::embedded()?);
+        write!(out, "{}", Schema::embedded()?)?;
     }
-    super::finished()
+    super::done()
 }

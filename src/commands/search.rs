@@ -10,6 +10,9 @@ use chrono::DateTime;
 use crate::search::{Query, open, search};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment search --db summary.db 'web archive' site:example.com
+  sediment search --db summary.db --json --limit 50 crawler")]
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
     /// filters site:HOST, lang:CODE, mime:TYPE. A query that starts with a minus goes
@@ -39,7 +42,7 @@ fn one_line(text: &str) -> String {
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
-    let query = Query::parse(&args.query.join(" "))?;
+    let query = super::usage(Query::parse(&args.query.join(" ")))?;
     let conn = open(&args.db)?;
     let hits = search(&conn, &query, args.limit)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
@@ -68,9 +71,9 @@ pub fn run(args: Args) -> Result<ExitCode> {
             writeln!(out, "   captured {seen} ({} {captures})", hit.captures)?;
         }
         if hits.is_empty() {
-            eprintln!("no results");
+            crate::diag!("no results");
         }
     }
     out.flush()?;
-    super::finished()
+    super::done()
 }

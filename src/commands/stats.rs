@@ -1,6 +1,7 @@
 //! `sediment stats`: what the store holds.
 
 use std::collections::BTreeMap;
+use std::io::Write;
 use std::path::Path;
 use std::process::ExitCode;
 
@@ -12,6 +13,9 @@ use crate::store::captures::count_captures;
 use crate::store::cells::Projection;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment stats
+  sediment --store /data/store stats --json")]
 pub struct Args {
     /// Print JSON instead of text.
     #[arg(long)]
@@ -67,25 +71,26 @@ pub fn collect(store: &Store) -> Result<Stats> {
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
     let stats = collect(&store)?;
+    let mut out = std::io::stdout().lock();
     if args.json {
-        println!("{}", serde_json::to_string_pretty(&stats)?);
-        return super::finished();
+        writeln!(out, "{}", serde_json::to_string_pretty(&stats)?)?;
+        return super::done();
     }
-    println!("store      {}", store_path.display());
-    println!("rows       {}", stats.rows);
-    println!("captures   {}", stats.captures);
-    println!("inputs     {}", stats.inputs);
-    println!("payload    {} bytes", stats.payload_bytes);
-    println!("on disk    {} bytes", stats.store_bytes_on_disk);
-    println!("cells per column:");
+    writeln!(out, "store      {}", store_path.display())?;
+    writeln!(out, "rows       {}", stats.rows)?;
+    writeln!(out, "captures   {}", stats.captures)?;
+    writeln!(out, "inputs     {}", stats.inputs)?;
+    writeln!(out, "payload    {} bytes", stats.payload_bytes)?;
+    writeln!(out, "on disk    {} bytes", stats.store_bytes_on_disk)?;
+    writeln!(out, "cells per column:")?;
     for (name, n) in &stats.cells {
-        println!("  {name:<22} {n}");
+        writeln!(out, "  {name:<22} {n}")?;
     }
-    println!("MIME types:");
+    writeln!(out, "MIME types:")?;
     let mut mimes: Vec<_> = stats.mime_types.iter().collect();
     mimes.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
     for (name, n) in mimes {
-        println!("  {name:<40} {n}");
+        writeln!(out, "  {name:<40} {n}")?;
     }
-    super::finished()
+    super::done()
 }

@@ -69,12 +69,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         }
     }
     out.flush()?;
-    eprintln!("warcs: {found} found, {missing} missing");
+    crate::diag!("warcs: {found} found, {missing} missing");
     if missing > 0 {
-        eprintln!(
+        crate::diag!(
             "hint: give the directories that hold missing WARC files with --warc-dir, or \
              re-point a moved collection with `sediment relocate OLD_PREFIX NEW_PREFIX`"
         );
     }
-    super::finished()
+    super::done()
 }

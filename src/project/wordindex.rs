@@ -69,6 +69,8 @@ pub struct Options {
     /// Where the spill file goes (the output directory).
     pub spill_dir: PathBuf,
     pub threads: usize,
+    /// Advanced by one per capture read (a hidden bar unless the command shows one).
+    pub progress: indicatif::ProgressBar,
 }
 
 /// One URL with a capture.
@@ -111,7 +113,8 @@ pub struct Document {
     pub keywords: String,
     /// Primary language (`<html lang>`), lower case.
     pub lang: String,
-    /// The body text: the main text, then the rest of the visible text (HTML), or the text.
+    /// The start of the body text in document order (HTML: headlines included, no title,
+    /// nav or footer), or of the text.
     pub text_start: String,
     /// Distinct words and all word occurrences.
     pub distinct_words: u32,
@@ -206,6 +209,7 @@ impl Snapshot {
         let mut group_surt = String::new();
         let mut batch: Vec<Latest> = Vec::new();
         for_each_capture(store, |capture| {
+            options.progress.inc(1);
             snapshot.counts.incr("captures");
             if capture.surt != group_surt {
                 snapshot.flush_group(&mut group, &mut batch);
@@ -549,7 +553,7 @@ fn analyse(
         doc.lang = description.primary_language.clone().unwrap_or_default();
         doc.keywords = meta_keywords(&parsed.text_utf8).unwrap_or_default();
         let pile = &parsed.pile;
-        doc.text_start = text_start(&[&pile.text, &pile.secondary_text]);
+        doc.text_start = text_start(&[&parsed.leading_text]);
         for part in [&doc.title, &doc.description, &doc.keywords] {
             text.push_str(part);
             text.push('\n');
@@ -615,8 +619,14 @@ pub fn count_words(text: &str) -> (Vec<(String, u32)>, u64, u64) {
 }
 
 /// The first [`TEXT_START_CHARS`] characters of the parts joined by spaces, white space
-/// collapsed.
+/// collapsed (and none at the end).
 fn text_start(parts: &[&str]) -> String {
+    let mut out = text_start_collapsed(parts);
+    out.truncate(out.trim_end().len());
+    out
+}
+
+fn text_start_collapsed(parts: &[&str]) -> String {
     let mut out = String::new();
     let mut chars = 0;
     let mut pending_space = false;
@@ -747,16 +757,6 @@ pub fn unpack_words_blob(blob: &[u8]) -> Option<Vec<u8>> {
     let mut out = Vec::with_capacity(length as usize);
     ZlibDecoder::new(rest).read_to_end(&mut out).ok()?;
     (out.len() == length as usize).then_some(out)
-}
-
-/// Tells the user when documents could not be read because their WARCs were not found.
-pub fn warn_missing_warcs(snapshot: &Snapshot) {
-    let missing = snapshot.counts.get("body_warc_not_found");
-    if missing > 0 {
-        eprintln!(
-            "sediment: warning: {missing} documents were not read: their WARC files were not found; give the directories that hold them with --warc-dir"
-        );
-    }
 }
 
 /// The directory for the temporary body file: the output directory, created if needed.

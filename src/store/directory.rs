@@ -164,7 +164,7 @@ impl WriterLock {
                         store.display()
                     );
                 }
-                eprintln!(
+                crate::diag!(
                     "sediment: waiting for the writer of {} to finish ({holder})",
                     store.display()
                 );

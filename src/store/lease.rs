@@ -76,7 +76,7 @@ fn acquire(store: &Store, owner: &str) -> Result<Held> {
         }
         if !waited {
             if let Some(l) = &parsed {
-                eprintln!(
+                crate::diag!(
                     "sediment: waiting for {} to finish deriving rows of {}",
                     l.owner,
                     store.describe()

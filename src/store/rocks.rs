@@ -262,7 +262,7 @@ impl RocksBackend {
         directory::fresh_staging_dir(path)?;
         let latest = directory::latest_version(path);
         if directory::is_dirty(path) {
-            eprintln!(
+            crate::diag!(
                 "sediment: the last writer of {} stopped in the middle of an input; \
                  rolling back to {} (run that command again to complete it)",
                 path.display(),

@@ -184,7 +184,7 @@ mod crash_test {
         if SEEN.fetch_add(1, Ordering::SeqCst) + 1 >= limit {
             let _ = writer.write_batch();
             let _ = writer.store.flush();
-            eprintln!("sediment: simulated crash after {limit} captures");
+            crate::diag!("sediment: simulated crash after {limit} captures");
             std::process::exit(3);
         }
     }

@@ -94,3 +94,17 @@ pub fn json_lines(text: &str) -> Vec<serde_json::Value> {
         .map(|l| serde_json::from_str(l).unwrap_or_else(|e| panic!("bad JSON line {l:?}: {e}")))
         .collect()
 }
+
+/// Runs and asserts the run finished (exit status 0, or 3: done with problems), returning
+/// stdout; for runs over real files whose damage is not what the test is about.
+pub fn finished(store: &Path, args: &[&str]) -> String {
+    let run = sediment(store, args);
+    assert!(
+        run.status == 0 || run.status == 3,
+        "sediment {args:?} failed with {}\nstdout:\n{}\nstderr:\n{}",
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    run.stdout
+}

@@ -71,11 +71,17 @@ pub fn summarize(store: &Path, db: &Path) -> serde_json::Value {
     summarize_with(store, db, &[])
 }
 
+/// Runs `project summary --json` and returns the run's counts. The run must finish, with
+/// exit status 3 exactly when the report counts problems (e.g. WARC files not found).
 pub fn summarize_with(store: &Path, db: &Path, extra: &[&str]) -> serde_json::Value {
     let mut args = vec!["project", "summary", "-o", db.to_str().unwrap(), "--json"];
     args.extend_from_slice(extra);
-    let out = ok(store, &args);
-    let value: serde_json::Value = serde_json::from_str(out.trim()).expect("JSON counts");
+    let run = crate::common::sediment(store, &args);
+    let value: serde_json::Value = serde_json::from_str(run.stdout.trim())
+        .unwrap_or_else(|e| panic!("no JSON report ({e}); exit {}: {}", run.status, run.stderr));
+    let status = if value["problems_total"] == 0 { 0 } else { 3 };
+    assert_eq!(run.status, status, "{}", run.stderr);
+    assert_eq!(value["exit_code"], status);
     value["counts"].clone()
 }
 
