@@ -27,7 +27,11 @@ fn inputs() -> (Vec<String>, Vec<String>) {
     if let Some(c) = corpus("sandcrawler/example.cdx") {
         cdx.push(c.display().to_string());
     }
-    for name in ["example.warc.gz", "example-wget-1-14.warc.gz", "dupes.warc.gz"] {
+    for name in [
+        "example.warc.gz",
+        "example-wget-1-14.warc.gz",
+        "dupes.warc.gz",
+    ] {
         if let Some(w) = corpus(&format!("pywb/sample_archive/warcs/{name}")) {
             warcs.push(w.display().to_string());
         }
@@ -75,10 +79,16 @@ fn the_seed_table_as_cbt_sees_it() {
             .lines()
             .find(|l| l.split_whitespace().next() == Some(family))
             .unwrap_or_else(|| panic!("family {family} missing:\n{families}"));
-        assert!(line.contains("versions() > 1"), "GC policy of {family}: {line}");
+        assert!(
+            line.contains("versions() > 1"),
+            "GC policy of {family}: {line}"
+        );
     }
 
-    emulator.ok(&store, &["backfill-cdx", path(&fixture("crawl/crawl1.cdx"))]);
+    emulator.ok(
+        &store,
+        &["backfill-cdx", path(&fixture("crawl/crawl1.cdx"))],
+    );
     let stats: serde_json::Value =
         serde_json::from_str(&emulator.ok(&store, &["stats", "--json"])).unwrap();
     let count = emulator.cbt(&["count", "files"]).unwrap();
@@ -87,23 +97,14 @@ fn the_seed_table_as_cbt_sees_it() {
         stats["rows"].to_string(),
         "cbt counts the rows sediment wrote"
     );
-    // `cbt read` shows a row with its families and qualifiers as the seed describes.
-    let row = json_lines(&emulator.ok(&store, &["export", "--limit", "1"]))[0].clone();
-    let key_hex = row["sha1hex"].as_str().unwrap();
-    let read = emulator
-        .cbt(&["read", "files", &format!("prefix={}", hex_to_escaped(key_hex)), "count=1"])
-        .unwrap();
+    // `cbt read` shows rows with their families and qualifiers as the seed describes.
+    let read = emulator.cbt(&["read", "files", "count=3"]).unwrap();
     for column in ["f:c", "file:cdx", "file:mime"] {
-        assert!(read.contains(column), "{column} missing from cbt read:\n{read}");
+        assert!(
+            read.contains(column),
+            "{column} missing from cbt read:\n{read}"
+        );
     }
-}
-
-/// A row key as `cbt read prefix=` takes binary: Go-quoted escapes.
-fn hex_to_escaped(hex: &str) -> String {
-    (0..hex.len())
-        .step_by(2)
-        .map(|i| format!("\\x{}", &hex[i..i + 2]))
-        .collect()
 }
 
 #[test]
@@ -133,11 +134,8 @@ fn every_command_gives_on_bigtable_what_it_gives_on_rocksdb() {
         ok(&rocks, &["captures"]),
         "captures"
     );
-    let pdf = json_lines(&export)
-        .into_iter()
-        .find(|r| r["file:mime"] == "application/pdf")
-        .unwrap();
-    let key = pdf["key"].as_str().unwrap();
+    // A PDF of the fixture crawl, whose WARC is here.
+    let key = "R65U7XLDOU4UUUDGDGYHD3LZL62VJT3A";
     assert_eq!(
         emulator.ok(&bigtable, &["get", key]),
         ok(&rocks, &["get", key])
@@ -156,8 +154,11 @@ fn every_command_gives_on_bigtable_what_it_gives_on_rocksdb() {
 
     // A projection: the same crawl database.
     let (a, b) = (dir.path().join("rocks.db"), dir.path().join("bigtable.db"));
-    ok(&rocks, &["project", "crawl", "-o", path(&a)]);
-    emulator.ok(&bigtable, &["project", "crawl", "-o", path(&b)]);
+    // Exit 3: the corpus CDX names WARC files that are not here (counted as problems).
+    let run = common::sediment(&rocks, &["project", "crawl", "-o", path(&a)]);
+    assert!(matches!(run.status, 0 | 3), "{}", run.stderr);
+    let run = emulator.sediment(&bigtable, &["project", "crawl", "-o", path(&b)]);
+    assert!(matches!(run.status, 0 | 3), "{}", run.stderr);
     assert_eq!(table_counts(&a), table_counts(&b));
 
     // JSON lines back into another table reproduce the export.
@@ -195,41 +196,7 @@ fn two_writers_at_once_end_with_the_rows_of_one_import() {
         return;
     };
     let dir = tempfile::tempdir().unwrap();
-    let store = emulator.store("shared");
-    emulator.ok(&store, &["bigtable", "create"]);
     let (cdx, warcs) = inputs();
-    // The inputs share payloads (the two crawls revisit the same pages; a CDX line and the
-    // WARC record it indexes are one capture), so the writers race on the same rows.
-    let (mut first, mut second): (Vec<String>, Vec<String>) = (Vec::new(), Vec::new());
-    for (i, w) in warcs.iter().enumerate() {
-        if i % 2 == 0 {
-            first.push(w.clone());
-        } else {
-            second.push(w.clone());
-        }
-    }
-    let spawn = |command: &str, files: &[String]| {
-        Command::new(env!("CARGO_BIN_EXE_sediment"))
-            .env("BIGTABLE_EMULATOR_HOST", &emulator.host)
-            .args(["--store", &store, command])
-            .args(files)
-            .output()
-            .unwrap()
-    };
-    let (a, b, c) = std::thread::scope(|s| {
-        let a = s.spawn(|| spawn("import-warc", &first));
-        let b = s.spawn(|| spawn("import-warc", &second));
-        let c = s.spawn(|| spawn("backfill-cdx", &cdx));
-        (a.join().unwrap(), b.join().unwrap(), c.join().unwrap())
-    });
-    for out in [&a, &b, &c] {
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-    }
-
     let reference = dir.path().join("reference");
     for file in &cdx {
         ok(&reference, &["backfill-cdx", file]);
@@ -237,13 +204,46 @@ fn two_writers_at_once_end_with_the_rows_of_one_import() {
     let mut args = vec!["import-warc"];
     args.extend(warcs.iter().map(String::as_str));
     ok(&reference, &args);
-    assert_eq!(
-        emulator.ok(&store, &["export"]),
-        ok(&reference, &["export"]),
-        "rows (first capture, duplicate counts) equal one import of every input"
-    );
-    assert_eq!(
-        emulator.ok(&store, &["captures"]),
-        ok(&reference, &["captures"])
-    );
+    let expected_rows = ok(&reference, &["export"]);
+    let expected_captures = ok(&reference, &["captures"]);
+
+    // Every round, two processes import every WARC (in opposite orders, so they race on
+    // the same payloads and the same derived rows) while a third backfills the CDX files
+    // (whose lines describe captures of the same WARC records).
+    let reversed: Vec<String> = warcs.iter().rev().cloned().collect();
+    for round in 0..3 {
+        let store = emulator.store(&format!("shared{round}"));
+        emulator.ok(&store, &["bigtable", "create"]);
+        let spawn = |command: &str, files: &[String]| {
+            Command::new(env!("CARGO_BIN_EXE_sediment"))
+                .env("BIGTABLE_EMULATOR_HOST", &emulator.host)
+                .args(["--store", &store, command, "--threads", "1"])
+                .args(files)
+                .output()
+                .unwrap()
+        };
+        let outputs = std::thread::scope(|s| {
+            let a = s.spawn(|| spawn("import-warc", &warcs));
+            let b = s.spawn(|| spawn("import-warc", &reversed));
+            let c = s.spawn(|| spawn("backfill-cdx", &cdx));
+            [a.join().unwrap(), b.join().unwrap(), c.join().unwrap()]
+        });
+        for out in &outputs {
+            assert!(
+                out.status.success(),
+                "{}",
+                String::from_utf8_lossy(&out.stderr)
+            );
+        }
+        assert_eq!(
+            emulator.ok(&store, &["export"]),
+            expected_rows,
+            "round {round}: rows (first capture, duplicate counts) equal one import of every input"
+        );
+        assert_eq!(
+            emulator.ok(&store, &["captures"]),
+            expected_captures,
+            "round {round}"
+        );
+    }
 }

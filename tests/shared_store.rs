@@ -509,3 +509,69 @@ fn a_stale_staging_link_to_a_live_table_is_never_written_through() {
     ok(&reference, &["backfill-cdx", "--bulk", &crawl2_cdx()]);
     assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
 }
+
+#[test]
+fn a_long_run_publishes_each_wave_of_whole_inputs() {
+    // Waves of no length: each input is committed and published before the next starts.
+    // A crash in the second input leaves the first one visible, whole.
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let crawl1 = fixture("crawl/crawl1.warc.gz");
+    let crawl2 = fixture("crawl/crawl2.warc.gz");
+    let crashed = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .env("SEDIMENT_TEST_CRASH_AFTER_CAPTURES", "70")
+        .arg("--store")
+        .arg(&store)
+        .args(["import-warc", "--threads", "1", "--commit-every", "0"])
+        .args([&crawl1, &crawl2])
+        .output()
+        .unwrap();
+    assert!(String::from_utf8_lossy(&crashed.stderr).contains("simulated crash"));
+    let first_only = dir.path().join("first-only");
+    ok(&first_only, &["import-warc", crawl1.to_str().unwrap()]);
+    assert_eq!(ok(&store, &["export"]), ok(&first_only, &["export"]));
+    assert_eq!(ok(&store, &["captures"]), ok(&first_only, &["captures"]));
+
+    // The re-run skips the committed input and completes the other.
+    let rerun = sediment(
+        &store,
+        &[
+            "import-warc",
+            "--commit-every",
+            "0",
+            crawl1.to_str().unwrap(),
+            crawl2.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(rerun.status, 0, "{}", rerun.stderr);
+    let reference = dir.path().join("reference");
+    ok(
+        &reference,
+        &[
+            "import-warc",
+            crawl1.to_str().unwrap(),
+            crawl2.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
+
+    // The same with CDX inputs and bulk loads.
+    let bulk = dir.path().join("bulk");
+    ok(
+        &bulk,
+        &[
+            "backfill-cdx",
+            "--bulk",
+            "--commit-every",
+            "0",
+            &crawl1_cdx(),
+            &crawl2_cdx(),
+        ],
+    );
+    let bulk_reference = dir.path().join("bulk-reference");
+    ok(
+        &bulk_reference,
+        &["backfill-cdx", &crawl1_cdx(), &crawl2_cdx()],
+    );
+    assert_eq!(ok(&bulk, &["export"]), ok(&bulk_reference, &["export"]));
+}

@@ -10,7 +10,7 @@ use rayon::prelude::*;
 
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
-use crate::ingest::{IngestRun, thread_count};
+use crate::ingest::{IngestRun, Wave, thread_count};
 use crate::input::{PlannedInput, open_raw};
 use crate::report::{Counts, Report, ReportArgs};
 use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
@@ -33,6 +33,10 @@ pub struct Args {
     /// Apply inputs the store has already ingested.
     #[arg(long)]
     pub force: bool,
+    /// Commit (derive rows, record inputs, publish a version readers see) after inputs
+    /// started within this many seconds are done.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub commit_every: f64,
     /// Stop at the first bad line (exit status 1).
     #[arg(long)]
     pub strict: bool,
@@ -60,7 +64,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
-    let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
+    let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
+    run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
+        .unwrap_or(std::time::Duration::MAX);
     let inputs = run.plan(&args.files, |_| true)?;
     report.start_progress(None, "lines");
     let applied: Vec<AtomicBool> = inputs.iter().map(|_| AtomicBool::new(false)).collect();
@@ -69,86 +75,94 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .map(|_| Mutex::new(Counts::default()))
         .collect();
 
-    // One reader walks the inputs in order and cuts them into chunks of whole lines;
-    // the pool parses and writes chunks as they come, whichever file they belong to.
-    let chunks = inputs.iter().enumerate().flat_map(|(index, input)| {
-        InputChunks::new(index, input, &run, args.force, &applied[index])
-    });
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
     if args.bulk && store.backend().as_rocks().is_none() {
-        eprintln!(
+        crate::diag!(
             "backfill-cdx: --bulk writes SST files for the embedded store; {} gets batched \
              mutations instead",
             store.describe()
         );
     }
-    let bulk = match args.bulk && store.backend().as_rocks().is_some() {
-        true => {
-            let memory = args
-                .bulk_memory_mb
-                .map_or_else(default_memory_limit, |mb| mb << 20);
-            Some(BulkLoader::new(&store, run.ts, memory)?)
-        }
-        false => None,
-    };
-    pool.install(|| {
-        chunks
-            .par_bridge()
-            .try_for_each(|item: Result<(usize, CdxChunk)>| -> Result<()> {
-                let (index, chunk) = item?;
-                let mut counts = Counts::default();
-                match &bulk {
-                    Some(loader) => {
-                        let mut captures = CaptureRun::for_input(chunk.data.len());
-                        let mut scratch = Vec::new();
-                        parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                            captures.push(&capture, &mut scratch);
-                            Ok(())
-                        })?;
-                        loader.add(captures)?;
-                    }
-                    None => {
-                        let mut writer = Writer::sorted(&store, run.ts);
-                        parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                            writer.add_capture(&capture);
-                            writer.end_record()
-                        })?;
-                        writer.finish()?;
-                    }
-                }
-                report.progress().inc(counts.get("lines"));
-                report.add_counts(&counts);
-                per_input[index]
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner())
-                    .merge(&counts);
-                Ok(())
-            })
-    })?;
+    let bulk_memory = (args.bulk && store.backend().as_rocks().is_some()).then(|| {
+        args.bulk_memory_mb
+            .map_or_else(default_memory_limit, |mb| mb << 20)
+    });
 
-    let applied: Vec<_> = inputs
-        .into_iter()
-        .zip(per_input)
-        .zip(&applied)
-        .filter(|(_, applied)| applied.load(Ordering::SeqCst))
-        .map(|(pair, _)| pair)
-        .map(|(input, counts)| {
-            let counts = counts.into_inner().unwrap_or_else(|e| e.into_inner());
-            Ok((input, serde_json::to_value(&counts)?))
-        })
-        .collect::<Result<_>>()?;
-    if let Some(loader) = bulk {
-        report
-            .progress()
-            .set_message("writing and ingesting SST files");
-        let stats = loader.finish()?;
-        report.count("rows_written", stats.rows.rows);
-        report.count("duplicates", stats.rows.duplicates);
-        report.count("sst_files", stats.sst_files);
+    // Waves of inputs, each committed (rows derived, inputs recorded, a version
+    // published) when it ends: see `ingest`. Within a wave, one reader walks its inputs in
+    // order and cuts them into chunks of whole lines; the pool parses and writes chunks
+    // as they come, whichever file they belong to.
+    let mut next_input = 0..inputs.len();
+    loop {
+        let wave = Wave::new(run.commit_interval);
+        let first = next_input.start;
+        let bulk = match bulk_memory {
+            Some(memory) => Some(BulkLoader::new(&store, run.ts, memory)?),
+            None => None,
+        };
+        let chunks = std::iter::from_fn(|| wave.next(&mut next_input)).flat_map(|index| {
+            InputChunks::new(index, &inputs[index], &run, args.force, &applied[index])
+        });
+        pool.install(|| {
+            chunks
+                .par_bridge()
+                .try_for_each(|item: Result<(usize, CdxChunk)>| -> Result<()> {
+                    let (index, chunk) = item?;
+                    let mut counts = Counts::default();
+                    match &bulk {
+                        Some(loader) => {
+                            let mut captures = CaptureRun::for_input(chunk.data.len());
+                            let mut scratch = Vec::new();
+                            parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
+                                captures.push(&capture, &mut scratch);
+                                Ok(())
+                            })?;
+                            loader.add(captures)?;
+                        }
+                        None => {
+                            let mut writer = Writer::sorted(&store, run.ts);
+                            parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
+                                writer.add_capture(&capture);
+                                writer.end_record()
+                            })?;
+                            writer.finish()?;
+                        }
+                    }
+                    report.progress().inc(counts.get("lines"));
+                    report.add_counts(&counts);
+                    per_input[index]
+                        .lock()
+                        .unwrap_or_else(|e| e.into_inner())
+                        .merge(&counts);
+                    Ok(())
+                })
+        })?;
+        if wave.started() == 0 {
+            break;
+        }
+        let done: Vec<(&PlannedInput, serde_json::Value)> = (first..next_input.start)
+            .filter(|&i| applied[i].load(Ordering::SeqCst))
+            .map(|i| {
+                let counts = per_input[i].lock().unwrap_or_else(|e| e.into_inner());
+                Ok((&inputs[i], serde_json::to_value(&*counts)?))
+            })
+            .collect::<Result<_>>()?;
+        if let Some(loader) = bulk {
+            report
+                .progress()
+                .set_message("writing and ingesting SST files");
+            let stats = loader.finish()?;
+            report.count("rows_written", stats.rows.rows);
+            report.count("duplicates", stats.rows.duplicates);
+            report.count("sst_files", stats.sst_files);
+        }
+        run.finish(&done)?;
+        if !next_input.is_empty() {
+            store.publish()?;
+        }
     }
-    run.finish(&applied)?;
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)

@@ -21,6 +21,8 @@ pub struct Args {
 pub enum BigtableCommand {
     /// Create the files table (families and GC policies from schemas/table.json) and its
     /// companion tables, or complete them; safe to run again.
+    #[command(after_help = "Examples:
+  sediment --store bigtable://my-project/my-instance/files bigtable create")]
     Create,
 }
 
@@ -39,5 +41,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             }
         }
     }
-    super::finished()
+    super::done()
 }

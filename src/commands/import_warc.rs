@@ -28,6 +28,10 @@ pub struct Args {
     /// Apply inputs the store has already ingested.
     #[arg(long)]
     pub force: bool,
+    /// Commit (derive rows, record inputs, publish a version readers see) after inputs
+    /// started within this many seconds are done.
+    #[arg(long, value_name = "SECS", default_value_t = 10.0)]
+    pub commit_every: f64,
     /// Stop at the first bad record (exit status 1).
     #[arg(long)]
     pub strict: bool,
@@ -61,7 +65,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
-    let run = IngestRun::new(&store, &report, COMMAND, filter.describe());
+    let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
+    run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
+        .unwrap_or(std::time::Duration::MAX);
     let inputs = run.plan(&args.inputs, is_warc_name)?;
     let total_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
     report.start_progress(Some(total_bytes), "bytes");

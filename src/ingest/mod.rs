@@ -2,8 +2,12 @@
 //! plan inputs → apply each (in parallel) through the write path → derive file rows for
 //! the touched digests → make it durable → record the inputs as complete.
 //!
-//! Inputs are recorded only at the very end, so a run stopped at any point is completed
-//! by running it again; the write path is idempotent, so nothing is counted twice.
+//! A long run commits in waves: inputs are started until the commit interval has passed,
+//! the ones started are finished, their rows derived, the inputs recorded and a version
+//! published; readers (`sediment serve`) see the inputs of a wave as soon as it ends.
+//! Inputs are recorded only once everything they wrote is durable, so a run stopped at
+//! any point is completed by running it again; the write path is idempotent, so nothing
+//! is counted twice.
 
 pub mod cdx;
 pub mod warc;
@@ -11,6 +15,8 @@ pub mod warc;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::OnceLock;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -31,6 +37,8 @@ pub struct IngestRun<'s> {
     /// Options that change what an input writes (part of its registry identity).
     pub options: String,
     pub ts: u64,
+    /// How long a wave of inputs may start new inputs before it is committed.
+    pub commit_interval: Duration,
     completed_sizes: OnceLock<HashSet<u64>>,
 }
 
@@ -47,6 +55,7 @@ impl<'s> IngestRun<'s> {
             command,
             options,
             ts: now_millis(),
+            commit_interval: DEFAULT_COMMIT_INTERVAL,
             completed_sizes: OnceLock::new(),
         }
     }
@@ -119,28 +128,41 @@ impl<'s> IngestRun<'s> {
             .num_threads(threads.max(1))
             .build()
             .context("cannot start worker threads")?;
-        let summaries: Vec<(PlannedInput, InputSummary)> = pool.install(|| {
-            inputs
-                .into_par_iter()
-                .map(|input| {
-                    if !self.should_apply(&input, force)? {
-                        return Ok(None);
-                    }
-                    let mut writer = Writer::new(self.store, self.ts);
-                    let summary = apply_one(&input, &mut writer)
-                        .with_context(|| format!("while reading {}", input.display()))?;
-                    writer.finish()?;
-                    Ok(Some((input, summary)))
-                })
-                .filter_map(Result::transpose)
-                .collect::<Result<_>>()
-        })?;
-        self.finish(&summaries)
+        let mut inputs = inputs.into_iter();
+        let mut total = MaterializeStats::default();
+        loop {
+            let wave = Wave::new(self.commit_interval);
+            let summaries: Vec<(PlannedInput, InputSummary)> = pool.install(|| {
+                std::iter::from_fn(|| wave.next(&mut inputs))
+                    .par_bridge()
+                    .map(|input| {
+                        if !self.should_apply(&input, force)? {
+                            return Ok(None);
+                        }
+                        let mut writer = Writer::new(self.store, self.ts);
+                        let summary = apply_one(&input, &mut writer)
+                            .with_context(|| format!("while reading {}", input.display()))?;
+                        writer.finish()?;
+                        Ok(Some((input, summary)))
+                    })
+                    .filter_map(Result::transpose)
+                    .collect::<Result<_>>()
+            })?;
+            let stats = self.finish(&summaries)?;
+            total.add(&stats);
+            if wave.started() == 0 {
+                return Ok(total);
+            }
+            self.store.publish()?;
+        }
     }
 
     /// Ends a run whose inputs were all applied: derives the file rows of the touched
     /// digests, makes everything durable, then records each input as complete.
-    pub fn finish(&self, applied: &[(PlannedInput, InputSummary)]) -> Result<MaterializeStats> {
+    pub fn finish<I: std::borrow::Borrow<PlannedInput>>(
+        &self,
+        applied: &[(I, InputSummary)],
+    ) -> Result<MaterializeStats> {
         self.report.progress().set_message("deriving file rows");
         let stats = materialize_dirty(self.store, self.ts)?;
         self.store.flush()?;
@@ -149,7 +171,7 @@ impl<'s> IngestRun<'s> {
                 self.store,
                 self.command,
                 &self.options,
-                input,
+                input.borrow(),
                 summary.clone(),
             )?;
         }
@@ -158,6 +180,41 @@ impl<'s> IngestRun<'s> {
         self.report.count("rows_written", stats.rows);
         self.report.count("duplicates", stats.duplicates);
         Ok(stats)
+    }
+}
+
+/// How long a run starts new inputs before it commits what it started (see the module
+/// documentation); `--commit-every` changes it.
+pub const DEFAULT_COMMIT_INTERVAL: Duration = Duration::from_secs(10);
+
+/// One wave of a run: it admits inputs until its interval has passed (always at least
+/// one), then the inputs it admitted are finished and committed together.
+pub struct Wave {
+    deadline: Instant,
+    started: AtomicUsize,
+}
+
+impl Wave {
+    pub fn new(interval: Duration) -> Wave {
+        Wave {
+            deadline: Instant::now() + interval,
+            started: AtomicUsize::new(0),
+        }
+    }
+
+    /// The next item of `items` if another may start in this wave.
+    pub fn next<T>(&self, items: &mut impl Iterator<Item = T>) -> Option<T> {
+        let open = self.started.load(Ordering::SeqCst) == 0 || Instant::now() < self.deadline;
+        let item = if open { items.next() } else { None };
+        if item.is_some() {
+            self.started.fetch_add(1, Ordering::SeqCst);
+        }
+        item
+    }
+
+    /// Items started in this wave (none: the items are all done).
+    pub fn started(&self) -> usize {
+        self.started.load(Ordering::SeqCst)
     }
 }
 

@@ -31,9 +31,7 @@ use bigtable_rs::google::bigtable::v2::{
 };
 use futures_util::StreamExt;
 
-use super::backend::{
-    Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space,
-};
+use super::backend::{Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space};
 use crate::key::Sha1Key;
 use crate::schema::Schema;
 
@@ -233,7 +231,9 @@ impl BigtableBackend {
                 chain.push(filter_of(row_filter::Filter::CellsPerColumnLimitFilter(
                     filter.versions.min(i32::MAX as usize) as i32,
                 )));
-                filter_of(row_filter::Filter::Chain(row_filter::Chain { filters: chain }))
+                filter_of(row_filter::Filter::Chain(row_filter::Chain {
+                    filters: chain,
+                }))
             })
             .collect();
         match per_family.len() {
@@ -261,8 +261,7 @@ impl BigtableBackend {
     /// Sends mutations, grouped by table and row (a row's mutations in one entry, in
     /// order), in bounded requests, retrying what fails with a retryable code.
     fn mutate(&self, entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)>) -> Result<()> {
-        let mut by_table: HashMap<Option<Space>, Vec<mutate_rows_request::Entry>> =
-            HashMap::new();
+        let mut by_table: HashMap<Option<Space>, Vec<mutate_rows_request::Entry>> = HashMap::new();
         let mut index: HashMap<(Option<Space>, Vec<u8>), usize> = HashMap::new();
         for (table, row, mutations) in entries {
             let list = by_table.entry(table).or_default();
@@ -273,10 +272,24 @@ impl BigtableBackend {
                     list.push(mutate_rows_request::Entry {
                         row_key: row,
                         mutations,
+                        ..Default::default()
                     });
                 }
             }
         }
+        // Captures before the index entries that point at them, both before the dirty
+        // marks that send a deriver to read them: a deriver must never find a mark whose
+        // captures are not written yet.
+        let order = [
+            Some(Space::Capture),
+            Some(Space::ByDigest),
+            None,
+            Some(Space::Catalog),
+            Some(Space::Meta),
+            Some(Space::Dirty),
+        ];
+        let mut by_table: Vec<_> = by_table.into_iter().collect();
+        by_table.sort_by_key(|(table, _)| order.iter().position(|t| t == table));
         for (table, entries) in by_table {
             let mut request_entries = Vec::new();
             let mut bytes = 0;
@@ -371,7 +384,9 @@ fn entry_bytes(entry: &mutate_rows_request::Entry) -> usize {
             .mutations
             .iter()
             .map(|m| match &m.mutation {
-                Some(mutation::Mutation::SetCell(c)) => 32 + c.column_qualifier.len() + c.value.len(),
+                Some(mutation::Mutation::SetCell(c)) => {
+                    32 + c.column_qualifier.len() + c.value.len()
+                }
                 _ => 16,
             })
             .sum::<usize>()
@@ -426,15 +441,25 @@ fn set_cell(family: &str, qualifier: Vec<u8>, ts_micros: i64, value: Vec<u8>) ->
 
 fn delete_row() -> Mutation {
     Mutation {
-        mutation: Some(mutation::Mutation::DeleteFromRow(mutation::DeleteFromRow {})),
+        mutation: Some(mutation::Mutation::DeleteFromRow(
+            mutation::DeleteFromRow {},
+        )),
     }
 }
 
 /// The mutations that set a key of a space to one value.
 fn put_mutations(key: &[u8], value: &[u8]) -> Vec<Mutation> {
-    let mut mutations = vec![delete_row(), set_cell(SPACE_FAMILY, Vec::new(), 0, value.to_vec())];
+    let mut mutations = vec![
+        delete_row(),
+        set_cell(SPACE_FAMILY, Vec::new(), 0, value.to_vec()),
+    ];
     if key.len() > MAX_ROW_KEY {
-        mutations.push(set_cell(SPACE_FAMILY, FULL_KEY_QUALIFIER.to_vec(), 0, key.to_vec()));
+        mutations.push(set_cell(
+            SPACE_FAMILY,
+            FULL_KEY_QUALIFIER.to_vec(),
+            0,
+            key.to_vec(),
+        ));
     }
     mutations
 }
@@ -570,10 +595,13 @@ impl Backend for BigtableBackend {
             }),
             ..Default::default()
         };
-        self.stream(request, &mut |row, cells| match space_row(space, row, cells) {
-            Some((key, value)) => visit(&key, &value),
-            None => Ok(true),
-        })
+        self.stream(
+            request,
+            &mut |row, cells| match space_row(space, row, cells) {
+                Some((key, value)) => visit(&key, &value),
+                None => Ok(true),
+            },
+        )
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
@@ -653,14 +681,14 @@ impl Backend for BigtableBackend {
                 filter_of(row_filter::Filter::Chain(row_filter::Chain {
                     filters: vec![
                         family,
-                        filter_of(row_filter::Filter::ColumnQualifierRegexFilter(b"^$".to_vec())),
+                        filter_of(row_filter::Filter::ColumnQualifierRegexFilter(
+                            b"^$".to_vec(),
+                        )),
                         filter_of(row_filter::Filter::ValueRangeFilter(ValueRange {
                             start_value: Some(value_range::StartValue::StartValueClosed(
                                 value.to_vec(),
                             )),
-                            end_value: Some(value_range::EndValue::EndValueClosed(
-                                value.to_vec(),
-                            )),
+                            end_value: Some(value_range::EndValue::EndValueClosed(value.to_vec())),
                         })),
                     ],
                 })),
@@ -756,7 +784,9 @@ mod admin {
     use anyhow::{Context, Result};
     use googleapis_tonic_google_bigtable_admin_v2::google::bigtable::admin::v2::{
         ColumnFamily, CreateTableRequest, GcRule, GetTableRequest, ModifyColumnFamiliesRequest,
-        Table, bigtable_table_admin_client::BigtableTableAdminClient, gc_rule,
+        Table,
+        bigtable_table_admin_client::BigtableTableAdminClient,
+        gc_rule,
         modify_column_families_request::{Modification, modification},
     };
     use tonic::transport::{Channel, ClientTlsConfig};
@@ -768,7 +798,9 @@ mod admin {
     fn family(max_versions: usize) -> ColumnFamily {
         ColumnFamily {
             gc_rule: Some(GcRule {
-                rule: Some(gc_rule::Rule::MaxNumVersions(max_versions.min(i32::MAX as usize) as i32)),
+                rule: Some(gc_rule::Rule::MaxNumVersions(
+                    max_versions.min(i32::MAX as usize) as i32,
+                )),
             }),
             ..Default::default()
         }
@@ -794,11 +826,11 @@ mod admin {
         tables
     }
 
+    /// Adds the bearer token to each admin request (none for the emulator).
+    type Interceptor =
+        Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>;
     type Client = BigtableTableAdminClient<
-        tonic::service::interceptor::InterceptedService<
-            Channel,
-            Box<dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send>,
-        >,
+        tonic::service::interceptor::InterceptedService<Channel, Interceptor>,
     >;
 
     async fn connect() -> Result<Client> {
@@ -826,9 +858,7 @@ mod admin {
                 (channel, Some(format!("Bearer {}", token.as_str())))
             }
         };
-        let interceptor: Box<
-            dyn FnMut(tonic::Request<()>) -> Result<tonic::Request<()>, tonic::Status> + Send,
-        > = Box::new(move |mut request: tonic::Request<()>| {
+        let interceptor: Interceptor = Box::new(move |mut request: tonic::Request<()>| {
             if let Some(token) = &token {
                 let value = token
                     .parse()
@@ -837,7 +867,10 @@ mod admin {
             }
             Ok(request)
         });
-        Ok(BigtableTableAdminClient::with_interceptor(channel, interceptor))
+        Ok(BigtableTableAdminClient::with_interceptor(
+            channel,
+            interceptor,
+        ))
     }
 
     pub fn create_tables(address: &Address, schema: &Schema) -> Result<Vec<String>> {
@@ -920,7 +953,9 @@ mod tests {
 
     #[test]
     fn addresses() {
-        let a = Address::parse(Path::new("bigtable://p/i/files")).unwrap().unwrap();
+        let a = Address::parse(Path::new("bigtable://p/i/files"))
+            .unwrap()
+            .unwrap();
         assert_eq!(a.table_id(None), "files");
         assert_eq!(a.table_id(Some(Space::ByDigest)), "files_capture_by_digest");
         assert_eq!(a.table_name(None), "projects/p/instances/i/tables/files");

@@ -323,6 +323,13 @@ pub struct MaterializeStats {
 }
 
 impl MaterializeStats {
+    pub fn add(&mut self, other: &MaterializeStats) {
+        self.digests += other.digests;
+        self.rows += other.rows;
+        self.without_file += other.without_file;
+        self.duplicates += other.duplicates;
+    }
+
     fn count(&mut self, derived: Option<&DerivedRow>) {
         self.digests += 1;
         match derived {
@@ -340,6 +347,17 @@ impl MaterializeStats {
 pub fn writer_token(ts: u64) -> Vec<u8> {
     let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
     format!("{}:{}:{ts}", host.trim(), std::process::id()).into_bytes()
+}
+
+/// The value of the dirty marks of one batch: the writer and a number no other batch of
+/// this process uses. A deriver removes a mark only if it still has the value it read,
+/// so a digest marked again after its captures were read is derived again.
+pub fn mark_token(writer: &[u8]) -> Vec<u8> {
+    static SEQUENCE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+    let n = SEQUENCE.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+    let mut token = writer.to_vec();
+    token.extend_from_slice(format!("#{n}").as_bytes());
+    token
 }
 
 /// The file row of one digest, derived from its captures in the store.

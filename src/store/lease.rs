@@ -147,7 +147,9 @@ pub fn materialize_shared(store: &Store, ts: u64) -> Result<MaterializeStats> {
         release(store, &held)?;
         let mut mine_left = false;
         store.scan_prefix(Space::Dirty, &[], &mut |_, value| {
-            mine_left = value == token.as_slice();
+            mine_left = value
+                .strip_prefix(token.as_slice())
+                .is_some_and(|rest| rest.starts_with(b"#"));
             Ok(!mine_left)
         })?;
         if !mine_left {

@@ -131,7 +131,11 @@ impl Store {
 
     /// Opens the store for reading with a block cache of at most `block_cache_bytes`
     /// (RocksDB): commands that bound their memory (`--memory-mb`) give it their share.
-    pub fn open_reader_with(path: &Path, schema: Schema, block_cache_bytes: usize) -> Result<Store> {
+    pub fn open_reader_with(
+        path: &Path,
+        schema: Schema,
+        block_cache_bytes: usize,
+    ) -> Result<Store> {
         let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
             Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, false)?),
             None => Box::new(RocksBackend::open_reader(path, &schema, block_cache_bytes)?),

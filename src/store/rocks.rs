@@ -479,7 +479,7 @@ fn open_live(path: &Path, schema: &Schema) -> Result<DB> {
         path,
         cf_descriptors(schema, &existing, WRITER_BLOCK_CACHE),
     )
-        .with_context(|| format!("cannot open the store at {}", path.display()))
+    .with_context(|| format!("cannot open the store at {}", path.display()))
 }
 
 impl Backend for RocksBackend {

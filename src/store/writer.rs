@@ -26,8 +26,9 @@ pub struct Writer<'s> {
     /// Timestamp (ms) given to cells written without an explicit one: one per run,
     /// like an HBase bulk job.
     ts: u64,
-    /// What a dirty mark says: which writer marked the digest (see
-    /// `captures::materialize_dirty`).
+    /// Which writer marks digests (see `captures::materialize_dirty`); each batch's
+    /// marks add a sequence number, so a mark is never written twice with one value.
+    writer_id: Vec<u8>,
     dirty_token: Vec<u8>,
 }
 
@@ -45,7 +46,8 @@ impl<'s> Writer<'s> {
             batch: Batch::default(),
             sorted: false,
             ts,
-            dirty_token: crate::store::captures::writer_token(ts),
+            writer_id: crate::store::captures::writer_token(ts),
+            dirty_token: Vec::new(),
         }
     }
 
@@ -92,6 +94,9 @@ impl<'s> Writer<'s> {
     /// recomputation of the derived file cells.
     pub fn add_capture(&mut self, capture: &Capture) {
         crash_test::count_capture(self);
+        if self.dirty_token.is_empty() {
+            self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
+        }
         let value = capture.to_bytes();
         let mut key = Vec::with_capacity(capture.surt.len() + 64);
         capture_key(capture, &mut key);
@@ -135,6 +140,7 @@ impl<'s> Writer<'s> {
         }
         self.store.write(&self.batch)?;
         self.batch.clear();
+        self.dirty_token.clear();
         Ok(())
     }
 
