@@ -73,6 +73,14 @@ pub enum Command {
     LookupJdbm(commands::lookup_jdbm::Args),
     /// Full-text search over a summary database made by `project summary`.
     Search(commands::search::Args),
+    /// Distributed ingest, map side: one input's captures as record lines (stdout).
+    Extract(commands::extract::Args),
+    /// Distributed ingest: one sorted key range of record lines into SST files.
+    WriteSst(commands::write_sst::Args),
+    /// Distributed ingest: key ranges of SST files into the store, inputs recorded.
+    IngestSst(commands::ingest_sst::Args),
+    /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
+    ExportCaptures(commands::export_captures::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -99,6 +107,10 @@ pub fn main() -> ExitCode {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Extract(args) => commands::extract::run(args),
+        Command::WriteSst(args) => commands::write_sst::run(args),
+        Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
+        Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

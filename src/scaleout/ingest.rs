@@ -1,0 +1,392 @@
+//! `ingest-sst`: the key ranges `write-sst` wrote, ingested into the store by its one
+//! writer — the LoadIncrementalHFiles of an HBase bulk load — then the file rows the ranges
+//! could not derive, the input registry, and a published version.
+//!
+//! Before anything is written the pieces are checked against each other: every part of
+//! every input is there once, the CDX parts cover their input's lines exactly, the ranges
+//! hold every record the extracts printed, and no two ranges of one key space overlap.
+//! A run stopped in the middle leaves the store marked inconsistent, and the next writer
+//! rolls it back to the last version (see `Store::mark_inconsistent`).
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, Read};
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context, Result, bail, ensure};
+use rocksdb::WriteBatch;
+use serde::Serialize;
+
+use crate::key::Sha1Key;
+use crate::report::Report;
+use crate::scaleout::extract::Completed;
+use crate::scaleout::records::InputPart;
+use crate::scaleout::sst::{Manifest, read_manifest};
+use crate::store::bulk::ingest_files;
+use crate::store::captures::{DerivedColumns, materialize_dirty};
+use crate::store::cells::cell_key;
+use crate::store::registry::{ContentHash, InputRecord};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store, directory};
+
+/// What a distributed ingest needs to know of the store before it starts.
+#[derive(Debug, Serialize)]
+pub struct StorePlan {
+    /// No capture yet: key ranges may derive file rows themselves.
+    pub empty: bool,
+    /// The inputs completed, for extract tasks to skip.
+    pub completed: Vec<Completed>,
+}
+
+/// Reads the newest published version of the store (nothing when there is no store yet).
+pub fn store_plan(path: &Path) -> Result<StorePlan> {
+    if !directory::is_store(path) {
+        return Ok(StorePlan {
+            empty: true,
+            completed: Vec::new(),
+        });
+    }
+    let store = Store::open_reader(path)?;
+    let completed = store
+        .inputs()?
+        .into_iter()
+        .map(|r| Completed {
+            command: r.command,
+            options: r.options,
+            size: r.size,
+            content_hash: r.content_hash,
+        })
+        .collect();
+    Ok(StorePlan {
+        empty: holds_no_capture(&store)?,
+        completed,
+    })
+}
+
+fn holds_no_capture(store: &Store) -> Result<bool> {
+    for cf in [CF_CAPTURE, CF_BY_DIGEST] {
+        let mut probe = store.db().raw_iterator_cf(store.cf(cf));
+        probe.seek_to_first();
+        probe.status()?;
+        if probe.valid() {
+            return Ok(false);
+        }
+    }
+    Ok(true)
+}
+
+/// One input, its parts put together.
+#[derive(Debug, Clone)]
+pub struct InputGroup {
+    pub part: InputPart,
+    pub counts: BTreeMap<String, u64>,
+}
+
+/// Reads the input summaries (JSON lines) and checks that every input is whole.
+pub fn load_inputs(read: impl Read) -> Result<Vec<InputGroup>> {
+    let mut parts: BTreeMap<(String, String, String), Vec<InputPart>> = BTreeMap::new();
+    for (n, line) in std::io::BufReader::new(read).lines().enumerate() {
+        let line = line.context("cannot read the input summaries")?;
+        let line = line.trim();
+        if line.is_empty() {
+            continue;
+        }
+        let part: InputPart = serde_json::from_str(line.strip_prefix("s\t").unwrap_or(line))
+            .with_context(|| format!("input summary line {} is not one", n + 1))?;
+        let (command, hash, options) = part.identity();
+        let key = (command.to_string(), hash.to_string(), options.to_string());
+        parts.entry(key).or_default().push(part);
+    }
+    parts.into_values().map(group_parts).collect()
+}
+
+fn group_parts(mut parts: Vec<InputPart>) -> Result<InputGroup> {
+    parts.sort_by_key(|p| p.part);
+    // A task retried after its summary was taken would give the same part twice.
+    parts.dedup();
+    let first = parts[0].clone();
+    let name = &first.path;
+    let of = first.parts;
+    ensure!(
+        !first.content_hash.is_empty(),
+        "{name}: the summary has no content hash"
+    );
+    let numbers: Vec<u32> = parts.iter().map(|p| p.part).collect();
+    ensure!(
+        parts.iter().all(|p| p.parts == of) && numbers == (0..of).collect::<Vec<_>>(),
+        "{name}: expected parts 0..{of} once each, got {numbers:?} (a task's output is \
+         missing or was taken twice)"
+    );
+    let skipped = parts.iter().any(|p| p.skipped);
+    let mut counts: BTreeMap<String, u64> = BTreeMap::new();
+    let mut group = first.clone();
+    group.warcinfo.clear();
+    group.records = Default::default();
+    for part in &parts {
+        for (k, v) in &part.counts {
+            *counts.entry(k.clone()).or_default() += v;
+        }
+        group.warcinfo.extend(part.warcinfo.iter().cloned());
+        group.records.captures += part.records.captures;
+        group.records.index_entries += part.records.index_entries;
+    }
+    if !skipped && first.lines.is_some() {
+        check_line_coverage(name, &parts)?;
+    }
+    group.skipped = skipped;
+    Ok(InputGroup {
+        part: group,
+        counts,
+    })
+}
+
+/// The parts of a line input parse every line once.
+fn check_line_coverage(name: &str, parts: &[InputPart]) -> Result<()> {
+    let totals: Vec<u64> = parts
+        .iter()
+        .map(|p| p.lines.as_ref().map_or(0, |l| l.total))
+        .collect();
+    ensure!(
+        totals.windows(2).all(|w| w[0] == w[1]),
+        "{name}: its parts read different numbers of lines {totals:?}"
+    );
+    let mut ranges: Vec<(u64, u64)> = parts
+        .iter()
+        .flat_map(|p| p.lines.iter().flat_map(|l| l.ranges.iter().copied()))
+        .collect();
+    ranges.sort_unstable();
+    let mut next = 1;
+    for (start, end) in ranges {
+        ensure!(
+            start == next && end >= start,
+            "{name}: its parts do not cover its lines once each (line {next} expected, \
+             a part starts at {start})"
+        );
+        next = end + 1;
+    }
+    ensure!(
+        next == totals[0] + 1,
+        "{name}: its parts end at line {}, the input has {}",
+        next - 1,
+        totals[0]
+    );
+    Ok(())
+}
+
+/// A key range written by `write-sst`.
+pub struct Range {
+    pub dir: PathBuf,
+    pub manifest: Manifest,
+}
+
+/// Reads the manifests of the range directories and checks that the ranges of each key
+/// space are disjoint.
+pub fn load_ranges(dirs: &[PathBuf]) -> Result<Vec<Range>> {
+    let ranges: Vec<Range> = dirs
+        .iter()
+        .map(|dir| {
+            Ok(Range {
+                dir: dir.clone(),
+                manifest: read_manifest(dir)?,
+            })
+        })
+        .collect::<Result<_>>()?;
+    let mut by_cf: BTreeMap<&str, Vec<(&str, &str, &Path)>> = BTreeMap::new();
+    for range in &ranges {
+        for file in &range.manifest.files {
+            by_cf
+                .entry(&file.cf)
+                .or_default()
+                .push((&file.first, &file.last, &range.dir));
+        }
+    }
+    for (cf, mut spans) in by_cf {
+        spans.sort();
+        for pair in spans.windows(2) {
+            ensure!(
+                pair[0].1 < pair[1].0,
+                "the {cf} files of {} and {} overlap: the records were not partitioned by \
+                 key range",
+                pair[0].2.display(),
+                pair[1].2.display()
+            );
+        }
+    }
+    Ok(ranges)
+}
+
+#[derive(Debug, Default, Clone, Copy)]
+pub struct IngestStats {
+    pub inputs: u64,
+    pub inputs_skipped: u64,
+    pub sst_files: u64,
+    pub rows_derived_in_ranges: bool,
+    pub rows: u64,
+    pub duplicates: u64,
+}
+
+/// Checks that the ranges hold every record the extracts printed, once.
+pub fn check_complete(ranges: &[Range], inputs: &[InputGroup]) -> Result<()> {
+    let printed: u64 = inputs
+        .iter()
+        .filter(|g| !g.part.skipped)
+        .map(|g| g.part.records.captures + g.part.records.index_entries)
+        .sum();
+    let read: u64 = ranges.iter().map(|r| r.manifest.records).sum();
+    ensure!(
+        printed == read,
+        "the extracts printed {printed} records but the ranges read {read}: a task's output \
+         is missing or was taken twice"
+    );
+    Ok(())
+}
+
+/// Ingests `ranges` and records `inputs` (checked with [`check_complete`]); the store is
+/// consistent again when it returns.
+pub fn ingest(
+    store: &Store,
+    report: &Report,
+    ts: u64,
+    ranges: &[Range],
+    inputs: &[InputGroup],
+) -> Result<IngestStats> {
+    let mut stats = IngestStats::default();
+    store.mark_inconsistent()?;
+    let derived = holds_no_capture(store)?
+        && ranges
+            .iter()
+            .all(|r| r.manifest.derived && r.manifest.ts == ts);
+    stats.rows_derived_in_ranges = derived;
+    let mut families = vec![CF_CAPTURE, CF_BY_DIGEST];
+    if derived {
+        families.extend(["f", "file"]);
+    }
+    for cf in families {
+        let paths: Vec<PathBuf> = ranges
+            .iter()
+            .flat_map(|r| {
+                r.manifest
+                    .files
+                    .iter()
+                    .filter(|f| f.cf == cf)
+                    .map(|f| r.dir.join(&f.file))
+            })
+            .collect();
+        stats.sst_files += paths.len() as u64;
+        ingest_files(store, cf, paths)?;
+    }
+    if derived {
+        for range in ranges {
+            stats.rows += range.manifest.rows.rows;
+            stats.duplicates += range.manifest.rows.duplicates;
+        }
+        let recheck: Vec<Sha1Key> = ranges
+            .iter()
+            .flat_map(|r| r.manifest.recheck.iter())
+            .filter_map(|hex| Sha1Key::parse(hex).ok())
+            .collect();
+        unset_derived_rows(store, &recheck, ts)?;
+        mark_dirty(store, recheck.iter().map(|d| *d.as_bytes()))?;
+    } else {
+        for range in ranges {
+            let Some(name) = &range.manifest.digests else {
+                continue;
+            };
+            mark_dirty(store, digests_in(&range.dir.join(name))?)?;
+        }
+    }
+    report
+        .progress()
+        .set_message("deriving the file rows of the touched digests");
+    let materialized = materialize_dirty(store, ts)?;
+    if !derived {
+        stats.rows = materialized.rows;
+        stats.duplicates = materialized.duplicates;
+    }
+    for group in inputs.iter().filter(|g| !g.part.skipped) {
+        for info in &group.part.warcinfo {
+            store.put_warcinfo(info)?;
+        }
+    }
+    store.flush()?;
+    for group in inputs {
+        if group.part.skipped {
+            stats.inputs_skipped += 1;
+            continue;
+        }
+        record_input(store, group)?;
+        stats.inputs += 1;
+    }
+    store.mark_consistent()?;
+    Ok(stats)
+}
+
+/// Records an input as `import-warc` or `backfill-cdx` would have.
+fn record_input(store: &Store, group: &InputGroup) -> Result<()> {
+    let part = &group.part;
+    let hash = parse_content_hash(&part.content_hash)?;
+    store.record_input(
+        &hash,
+        &InputRecord {
+            command: part.command.clone(),
+            path: part.path.clone(),
+            size: part.size,
+            content_hash: part.content_hash.clone(),
+            options: part.options.clone(),
+            completed_ms: crate::store::writer::now_millis(),
+            summary: serde_json::to_value(&group.counts)?,
+        },
+    )
+}
+
+fn parse_content_hash(text: &str) -> Result<ContentHash> {
+    let hex = text
+        .strip_prefix("xxh3-128:")
+        .with_context(|| format!("{text:?} is not a content hash"))?;
+    Ok(ContentHash(u128::from_str_radix(hex, 16).with_context(
+        || format!("{text:?} is not a content hash"),
+    )?))
+}
+
+/// The digests listed in a range's digest file, streamed.
+fn digests_in(path: &Path) -> Result<impl Iterator<Item = [u8; 20]>> {
+    let bytes = std::fs::read(path).with_context(|| format!("cannot read {}", path.display()))?;
+    if bytes.len() % 20 != 0 {
+        bail!("{} is damaged (not a list of digests)", path.display());
+    }
+    Ok((0..bytes.len() / 20).map(move |i| {
+        let mut digest = [0u8; 20];
+        digest.copy_from_slice(&bytes[i * 20..(i + 1) * 20]);
+        digest
+    }))
+}
+
+/// Marks digests for the derivation of their rows (`materialize_dirty`).
+fn mark_dirty(store: &Store, digests: impl IntoIterator<Item = [u8; 20]>) -> Result<()> {
+    let mut batch = WriteBatch::default();
+    for digest in digests {
+        batch.put_cf(store.cf(CF_DIRTY), digest, []);
+        if batch.size_in_bytes() >= 4 << 20 {
+            store
+                .db()
+                .write_opt(std::mem::take(&mut batch), &Store::bulk_write_options())?;
+        }
+    }
+    store.db().write_opt(batch, &Store::bulk_write_options())?;
+    Ok(())
+}
+
+/// Removes the cells a range derived for `rows` at `ts`, so that deriving them again
+/// from the store leaves no stale cell (a row that should not exist, a MIME type the
+/// store's capture lacks).
+fn unset_derived_rows(store: &Store, rows: &[Sha1Key], ts: u64) -> Result<()> {
+    let columns = DerivedColumns::resolve(store)?;
+    let schema = store.schema();
+    let mut batch = WriteBatch::default();
+    for row in rows {
+        for column in [columns.dedupe, columns.cdx, columns.mime, columns.size] {
+            let key = cell_key(row, &schema.column(column).qualifier, ts);
+            batch.delete_cf(store.family_cf(column.family), key);
+        }
+    }
+    store.db().write_opt(batch, &Store::bulk_write_options())?;
+    Ok(())
+}
