@@ -10,6 +10,8 @@
 #     server on 127.0.0.1 by its test (scripts/mariadb-test-server.sh).
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
+#   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
+#     application and the readers of the Parquet capture index (tests/spark.rs, tests/parquet.rs).
 set -euo pipefail
 
 need_apt=()
@@ -20,6 +22,7 @@ command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -33,5 +36,10 @@ if command -v python3 >/dev/null 2>&1; then
     echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
     python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
+  fi
+  if ! python3 -c 'import pyspark, duckdb' >/dev/null 2>&1; then
+    echo "setup: installing python packages pyspark duckdb (Spark application, Parquet readers for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check pyspark duckdb >&2 \
+      || echo "setup: pip install failed; Spark and Parquet tests will skip" >&2
   fi
 fi

@@ -98,7 +98,7 @@ files = sys.argv[1] + "/*.parquet"
 con = duckdb.connect()
 print(con.execute(f"select count(*) from read_parquet('{files}')").fetchone()[0])
 for prefix in sys.argv[2:]:
-    print("## " + prefix)
+    print("@@ " + prefix)
     rows = con.execute(f"""
       select url_surtkey, epoch_ms(fetch_time),
              coalesce(content_digest, ''), coalesce(cast(warc_record_offset as varchar), '')
@@ -119,7 +119,7 @@ spark.sparkContext.setLogLevel("ERROR")
 spark.read.parquet(sys.argv[1]).createOrReplaceTempView("ccindex")
 print(spark.sql("select count(*) from ccindex").collect()[0][0])
 for prefix in sys.argv[2:]:
-    print("## " + prefix)
+    print("@@ " + prefix)
     rows = spark.sql("""
       select url_surtkey, date_format(fetch_time, 'yyyyMMddHHmmss') as ts,
              coalesce(content_digest, '') as d, coalesce(cast(warc_record_offset as string), '') as o
@@ -142,7 +142,7 @@ fn check_reader(module: &str, program: &str) {
     let Some(text) = python(module, program, &args) else {
         return;
     };
-    let mut sections = text.split("## ");
+    let mut sections = text.split("@@ ");
     let count: u64 = sections.next().unwrap().trim().parse().unwrap();
     assert_eq!(count, captures_count(&store), "{module}: row count");
     for (prefix, section) in prefixes.iter().zip(sections) {

@@ -253,6 +253,10 @@ fn spark_cdx_backfill_equals_the_single_process_backfill_with_parts_and_retries(
     let big = dir.path().join("big.cdx");
     let mut text = String::new();
     for i in 0..120_000u32 {
+        if i == 60_000 {
+            // A bad line in the middle, read by one of the parts: reported at its line.
+            text.push_str("org,example)/short 2020 http://example.org/short\n");
+        }
         text.push_str(&format!(
             "org,example)/page/{} 2020{:02}{:02}000000 http://example.org/page/{} text/html 200 {} - - 1000 {} big-{}.warc.gz\n",
             i % 20_000,
@@ -293,7 +297,10 @@ fn spark_cdx_backfill_equals_the_single_process_backfill_with_parts_and_retries(
     );
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
-    assert!(said.contains("bad.cdx:"), "bad lines are reported with file:line");
+    assert!(
+        said.contains("big.cdx:60001:"),
+        "bad lines are reported with file:line"
+    );
     assert_same_store(&single, &store);
 }
 
