@@ -138,6 +138,7 @@ def extract_task(task, config):
             source.stdout.close()
         summary = None
         lines = 0
+        record_bytes = 0
         for line in child.stdout:
             if not line.endswith(b"\n"):
                 break  # a cut line: the child died mid-write, caught below
@@ -148,6 +149,7 @@ def extract_task(task, config):
                 raise ChildFailed(f"extract of {task['path']}: records after the summary")
             tab = line.index(b"\t")
             lines += 1
+            record_bytes += len(line)
             if kill and lines == 3:
                 child.send_signal(signal.SIGKILL)
                 child.wait()
@@ -167,7 +169,8 @@ def extract_task(task, config):
         if printed != lines:
             raise ChildFailed(f"sediment extract of {task['path']}: {lines} records read, "
                               f"its summary says {printed}")
-        yield (b"s", summary)
+        parsed["record_bytes"] = record_bytes  # the shuffle volume, for the report
+        yield (b"s", json.dumps(parsed).encode())
     finally:
         os.unlink(err_path)
 
@@ -352,9 +355,13 @@ class RocksTarget:
         return tempfile.mkdtemp(prefix=".sediment-spark-", dir=parent)
 
     def commit(self, ranges, summaries_path, ts):
+        """Ingests the ranges; returns the bytes of their SST files."""
         dirs = [r["dir"] for r in sorted(ranges, key=lambda r: r["range"])]
+        sst_bytes = sum(os.path.getsize(os.path.join(d, f["file"]))
+                        for r in ranges for d in [r["dir"]] for f in r["manifest"]["files"])
         self.sediment("ingest-sst", "--ts", str(ts), "--inputs", summaries_path, *dirs,
                       capture=False)
+        return sst_bytes
 
 
 def target_for(store, binary):
@@ -473,7 +480,7 @@ def run(argv):
         with open(summaries_path, "w") as f:
             for summary in summaries:
                 f.write(json.dumps(summary) + "\n")
-        target.commit(written, summaries_path, ts)
+        sst_bytes = target.commit(written, summaries_path, ts)
         ingested = time.time()
         if args.parquet:
             target.sediment("export-captures", "--format", "parquet", "-o", args.parquet,
@@ -485,8 +492,11 @@ def run(argv):
     problems = sum(sum(s["problems"].values()) for s in summaries)
     skipped = len({s["path"] for s in summaries if s.get("skipped")})
     record_count = sum(s["records"]["captures"] + s["records"]["index_entries"] for s in summaries)
+    record_bytes = sum(s.get("record_bytes", 0) for s in summaries)
+    captures = sum(s["records"]["captures"] for s in summaries)
     print(f"sediment-spark {args.command}: inputs {len(inputs)}, tasks {len(tasks)}, "
-          f"inputs_skipped {skipped}, records {record_count}, ranges {len(written)}, "
+          f"inputs_skipped {skipped}, captures {captures}, records {record_count}, "
+          f"record_bytes {record_bytes}, ranges {len(written)}, sst_bytes {sst_bytes}, "
           f"problems {problems}; start-up {jvm_up - started:.2f} s, extract {extracted - jvm_up:.2f} s, "
           f"shuffle and write-sst {shuffled - extracted:.2f} s, ingest {ingested - shuffled:.2f} s, "
           f"total after start-up {ingested - jvm_up:.2f} s", file=sys.stderr)
