@@ -15,6 +15,13 @@
 -- * robots(hostinfo, path): the disallowed path prefixes of a site's robots.txt for the
 --   crawler's user agent and `*`; hostinfo is the site as in sites.site.
 -- * stat (the search query log) is created empty.
+-- Values the archive does not hold (sediment's choices):
+-- * urlword.next_index_time = last_index_time + 604800 (one week, ASPseek's default re-index
+--   `Period`); 0 (due now) for URLs never fetched.
+-- * urlwordsNN.txt: the first 255 characters of the body text in document order (headlines
+--   included; no title, nav or footer), white space collapsed.
+-- * urlwordsNN.lang: the seed declares it but leaves it unused; sediment fills it with the
+--   first two letters of the page's primary language (`<html lang>`), an extension.
 -- Every CREATE is preceded by DROP TABLE IF EXISTS, so the files can be loaded again
 -- (with notes switched off, as mysqldump does, so a first load reports nothing).
 

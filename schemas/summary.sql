@@ -7,8 +7,25 @@
 -- (one version of one URL over a time span); text piles are shared between generations and
 -- stored once per BLAKE2b-512 digest.
 --
--- Columns marked "sediment:" are not in the seed; they let a later run continue the work
--- of an earlier one (incremental summarizing) without re-reading every payload.
+-- Table names, column names, declared types, NULL rules and index names and columns follow
+-- the seed (the DDL of unobtanium 3.0's summary database, `initalize_summary_database`).
+-- database_info holds unobtanium_database_kind = summary and
+-- unobtanium_summary_schema_version = 0.0.0 (the seed's values), plus sediment_* keys.
+-- Deliberate differences, each marked "sediment:" below:
+-- * content_key, summary_payload and summary_work: a later run continues the work of an
+--   earlier one (incremental summarizing) without re-reading every payload.
+-- * CHECKs on the conventions, REFERENCES clauses (documentation, checked by
+--   `PRAGMA foreign_key_check`), the UNIQUE index on crawl_uuid and the one-open-generation
+--   index.
+-- * file_summary.canonical_url_fragment: the fragment of the canonical URL (the seed keeps
+--   fragments next to url ids everywhere else).
+-- * token_statistics is clustered by (text_pile_id, token_id) (WITHOUT ROWID): the same
+--   uniqueness as the seed's UNIQUE(token_id, text_pile_id), and its index by pile.
+-- * entity_generation_by_active: the seed's code names this index but, by a slip, creates
+--   entity_generation_by_text_pile a second time; it is created here under its name.
+-- * crawl_summary_by_entity_generation: the lookups of a generation's captures.
+-- Empty text is stored as NULL where the seed's column allows NULL (link text, titles,
+-- descriptions), as the seed's own code does with its Option values.
 
 -- One version of the resource at a URL: the span of captures that had the same content.
 -- A generation is open while confirmed_end_unix_utc is NULL; it is closed at the first_seen
@@ -39,12 +56,14 @@ CREATE TABLE IF NOT EXISTS entity_generation (
 CREATE INDEX IF NOT EXISTS entity_generation_by_uuid
     ON entity_generation (entity_generation_uuid);
 CREATE INDEX IF NOT EXISTS entity_generation_by_first_seen
-    ON entity_generation (first_seen_unix_utc);
-CREATE INDEX IF NOT EXISTS entity_generation_by_url
-    ON entity_generation (url_id, first_seen_unix_utc);
+    ON entity_generation (url_id, url_fragment, first_seen_unix_utc);
+-- Open generations of a text pile.
 CREATE INDEX IF NOT EXISTS entity_generation_by_text_pile
-    ON entity_generation (text_pile_id);
--- No URL ever has two open generations.
+    ON entity_generation (text_pile_id, confirmed_end_unix_utc);
+-- Open, non-duplicate generations (the search index's candidates).
+CREATE INDEX IF NOT EXISTS entity_generation_by_active
+    ON entity_generation (marked_duplicate, confirmed_end_unix_utc);
+-- sediment: no URL ever has two open generations.
 CREATE UNIQUE INDEX IF NOT EXISTS entity_generation_one_open_per_url
     ON entity_generation (url_id)
     WHERE confirmed_end_unix_utc IS NULL AND url_fragment IS NULL;
@@ -53,7 +72,6 @@ CREATE UNIQUE INDEX IF NOT EXISTS entity_generation_one_open_per_url
 -- live, the one whose URL sorts first is the original (duplicate_of); every other one is a
 -- subject. The end is set when either stops being live (or another original takes over).
 CREATE TABLE IF NOT EXISTS duplicate_summary (
-    duplicate_summary_id              INTEGER NOT NULL PRIMARY KEY,
     subject_entity_generation_id      INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
     duplicate_of_entity_generation_id INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
     duplicate_status_start_unix_utc   INTEGER NOT NULL,
@@ -62,17 +80,22 @@ CREATE TABLE IF NOT EXISTS duplicate_summary (
     CHECK (duplicate_status_end_unix_utc IS NULL
            OR duplicate_status_end_unix_utc >= duplicate_status_start_unix_utc)
 );
-CREATE INDEX IF NOT EXISTS duplicate_summary_by_subject
-    ON duplicate_summary (subject_entity_generation_id);
+CREATE INDEX IF NOT EXISTS duplicate_summary_by_duplicate
+    ON duplicate_summary (subject_entity_generation_id, duplicate_status_end_unix_utc);
+-- sediment: the duplicates of an original.
 CREATE INDEX IF NOT EXISTS duplicate_summary_by_duplicate_of
     ON duplicate_summary (duplicate_of_entity_generation_id);
 
--- One row per capture (the crawl log of the seed's crawler).
+-- One row per capture (the crawl log of the seed's crawler). crawl_uuid and agent_uuid are
+-- crawl_log.crawl_uuid and agent.agent_uuid of the crawl database projected from the same
+-- store (one derivation, `project::identity`); request_duration_ms is the fetch duration
+-- the archive records (Heritrix's fetchTimeMs), else NULL; was_robotstxt_approved as
+-- request.robotstxt_approved of the crawl database.
 -- crawl_type: 0 file_crawl, 1 robotstxt_fetch, 2 metadata_crawl.
 CREATE TABLE IF NOT EXISTS crawl_summary (
     crawl_summary_id            INTEGER NOT NULL PRIMARY KEY,
     entity_generation_id        INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
-    crawl_uuid                  BLOB(16) UNIQUE NOT NULL,
+    crawl_uuid                  BLOB(16) NOT NULL,
     agent_uuid                  BLOB(16) NOT NULL,
     crawl_type                  INTEGER NOT NULL,
     time_started_unix_utc       INTEGER NOT NULL,
@@ -86,6 +109,10 @@ CREATE TABLE IF NOT EXISTS crawl_summary (
     CHECK (was_robotstxt_approved IN (0, 1)),
     CHECK (request_duration_ms IS NULL OR request_duration_ms >= 0)
 );
+-- sediment: UNIQUE (the seed's index is plain): a capture is summarized once. One index,
+-- not a UNIQUE column and an index on the same key.
+CREATE UNIQUE INDEX IF NOT EXISTS crawl_summary_by_crawl_uuid ON crawl_summary (crawl_uuid);
+-- sediment: the captures of a generation.
 CREATE INDEX IF NOT EXISTS crawl_summary_by_entity_generation
     ON crawl_summary (entity_generation_id, time_started_unix_utc);
 
@@ -103,6 +130,7 @@ CREATE TABLE IF NOT EXISTS file_summary (
     file_size             INTEGER NULL,
     mimetype_id           INTEGER NULL REFERENCES mimetype (mimetype_id),
     canonical_url_id      INTEGER NULL REFERENCES url (url_id),
+    -- sediment: the canonical URL's fragment.
     canonical_url_fragment TEXT NULL,
     CHECK (file_size IS NULL OR file_size >= 0)
 );
@@ -112,10 +140,10 @@ CREATE TABLE IF NOT EXISTS file_summary (
 CREATE TABLE IF NOT EXISTS redirect_summary (
     entity_generation_id INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
     to_url_id            INTEGER NOT NULL REFERENCES url (url_id),
-    to_url_fragment      TEXT NULL,
     information_source   INTEGER NOT NULL,
     is_permanent         BOOL NOT NULL,
     by_security_policy   BOOL NOT NULL,
+    to_url_fragment      VARCHAR(255) NULL,
     CHECK (information_source IN (0, 1, 2, 3, 4)),
     CHECK (is_permanent IN (0, 1)),
     CHECK (by_security_policy IN (0, 1))
@@ -130,31 +158,33 @@ CREATE TABLE IF NOT EXISTS link_summary (
     link_summary_id      INTEGER NOT NULL PRIMARY KEY,
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
     link_to_url          INTEGER NOT NULL REFERENCES url (url_id),
-    link_to_fragment     TEXT NULL,
-    rel_nofollow         BOOL NOT NULL,
-    rel_me               BOOL NOT NULL,
-    rel_tag              BOOL NOT NULL,
-    in_header            BOOL NOT NULL,
-    in_footer            BOOL NOT NULL,
-    in_aside             BOOL NOT NULL,
-    in_nav               BOOL NOT NULL,
-    in_form              BOOL NOT NULL,
-    in_main              BOOL NOT NULL,
-    in_article           BOOL NOT NULL,
-    in_section           BOOL NOT NULL,
-    in_table             BOOL NOT NULL,
-    in_figure            BOOL NOT NULL,
-    in_address           BOOL NOT NULL,
-    in_code              BOOL NOT NULL,
-    in_headline          BOOL NOT NULL,
-    in_list              BOOL NOT NULL,
-    in_paragraph         BOOL NOT NULL,
-    contains_headline    BOOL NOT NULL,
-    destination_type     INTEGER NOT NULL,
+    rel_nofollow         BOOL NOT NULL DEFAULT 0,
+    rel_me               BOOL NOT NULL DEFAULT 0,
+    rel_tag              BOOL NOT NULL DEFAULT 0,
+    in_header            BOOL NOT NULL DEFAULT 0,
+    in_footer            BOOL NOT NULL DEFAULT 0,
+    in_aside             BOOL NOT NULL DEFAULT 0,
+    in_nav               BOOL NOT NULL DEFAULT 0,
+    in_form              BOOL NOT NULL DEFAULT 0,
+    in_main              BOOL NOT NULL DEFAULT 0,
+    in_article           BOOL NOT NULL DEFAULT 0,
+    in_section           BOOL NOT NULL DEFAULT 0,
+    in_table             BOOL NOT NULL DEFAULT 0,
+    in_figure            BOOL NOT NULL DEFAULT 0,
+    in_address           BOOL NOT NULL DEFAULT 0,
+    in_code              BOOL NOT NULL DEFAULT 0,
+    in_headline          BOOL NOT NULL DEFAULT 0,
+    in_list              BOOL NOT NULL DEFAULT 0,
+    in_paragraph         BOOL NOT NULL DEFAULT 0,
+    contains_headline    BOOL NOT NULL DEFAULT 0,
+    destination_type     INTEGER NULL,
     link_locality        INTEGER NOT NULL,
-    html_tag_name        TEXT NOT NULL,
-    text                 TEXT NOT NULL,
-    CHECK (destination_type IN (0, 1, 2, 3, 4, 100, 101, 102, 103, 1000)),
+    html_tag_name        VARCHAR(31) NULL,
+    link_to_fragment     VARCHAR(255) NULL,
+    -- NULL: the link has no text (nor aria-label, title or alt).
+    text                 TEXT NULL,
+    CHECK (destination_type IS NULL
+           OR destination_type IN (0, 1, 2, 3, 4, 100, 101, 102, 103, 1000)),
     CHECK (link_locality IN (0, 1, 2)),
     CHECK (rel_nofollow IN (0, 1) AND rel_me IN (0, 1) AND rel_tag IN (0, 1)),
     CHECK (in_header IN (0, 1) AND in_footer IN (0, 1) AND in_aside IN (0, 1)
@@ -164,21 +194,23 @@ CREATE TABLE IF NOT EXISTS link_summary (
            AND in_headline IN (0, 1) AND in_list IN (0, 1) AND in_paragraph IN (0, 1)
            AND contains_headline IN (0, 1))
 );
+-- sediment: the links of a generation, the links to a URL.
 CREATE INDEX IF NOT EXISTS link_summary_by_entity_generation
     ON link_summary (entity_generation_id);
 CREATE INDEX IF NOT EXISTS link_summary_by_link_to_url ON link_summary (link_to_url);
 
--- What a document says about itself, on a best effort basis. indexiness > 0: an index
--- page (lists of links), < 0: running text.
+-- What a document says about itself, on a best effort basis (NULL: the document does not
+-- say). indexiness > 0: an index page (lists of links), < 0: running text; the seed
+-- declares it INTEGER, whose affinity keeps fractional scores as REAL values.
 CREATE TABLE IF NOT EXISTS document_description (
     entity_generation_id  INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
     time_created_unix_utc INTEGER NULL,
     time_updated_unix_utc INTEGER NULL,
-    primary_language      TEXT NULL,
+    primary_language      VARCHAR(31) NULL,
     title                 TEXT NULL,
     primary_headline      TEXT NULL,
     description           TEXT NULL,
-    indexiness            REAL NOT NULL DEFAULT 0
+    indexiness            INTEGER NOT NULL
 );
 
 -- The text of a document sorted by meaning, once per digest: BLAKE2b-512 over the six
@@ -187,20 +219,21 @@ CREATE TABLE IF NOT EXISTS document_description (
 CREATE TABLE IF NOT EXISTS text_pile (
     text_pile_id      INTEGER NOT NULL PRIMARY KEY,
     blake2b512_digest BLOB UNIQUE NOT NULL,
-    text              TEXT NOT NULL,
-    secondary_text    TEXT NOT NULL,
-    big_headlines     TEXT NOT NULL,
-    small_headlines   TEXT NOT NULL,
-    code_text         TEXT NOT NULL,
-    quote_text        TEXT NOT NULL,
+    text              TEXT NOT NULL DEFAULT '',
+    secondary_text    TEXT NOT NULL DEFAULT '',
+    big_headlines     TEXT NOT NULL DEFAULT '',
+    small_headlines   TEXT NOT NULL DEFAULT '',
+    code_text         TEXT NOT NULL DEFAULT '',
+    quote_text        TEXT NOT NULL DEFAULT '',
     CHECK (length(blake2b512_digest) = 64)
 );
 
 -- Every token of every text pile: lower-cased and stemmed by the full-text index's own
 -- tokenizer (porter over unicode61).
 CREATE TABLE IF NOT EXISTS token (
-    token_id INTEGER NOT NULL PRIMARY KEY,
-    token    TEXT UNIQUE NOT NULL
+    token_id   INTEGER NOT NULL PRIMARY KEY,
+    token_text TEXT NOT NULL,
+    UNIQUE (token_text)
 );
 
 -- The forward index: how often each token occurs in each text pile (all six fields),
@@ -214,7 +247,8 @@ CREATE TABLE IF NOT EXISTS token_statistics (
     CHECK (occurances > 0)
 ) WITHOUT ROWID;
 
--- The search index: one row per open, non-duplicate generation with a text pile, rowid =
+-- The search index: one row per open, non-duplicate generation with a non-empty text pile
+-- whose page may be indexed (exit code 20: not noindex, not canonical elsewhere), rowid =
 -- entity_generation_id. `any` holds the literal word "any" in every row, so that a query
 -- made only of exclusions can be written `any : any NOT …`.
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(

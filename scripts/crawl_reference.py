@@ -4,10 +4,14 @@
 Reads WARC files with warcio and prints, as one JSON object, what the crawl database of
 those WARCs must hold (the mapping is documented in schemas/crawl.sql):
 
-  captures   one entry per response/revisit/resource record: URL, time, status, exit code,
-             whether it has a file row, the decoded HTML text, the redirect target, ...
+  captures   one entry per response/revisit/resource record of an http(s) URL (a crawl log
+             entry is a fetch of a web page: wget's metadata:// records and Heritrix's dns:
+             records are not): URL, time, status, exit code, whether it has a file row, the
+             decoded HTML text, the redirect target (Location, or a <meta http-equiv=refresh>
+             with delay 0), ...
   candidates every http(s) URL captured or discovered (links, canonicals, redirect targets)
-  agents     one per WARC file: name, User-Agent, first and last capture time
+  agents     one per WARC file (each file given here is its own crawl run): name,
+             User-Agent, first and last capture time
 
 Written from the seed's rules and the HTML standard, with Python's own parsers (html.parser,
 urllib), not from sediment's code.
@@ -32,6 +36,7 @@ from warcio.archiveiterator import ArchiveIterator
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+MAX_TEXT_BYTES = 1 << 20
 # element -> attributes holding a URL (the set the crawl projection collects links from)
 LINK_ATTRIBUTES = {
     "a": ["href"], "area": ["href"], "link": ["href"], "img": ["src"], "iframe": ["src"],
@@ -173,6 +178,7 @@ class PageParser(HTMLParser):
         super().__init__(convert_charrefs=True)
         self.base = None
         self.canonical = None
+        self.refresh = None
         self.noindex = False
         self.hrefs = []
         self.opaque = 0
@@ -189,6 +195,9 @@ class PageParser(HTMLParser):
         if tag == "link" and self.canonical is None and "href" in attrs:
             if "canonical" in attrs.get("rel", "").lower().split():
                 self.canonical = attrs["href"].strip()
+        if (tag == "meta" and self.refresh is None
+                and attrs.get("http-equiv", "").strip().lower() == "refresh"):
+            self.refresh = attrs.get("content", "")
         if tag == "meta" and attrs.get("name", "").strip().lower() == "robots":
             tokens = re.split(r"[\s,]+", attrs.get("content", "").lower())
             if "noindex" in tokens or "none" in tokens:
@@ -205,6 +214,31 @@ class PageParser(HTMLParser):
     def handle_endtag(self, tag):
         if tag in OPAQUE and self.opaque:
             self.opaque -= 1
+
+
+def usable(url):
+    """A canonical or refresh target a crawler can fetch: http(s) with a host."""
+    parts = urlsplit(url)
+    return parts.scheme.lower() in DEFAULT_PORTS and bool(parts.hostname)
+
+
+def refresh_target(content, base):
+    """The target of a <meta http-equiv=refresh> with delay 0, else None."""
+    match = re.match(r"\s*(\d+)(?:\.[\d.]*)?\s*[;,]?\s*(.*)$", content or "", re.S)
+    if not match or int(match.group(1)) != 0:
+        return None
+    rest = match.group(2)
+    url_match = re.match(r"url\s*=\s*(.*)$", rest, re.I | re.S)
+    if url_match:
+        rest = url_match.group(1)
+    rest = rest.strip()
+    if rest[:1] in ("'", '"'):
+        quote = rest[0]
+        rest = rest[1:].split(quote, 1)[0]
+    rest = rest.strip()
+    if not rest:
+        return None
+    return urljoin(base, rest)
 
 
 def exit_code(status, has_payload, has_location, html_verdict):
@@ -276,9 +310,12 @@ def main(paths):
                     body = http_body(raw, http) if http else raw
                     payloads.setdefault(digest, (size, body, content_type))
                 time = warc_date(headers.get_header("WARC-Date"))
+                target = headers.get_header("WARC-Target-URI").strip("<>")
+                if urlsplit(target).scheme.lower() not in DEFAULT_PORTS:
+                    continue
                 times.append(time)
                 records.append({
-                    "url": headers.get_header("WARC-Target-URI").strip("<>"),
+                    "url": target,
                     "time": time, "kind": kind, "status": status, "digest": digest,
                     "size": size, "content_type": content_type,
                     "location": http.get_header("Location") if http else None,
@@ -302,37 +339,51 @@ def main(paths):
         has_payload = r["digest"] is not None
         content = has_payload and (status is None or 200 <= status <= 299)
         original = payloads.get(r["digest"]) if has_payload else None
-        verdict, text, links, canonical = None, None, [], None
+        verdict, text, links, canonical, refresh = None, None, [], None, None
+        stored = None
         if content and essence in HTML_TYPES:
             verdict = "indexed"
             if original is not None:
                 text = decode_html(original[1], original[2])
+                # file_text is cut at 1 MiB (the default of --max-text-bytes), at a
+                # character boundary; the links come from the whole document.
+                stored = text.encode("utf-8")[:MAX_TEXT_BYTES].decode("utf-8", "ignore")
                 parser = PageParser()
                 parser.feed(text)
                 parser.close()
                 base = urljoin(url, parser.base) if parser.base else url
                 links = [urljoin(base, h) for h in parser.hrefs]
-                if parser.canonical:
+                if parser.canonical and usable(urljoin(base, parser.canonical)):
                     canonical = urljoin(base, parser.canonical)
                     links.append(canonical)
                 here = urlsplit(url)._replace(fragment="").geturl()
+                if parser.refresh is not None:
+                    target = refresh_target(parser.refresh, base)
+                    if target and usable(target) and normalize(target) != normalize(here):
+                        refresh = target
                 if parser.noindex:
                     verdict = "noindex"
                 elif canonical and normalize(canonical) != normalize(here):
                     verdict = "canonical"
         code = exit_code(status, has_payload, r["location"] is not None, verdict)
         redirect = None
+        permanent = None
         if status is not None and 300 <= status <= 399 and r["location"]:
             redirect = urljoin(url, r["location"].strip())
             links.append(redirect)
+            permanent = status in (301, 308)
+        elif refresh is not None:
+            redirect = refresh
+            links.append(redirect)
+            permanent = False
         size = r["size"] if r["size"] is not None else (original[0] if original else None)
         captures.append({
             "url": normalize(url) or url, "time": r["time"], "status": status, "exit": code,
             "crawl_type": 1 if urlsplit(url).path == "/robots.txt" else 0,
             "file": content, "file_size": size if content else None,
-            "text": text,
+            "text": stored if text is not None else None,
             "redirect": normalize(redirect) if redirect else None,
-            "permanent": status in (301, 308) if redirect else None,
+            "permanent": permanent,
             "etag": r["etag"],
             "last_modified": http_date(r["last_modified"]) if r["last_modified"] else None,
         })

@@ -3,26 +3,25 @@
 //! A stage's results for a row replace what the row held in the stage's families: the
 //! old cells (every stored version) are deleted and the new ones written in one batch,
 //! so a re-processed row never keeps a stale cell (an old `tei_xml` next to a new
-//! `oversize` status, an old `match0:doi` next to a new `no-match`). Batches go through
-//! RocksDB's write-ahead log, unlike bulk ingest: a stage calls a slow service row by
-//! row, and a row it has paid for must survive an interruption, so that a re-run skips
-//! it.
+//! `oversize` status, an old `match0:doi` next to a new `no-match`). Every committed
+//! batch is a consistent state (whole rows), so it is durable at once (RocksDB's
+//! write-ahead log) and published soon: a stage calls a slow service row by row, and a
+//! row it has paid for must survive an interruption, so that a re-run skips it.
 
-use anyhow::Result;
 use std::time::Duration;
 
-use rocksdb::{ReadOptions, WriteBatch};
+use anyhow::Result;
 
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
-use crate::store::cells::{cell_key, row_upper_bound};
+use crate::store::backend::{Batch, Op};
 use crate::store::{PUBLISH_INTERVAL, Store};
 
 /// Collects row replacements; [`StageBatch::commit`] writes them atomically.
 pub struct StageBatch<'s> {
     store: &'s Store,
     ts: u64,
-    batch: WriteBatch,
+    batch: Batch,
     rows: usize,
     publish_interval: Duration,
 }
@@ -33,7 +32,7 @@ impl<'s> StageBatch<'s> {
         StageBatch {
             store,
             ts,
-            batch: WriteBatch::default(),
+            batch: Batch::default(),
             rows: 0,
             publish_interval: PUBLISH_INTERVAL,
         }
@@ -47,8 +46,8 @@ impl<'s> StageBatch<'s> {
     }
 
     /// Replaces the row's cells in `families` (schema indexes) by `cells` (whose
-    /// columns must belong to those families). The old cells are read from the store,
-    /// so a row should appear once per batch.
+    /// columns must belong to those families): every old cell of those families goes,
+    /// whatever its version, in the same batch that writes the new ones.
     pub fn replace_row(
         &mut self,
         row: &Sha1Key,
@@ -56,23 +55,17 @@ impl<'s> StageBatch<'s> {
         cells: &[(ColumnId, Vec<u8>)],
     ) -> Result<()> {
         for &family in families {
-            let cf = self.store.family_cf(family);
-            let mut opts = ReadOptions::default();
-            opts.set_iterate_upper_bound(row_upper_bound(row.as_bytes()));
-            let mut iter = self.store.db().raw_iterator_cf_opt(cf, opts);
-            iter.seek(row.as_bytes());
-            while let Some(key) = iter.key() {
-                self.batch.delete_cf(cf, key);
-                iter.next();
-            }
-            iter.status()?;
+            self.batch.push(Op::DeleteRowFamily { row: *row, family });
         }
         let schema = self.store.schema();
         for (column, value) in cells {
-            let qualifier = &schema.column(*column).qualifier;
-            let cf = self.store.family_cf(column.family);
-            self.batch
-                .put_cf(cf, cell_key(row, qualifier, self.ts), value);
+            self.batch.push(Op::PutCell {
+                row: *row,
+                family: column.family,
+                qualifier: schema.column(*column).qualifier.as_bytes().to_vec(),
+                ts: self.ts,
+                value: value.clone(),
+            });
         }
         self.rows += 1;
         Ok(())
@@ -82,12 +75,10 @@ impl<'s> StageBatch<'s> {
         self.rows
     }
 
-    /// Writes the batch (through the write-ahead log) and starts a new one.
+    /// Writes the batch and starts a new one; publishes when due.
     pub fn commit(&mut self) -> Result<()> {
-        if !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch);
-            self.store.db().write(batch)?;
-        }
+        self.store.write(&self.batch)?;
+        self.batch.clear();
         self.rows = 0;
         self.store.publish_if_due(self.publish_interval)?;
         Ok(())
@@ -123,23 +114,22 @@ mod tests {
             .unwrap();
         assert_eq!(batch.rows(), 1);
         batch.commit().unwrap();
-        // An older surplus version, as an un-compacted store may hold.
-        store
-            .db()
-            .put_cf(
-                store.family_cf(family),
-                cell_key(&row, "doi", 500),
-                b"10.1/old",
-            )
-            .unwrap();
-        store
-            .db()
-            .put_cf(
-                store.family_cf(mime.family),
-                cell_key(&row, "mime", 1),
-                b"application/pdf",
-            )
-            .unwrap();
+        // An older surplus version, as an un-compacted store may hold, and a cell of
+        // another family.
+        let mut old = Batch::default();
+        for (family, qualifier, ts, value) in [
+            (family, "doi", 500, &b"10.1/old"[..]),
+            (mime.family, "mime", 1, &b"application/pdf"[..]),
+        ] {
+            old.push(Op::PutCell {
+                row,
+                family,
+                qualifier: qualifier.as_bytes().to_vec(),
+                ts,
+                value: value.to_vec(),
+            });
+        }
+        store.write(&old).unwrap();
 
         let mut batch = StageBatch::new(&store, 2000);
         batch

@@ -83,7 +83,9 @@ fn listed(store: &Path, prefix: &str) -> Vec<String> {
                 c["surt"].as_str().unwrap(),
                 c["ts"].as_str().unwrap(),
                 c["digest"].as_str().unwrap_or(""),
-                c["offset"].as_u64().map_or(String::new(), |o| o.to_string())
+                c["offset"]
+                    .as_u64()
+                    .map_or(String::new(), |o| o.to_string())
             )
         })
         .collect();

@@ -458,6 +458,51 @@ fn locust_sql_loads_into_mariadb_without_warnings_and_matches_the_crawl() {
         text(&row[0][3]),
         "Das alte Stationstagebuch von 2004, Seite für Seite abgeschrieben."
     );
+    // txt: the first 255 characters of the body text in document order, the h1 first —
+    // here the page's <main> with its tags removed and white space collapsed.
+    let txt = server.query(&format!(
+        "SELECT HEX(txt) FROM urlwords{:02} WHERE url_id = {id}",
+        id % 16
+    ));
+    let page = std::fs::read(fixture("site/v2/legacy/windows-1252.html")).expect("page");
+    let (page, _, _) = encoding_rs::WINDOWS_1252.decode(&page);
+    let main = &page[page.find("<main>").unwrap()..page.find("</main>").unwrap()];
+    let mut stripped = String::new();
+    let mut in_tag = false;
+    for c in main.chars() {
+        match c {
+            '<' => in_tag = true,
+            '>' => {
+                in_tag = false;
+                stripped.push(' ');
+            }
+            _ if !in_tag => stripped.push(c),
+            _ => {}
+        }
+    }
+    let collapsed = stripped.split_whitespace().collect::<Vec<_>>().join(" ");
+    let want: String = collapsed
+        .chars()
+        .take(255)
+        .collect::<String>()
+        .trim_end()
+        .to_string();
+    assert!(want.starts_with("Stationstagebuch 2004 „Der See"));
+    assert_eq!(text(&txt[0][0]), want);
+    // next_index_time: the capture time plus the one-week re-index period; 0 (due now) for
+    // URLs never fetched.
+    assert_eq!(
+        server.one(
+            "SELECT COUNT(*) FROM urlword WHERE status > 0
+                 AND next_index_time <> last_index_time + 604800"
+        ),
+        "0"
+    );
+    assert_eq!(
+        server.one("SELECT COUNT(*) FROM urlword WHERE status = 0 AND next_index_time <> 0"),
+        "0"
+    );
+    assert!(server.one("SELECT COUNT(*) FROM urlword WHERE status > 0") != "0");
 }
 
 /// The files are the same whatever the number of threads.

@@ -294,7 +294,9 @@ fn identical_pages_are_duplicates_of_the_first_url() {
     // noindex pages and closed generations are not either.
     assert_eq!(indexed("/drafts/upcoming.html"), 0);
     assert_eq!(indexed("/docs/old-notes.html"), 0);
-    // Search rows: exactly the open, non-duplicate generations with text that are not noindex.
+    // Search rows: exactly the open, non-duplicate generations with text that may be indexed
+    // (not noindex, 171, nor canonical elsewhere, 180: docs/reference.html).
+    assert_eq!(indexed("/docs/reference.html"), 0);
     assert_eq!(
         one(&conn, "SELECT count(*) FROM full_text_entity_index", &[]),
         one(
@@ -302,7 +304,8 @@ fn identical_pages_are_duplicates_of_the_first_url() {
             "SELECT count(*) FROM entity_generation eg JOIN text_pile USING (text_pile_id)
              WHERE confirmed_end_unix_utc IS NULL AND marked_duplicate = 0
                AND NOT EXISTS (SELECT 1 FROM crawl_summary cs
-                   WHERE cs.entity_generation_id = eg.entity_generation_id AND exit_code = 171)",
+                   WHERE cs.entity_generation_id = eg.entity_generation_id
+                     AND exit_code IN (171, 180))",
             &[]
         )
     );
@@ -364,8 +367,8 @@ fn text_piles_once_per_digest_and_tokens() {
     );
     let stats: Vec<(String, i64)> = rows(
         &conn,
-        "SELECT token, occurances FROM token_statistics JOIN token USING (token_id)
-         WHERE text_pile_id = ?1 ORDER BY token",
+        "SELECT token_text, occurances FROM token_statistics JOIN token USING (token_id)
+         WHERE text_pile_id = ?1 ORDER BY token_text",
         &[&about_pile],
     )
     .into_iter()
@@ -521,7 +524,7 @@ fn assert_same_content(a: &rusqlite::Connection, b: &rusqlite::Connection) {
                 l.destination_type, l.link_locality
          FROM link_summary l JOIN entity_generation e USING (entity_generation_id)
          JOIN url u ON u.url_id = l.link_to_url ORDER BY 1, 2, 3, 4",
-        "SELECT hex(blake2b512_digest), token, occurances FROM token_statistics
+        "SELECT hex(blake2b512_digest), token_text, occurances FROM token_statistics
          JOIN token USING (token_id) JOIN text_pile USING (text_pile_id) ORDER BY 1, 2",
         "SELECT hex(e.entity_generation_uuid), title, description, indexiness, primary_language,
                 time_created_unix_utc, time_updated_unix_utc
@@ -837,12 +840,97 @@ fn the_schema_has_the_seed_tables_indexes_and_checks() {
     ] {
         assert!(conn.execute(bad, [url_id]).is_err(), "{bad}");
     }
+    // The seed's indexes, with the seed's columns (unobtanium 3.0, initalize_summary_database).
+    let index_columns = |index: &str| -> Vec<String> {
+        rows(
+            &conn,
+            "SELECT name FROM pragma_index_info(?1) ORDER BY seqno",
+            &[&index],
+        )
+        .into_iter()
+        .map(|r| r[0].clone())
+        .collect()
+    };
+    for (index, columns) in [
+        ("entity_generation_by_uuid", &["entity_generation_uuid"][..]),
+        (
+            "entity_generation_by_first_seen",
+            &["url_id", "url_fragment", "first_seen_unix_utc"],
+        ),
+        (
+            "entity_generation_by_text_pile",
+            &["text_pile_id", "confirmed_end_unix_utc"],
+        ),
+        (
+            "entity_generation_by_active",
+            &["marked_duplicate", "confirmed_end_unix_utc"],
+        ),
+        (
+            "duplicate_summary_by_duplicate",
+            &[
+                "subject_entity_generation_id",
+                "duplicate_status_end_unix_utc",
+            ],
+        ),
+        ("crawl_summary_by_crawl_uuid", &["crawl_uuid"]),
+    ] {
+        assert_eq!(index_columns(index), columns, "{index}");
+    }
+    // The seed's names and NULL rules: token.token_text, nullable link and description text.
+    let column = |table: &str, name: &str| -> Vec<Vec<String>> {
+        rows(
+            &conn,
+            "SELECT type, \"notnull\" FROM pragma_table_info(?1) WHERE name = ?2",
+            &[&table, &name],
+        )
+    };
+    assert_eq!(column("token", "token_text"), [["TEXT", "1"]]);
+    assert_eq!(column("link_summary", "text"), [["TEXT", "0"]]);
+    assert_eq!(
+        column("link_summary", "html_tag_name"),
+        [["VARCHAR(31)", "0"]]
+    );
+    assert_eq!(
+        column("document_description", "primary_language"),
+        [["VARCHAR(31)", "0"]]
+    );
+    assert_eq!(
+        column("document_description", "indexiness"),
+        [["INTEGER", "1"]]
+    );
+    assert!(column("duplicate_summary", "duplicate_summary_id").is_empty());
+    for (table, text_column) in [
+        ("link_summary", "text"),
+        ("link_summary", "link_to_fragment"),
+        ("document_description", "title"),
+        ("document_description", "primary_headline"),
+        ("document_description", "description"),
+        ("document_description", "primary_language"),
+    ] {
+        assert_eq!(
+            one(
+                &conn,
+                &format!("SELECT count(*) FROM {table} WHERE {text_column} = ''"),
+                &[]
+            ),
+            0,
+            "{table}.{text_column}: empty text is NULL"
+        );
+    }
     let info = rows(
         &conn,
-        "SELECT value FROM database_info WHERE key = 'summary_schema'",
+        "SELECT key, value FROM database_info WHERE key LIKE 'unobtanium_%' ORDER BY key",
         &[],
     );
-    assert_eq!(info, [["sediment-summary-1"]]);
+    assert_eq!(
+        info,
+        [
+            ["unobtanium_base_schema_version", "0.1.0"],
+            ["unobtanium_database_kind", "summary"],
+            ["unobtanium_summary_schema_version", "0.0.0"]
+        ],
+        "the keys and values the seed's summary database records"
+    );
 }
 
 /// (URL, HTTP status, ETag) of every http(s) response record of a WARC, read by warcio.
@@ -997,4 +1085,32 @@ fn missing_warcs_degrade_to_payload_digests_and_warc_dir_finds_them() {
         "{counts}"
     );
     assert_eq!(count(&counts, "text_piles"), 18, "{counts}");
+}
+
+/// Issue 18: the smallest memory budget (every cache evicted again and again, analyses
+/// read again) writes the same database, row for row and id for id, as the default one.
+#[test]
+fn a_tiny_memory_budget_gives_the_same_database() {
+    let c = crawled_twice();
+    let tiny = c.db.with_file_name("tiny.db");
+    let counts = summarize_with(&c.store, &tiny, &["--memory-mb", "1", "--batch", "3"]);
+    assert!(count(&counts, "crawl_summaries") > 0, "{counts}");
+    let (a, b) = (open(&c.db), open(&tiny));
+    let tables: Vec<String> = rows(
+        &a,
+        "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE 'sqlite_%'
+             AND name NOT LIKE 'full_text_entity_index_%' ORDER BY name",
+        &[],
+    )
+    .into_iter()
+    .map(|r| r[0].clone())
+    .collect();
+    assert!(tables.contains(&"token".to_string()));
+    for table in tables {
+        let sql = format!("SELECT * FROM {table}");
+        assert_eq!(rows(&a, &sql, &[]), rows(&b, &sql, &[]), "{table}");
+    }
+    // the search index holds the same rows (its shadow tables' layout may differ)
+    let sql = "SELECT rowid, * FROM full_text_entity_index ORDER BY rowid";
+    assert_eq!(rows(&a, sql, &[]), rows(&b, sql, &[]));
 }

@@ -111,7 +111,7 @@ fn a_phrase_exclusion_removes_the_page() {
             "SELECT count(*) FROM entity_generation eg JOIN url USING (url_id)
              JOIN token_statistics ts ON ts.text_pile_id = eg.text_pile_id
              JOIN token USING (token_id)
-             WHERE str_url = ?1 AND eg.confirmed_end_unix_utc IS NULL AND token = 'lake'",
+             WHERE str_url = ?1 AND eg.confirmed_end_unix_utc IS NULL AND token_text = 'lake'",
             &[url],
         );
         assert_eq!(lake, 0, "{url} has the word lake");

@@ -71,11 +71,7 @@ fn contents(store: &Path) -> (String, String, serde_json::Value) {
         .as_object_mut()
         .expect("stats object")
         .remove("store_bytes_on_disk");
-    (
-        ok(store, &["export"]),
-        ok(store, &["captures"]),
-        stats,
-    )
+    (ok(store, &["export"]), ok(store, &["captures"]), stats)
 }
 
 fn assert_same_store(single: &Path, spark: &Path) {
@@ -152,7 +148,10 @@ fn spark_warc_import_equals_the_single_process_import_with_one_and_several_range
     args.extend(inputs.iter().map(String::as_str));
     let run = spark_ok("local[2]", &args, &[]);
     let said = format!("{}{}", run.stdout, run.stderr);
-    assert!(said.contains(&format!("inputs_skipped {}", inputs.len())), "{said}");
+    assert!(
+        said.contains(&format!("inputs_skipped {}", inputs.len())),
+        "{said}"
+    );
     assert_eq!(before, contents(&store));
 }
 
@@ -183,10 +182,7 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
             &inputs[0],
             &inputs[1],
         ],
-        &[(
-            "SEDIMENT_SPARK_FAIL_ONCE",
-            "extract:crawl2.warc.gz,write:1",
-        )],
+        &[("SEDIMENT_SPARK_FAIL_ONCE", "extract:crawl2.warc.gz,write:1")],
     );
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");

@@ -7,7 +7,8 @@
 //! ```text
 //! [0]     0xC1 (format and version)
 //! [1]     flags: bits 0-1 kind (response, resource, revisit), bit 2 origin is WARC,
-//!         bit 3 passes the file filter, bits 4-5 digest_ok (absent, true, false)
+//!         bit 3 passes the file filter, bits 4-5 digest_ok (absent, true, false), bit 6
+//!         fetch_ms present (added later: it comes last, after every other field)
 //! [2..4]  presence of the optional fields, u16 little-endian, bit i = field i below
 //! then    source, surt, ts, url (always present), then the present optional fields in
 //!         order: c_size, content_type, dechunked, digest, etag, last_modified, line, mime,
@@ -104,7 +105,8 @@ impl Capture {
         out.push(
             kind | (u8::from(self.origin == Origin::Warc) << 2)
                 | (u8::from(self.passes) << 3)
-                | (digest_ok << 4),
+                | (digest_ok << 4)
+                | (u8::from(self.fetch_ms.is_some()) << 6),
         );
         let present = [
             self.c_size.is_some(),
@@ -168,6 +170,9 @@ impl Capture {
         }
         for v in [&self.ua, &self.warc, &self.location].into_iter().flatten() {
             put_str(v, out);
+        }
+        if let Some(v) = self.fetch_ms {
+            put_varint(v, out);
         }
     }
 
@@ -262,6 +267,9 @@ impl Capture {
         if has(15) {
             c.location = Some(r.string()?);
         }
+        if flags & (1 << 6) != 0 {
+            c.fetch_ms = Some(r.varint()?);
+        }
         if r.pos != bytes.len() {
             return Err(DecodeError("trailing bytes"));
         }
@@ -298,6 +306,7 @@ mod tests {
             ua: Some("Wget/1.21".into()),
             url: "http://example.org/".into(),
             warc: Some("ITEM/a.warc.gz".into()),
+            fetch_ms: Some(47),
             location: Some("/data/ITEM/a.warc.gz".into()),
         }
     }

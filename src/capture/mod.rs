@@ -59,6 +59,10 @@ pub struct Capture {
     pub digest_ok: Option<bool>,
     #[serde(skip_serializing_if = "Option::is_none", default)]
     pub etag: Option<String>,
+    /// How long the fetch took, in milliseconds, when the archive records it (Heritrix's
+    /// `fetchTimeMs` in the metadata record of the response).
+    #[serde(skip_serializing_if = "Option::is_none", default)]
+    pub fetch_ms: Option<u64>,
     #[serde(default)]
     pub kind: CaptureKind,
     #[serde(skip_serializing_if = "Option::is_none", default)]
@@ -223,6 +227,7 @@ pub fn merge(mut acc: Capture, other: &Capture) -> Capture {
     opt(&mut acc.digest, &other.digest, w!());
     opt(&mut acc.digest_ok, &other.digest_ok, w!());
     opt(&mut acc.etag, &other.etag, w!());
+    opt(&mut acc.fetch_ms, &other.fetch_ms, w!());
     req(&mut acc.kind, &other.kind, w!());
     opt(&mut acc.last_modified, &other.last_modified, w!());
     opt(&mut acc.line, &other.line, w!());

@@ -14,12 +14,11 @@
 use std::collections::HashMap;
 
 use anyhow::{Context, Result};
-use rocksdb::{Direction, IteratorMode, ReadOptions, WriteBatch};
 
 use super::normalize::{is_stop_word, key_of_tokens, tokens};
 use super::record::CatalogRecord;
-use crate::store::cells::row_upper_bound;
-use crate::store::{CF_CATALOG, Store};
+use crate::store::Store;
+use crate::store::backend::{Batch, Op, Space};
 
 const RECORD: u8 = b'r';
 const BY_DOI: u8 = b'd';
@@ -93,8 +92,7 @@ impl<'s> Catalog<'s> {
     }
 
     pub fn get(&self, id: &str) -> Result<Option<CatalogRecord>> {
-        let cf = self.store.cf(CF_CATALOG);
-        match self.store.db().get_cf(cf, record_key(id))? {
+        match self.store.get(Space::Catalog, &record_key(id))? {
             None => Ok(None),
             Some(bytes) => Ok(Some(serde_json::from_slice(&bytes).with_context(|| {
                 format!("catalog record {id:?} in the store is not valid")
@@ -105,23 +103,14 @@ impl<'s> Catalog<'s> {
     /// Ids under an index prefix, at most `cap + 1` of them (so a caller can tell that
     /// there are more than `cap`), in key order.
     fn ids_under(&self, prefix: &[u8], cap: usize) -> Result<Vec<String>> {
-        let cf = self.store.cf(CF_CATALOG);
-        let mut opts = ReadOptions::default();
-        opts.set_iterate_upper_bound(row_upper_bound(prefix));
-        let mut iter = self.store.db().raw_iterator_cf_opt(cf, opts);
-        iter.seek(prefix);
         let mut ids = Vec::new();
-        while let Some(key) = iter.key() {
-            let Some(id) = key.strip_prefix(prefix) else {
-                break;
-            };
-            ids.push(String::from_utf8_lossy(id).into_owned());
-            if ids.len() > cap {
-                break;
-            }
-            iter.next();
-        }
-        iter.status()?;
+        self.store
+            .scan_prefix(Space::Catalog, prefix, &mut |key, _| {
+                if let Some(id) = key.strip_prefix(prefix) {
+                    ids.push(String::from_utf8_lossy(id).into_owned());
+                }
+                Ok(ids.len() <= cap)
+            })?;
         Ok(ids)
     }
 
@@ -158,20 +147,12 @@ impl<'s> Catalog<'s> {
 
     /// Number of records (a scan: for reports, not hot paths).
     pub fn record_count(&self) -> Result<u64> {
-        let cf = self.store.cf(CF_CATALOG);
-        let prefix = [RECORD, 0];
         let mut count = 0;
-        for item in self
-            .store
-            .db()
-            .iterator_cf(cf, IteratorMode::From(&prefix, Direction::Forward))
-        {
-            let (key, _) = item?;
-            if !key.starts_with(&prefix) {
-                break;
-            }
-            count += 1;
-        }
+        self.store
+            .scan_prefix(Space::Catalog, &[RECORD, 0], &mut |_, _| {
+                count += 1;
+                Ok(true)
+            })?;
         Ok(count)
     }
 }
@@ -180,7 +161,7 @@ impl<'s> Catalog<'s> {
 /// (or earlier in the same batch) replaces it, index entries included.
 pub struct CatalogWriter<'s> {
     store: &'s Store,
-    batch: WriteBatch,
+    batch: Batch,
     /// Records put in the current batch, which a read of the store cannot see yet.
     pending: HashMap<String, CatalogRecord>,
 }
@@ -197,7 +178,7 @@ impl<'s> CatalogWriter<'s> {
     pub fn new(store: &'s Store) -> CatalogWriter<'s> {
         CatalogWriter {
             store,
-            batch: WriteBatch::default(),
+            batch: Batch::default(),
             pending: HashMap::new(),
         }
     }
@@ -210,34 +191,40 @@ impl<'s> CatalogWriter<'s> {
         if old.as_ref() == Some(&record) {
             return Ok(Added::Unchanged);
         }
-        let cf = self.store.cf(CF_CATALOG);
+        let space = Space::Catalog;
         if let Some(old) = &old {
             for key in index_keys(old) {
-                self.batch.delete_cf(cf, key);
+                self.batch.push(Op::Delete { space, key });
             }
         }
         for key in index_keys(&record) {
-            self.batch.put_cf(cf, key, []);
+            self.batch.push(Op::Put {
+                space,
+                key,
+                value: Vec::new(),
+            });
         }
         let json = serde_json::to_vec(&record)?;
-        self.batch.put_cf(cf, record_key(&record.id), json);
+        self.batch.push(Op::Put {
+            space,
+            key: record_key(&record.id),
+            value: json,
+        });
         let added = if old.is_some() {
             Added::Replaced
         } else {
             Added::New
         };
         self.pending.insert(record.id.clone(), record);
-        if self.batch.size_in_bytes() >= BATCH_BYTES {
+        if self.batch.bytes() >= BATCH_BYTES {
             self.write()?;
         }
         Ok(added)
     }
 
     fn write(&mut self) -> Result<()> {
-        if !self.batch.is_empty() {
-            let batch = std::mem::take(&mut self.batch);
-            self.store.db().write(batch)?;
-        }
+        self.store.write(&self.batch)?;
+        self.batch.clear();
         self.pending.clear();
         Ok(())
     }

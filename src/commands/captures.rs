@@ -5,11 +5,8 @@ use std::path::Path;
 use std::process::ExitCode;
 
 use anyhow::Result;
-use rocksdb::ReadOptions;
 
-use crate::capture::Capture;
 use crate::key::Sha1Key;
-use crate::store::CF_CAPTURE;
 use crate::store::captures::captures_of_digest;
 use crate::store::cells::row_upper_bound;
 
@@ -54,25 +51,17 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         (None, Some(prefix)) => prefix.as_bytes().to_vec(),
         (None, None) => Vec::new(),
     };
-    let mut opts = ReadOptions::default();
-    if !prefix.is_empty() {
-        opts.set_iterate_upper_bound(row_upper_bound(&prefix));
-    }
-    let mut iter = store.db().raw_iterator_cf_opt(store.cf(CF_CAPTURE), opts);
-    iter.seek(&prefix);
+    let end = (!prefix.is_empty()).then(|| row_upper_bound(&prefix));
     let mut n = 0;
-    while let Some(value) = iter.value() {
+    store.scan_captures(&prefix, end.as_deref(), |capture| {
         if n >= limit {
-            break;
+            return Ok(false);
         }
-        if let Ok(capture) = Capture::decode(value) {
-            out.write_all(&capture.to_json())?;
-            out.write_all(b"\n")?;
-            n += 1;
-        }
-        iter.next();
-    }
-    iter.status()?;
+        out.write_all(&capture.to_json())?;
+        out.write_all(b"\n")?;
+        n += 1;
+        Ok(true)
+    })?;
     out.flush()?;
     super::finished()
 }

@@ -23,7 +23,7 @@ pub struct Args {
     /// recursively for them (flat or in the `xx/yy/<sha1hex>.tei.xml` layout).
     #[arg(required = true)]
     pub paths: Vec<PathBuf>,
-    /// Replace rows that already have a `grobid0:status_code`.
+    /// Replace rows that were already processed (have a `grobid0:status` or status code).
     #[arg(long)]
     pub force: bool,
     /// JSON shape of grobid0:tei_json and metadata: current or legacy2018.
@@ -59,11 +59,16 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let Some(status_code) = schema.column_id("grobid0:status_code") else {
         bail!("the store's schema has no grobid0:status_code");
     };
+    let Some(status) = schema.column_id("grobid0:status") else {
+        bail!("the store's schema has no grobid0:status");
+    };
     let mut replaced = vec![status_code.family];
     replaced.extend(schema.family_index("match0"));
+    // A row is processed when it has a status code (a GROBID call) or a status (an
+    // imported TEI file, which records no status code).
     let projection = Projection {
         families: vec![status_code.family],
-        columns: Some(vec![status_code]),
+        columns: Some(vec![status_code, status]),
         versions: 1,
     };
 

@@ -7,7 +7,10 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::ingest::thread_count;
-use crate::project::crawl::{CrawlOptions, open_crawl_db, project_crawl};
+use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
+use crate::project::crawl::{
+    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, open_crawl_db_with, project_crawl,
+};
 use crate::report::Report;
 
 #[derive(clap::Args)]
@@ -24,9 +27,19 @@ pub struct Args {
     /// Threads reading and parsing HTML bodies (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Bytes of one decoded body read at most; longer bodies are cut (and counted).
-    #[arg(long, default_value_t = 16 << 20)]
+    /// Bytes of one decoded body read at most; longer bodies are cut (and counted). A
+    /// Content-Encoding may also expand a body at most 100 times (beyond 1 MiB): bodies cut
+    /// for that are counted as html_bodies_cut_expansion.
+    #[arg(long, default_value_t = DEFAULT_MAX_BODY_BYTES)]
     pub max_body_bytes: usize,
+    /// Bytes of one page's text stored in file_text at most; longer texts are cut at a
+    /// character boundary (counted as file_texts_cut_at_max_text_bytes).
+    #[arg(long, default_value_t = DEFAULT_MAX_TEXT_BYTES)]
+    pub max_text_bytes: usize,
+    /// Memory budget in MiB for the caches (ids, analysed pages, SQLite's page cache); a
+    /// larger budget is faster, a smaller one gives the same database.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
     /// Captures written per transaction.
     #[arg(long, default_value_t = 4096)]
     pub batch: usize,
@@ -34,13 +47,15 @@ pub struct Args {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let conn = open_crawl_db(&args.output)?;
+    let memory = MemoryBudget::new(args.memory_mb);
+    let conn = open_crawl_db_with(&args.output, memory)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,
         threads: thread_count(args.threads),
         max_body_bytes: args.max_body_bytes,
+        max_text_bytes: args.max_text_bytes,
         batch_size: args.batch,
-        ..CrawlOptions::default()
+        memory,
     };
     let report = Report::new("project crawl");
     report.start_progress(None, "captures");

@@ -6,6 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::summary::{SummaryOptions, summarize};
 use crate::report::Report;
 
@@ -24,6 +25,10 @@ pub struct Args {
     /// Captures per transaction and round of parallel HTML analysis.
     #[arg(long, default_value_t = 2048)]
     pub batch: usize,
+    /// Memory budget in MiB for the caches (ids, analyses, SQLite's page cache); a larger
+    /// budget is faster, a smaller one gives the same database.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
     /// Worker threads for HTML analysis (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
@@ -41,6 +46,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         warc_dirs: args.warc_dirs,
         max_body_bytes: args.max_body_bytes,
         batch_captures: args.batch,
+        memory: MemoryBudget::new(args.memory_mb),
     };
     let run = || summarize(&store, &args.output, &options, &report);
     match args.threads {

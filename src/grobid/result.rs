@@ -3,6 +3,7 @@
 //! | outcome | `status_code` | `status` | TEI cells and `quality` |
 //! |---|---|---|---|
 //! | 200 with a TEI document | 200 | `{"status":"success"}` | all |
+//! | a TEI file imported (`import-tei`) | absent: no call was made | `{"status":"success"}` | all |
 //! | 200 with something else | 200 | `{"status":"fail","reason":…}` | none |
 //! | any other HTTP status | that status | `{"status":"error","description":<GROBID's message>}` | none |
 //! | no reply within the timeout | −4 | `{"status":"error-timeout","description":…}` | none |
@@ -31,7 +32,9 @@ const MAX_DESCRIPTION_CHARS: usize = 2000;
 /// The `grobid0` cells of one processed file.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GrobidCells {
-    pub status_code: i64,
+    /// The HTTP status of the GROBID call; `None` for an imported TEI file (no call was
+    /// made, and TEI records no status).
+    pub status_code: Option<i64>,
     /// `grobid0:status`: an object with `status` and details.
     pub status: Value,
     pub tei_xml: Option<Vec<u8>>,
@@ -41,12 +44,12 @@ pub struct GrobidCells {
 }
 
 impl GrobidCells {
-    /// A TEI document, converted. Fails (with the position and reason) when the bytes
-    /// are not a GROBID TEI document.
+    /// A TEI document, converted (an imported file: no status code). Fails (with the
+    /// position and reason) when the bytes are not a GROBID TEI document.
     pub fn from_tei(xml: &[u8], options: TeiOptions) -> Result<GrobidCells, TeiError> {
         let json = tei::tei_to_json(xml, options)?;
         Ok(GrobidCells {
-            status_code: 200,
+            status_code: None,
             status: json!({"status": "success"}),
             tei_xml: Some(xml.to_vec()),
             metadata: Some(tei::metadata(&json)),
@@ -58,14 +61,20 @@ impl GrobidCells {
     /// GROBID's reply to `processFulltextDocument`.
     pub fn from_reply(http_status: u16, body: &[u8], options: TeiOptions) -> GrobidCells {
         if http_status == 200 {
-            return GrobidCells::from_tei(body, options).unwrap_or_else(|e| GrobidCells {
-                status_code: 200,
-                status: json!({"status": "fail", "reason": format!("the reply is not TEI: {e}")}),
-                tei_xml: None,
-                tei_json: None,
-                metadata: None,
-                quality: None,
-            });
+            return match GrobidCells::from_tei(body, options) {
+                Ok(cells) => GrobidCells {
+                    status_code: Some(200),
+                    ..cells
+                },
+                Err(e) => GrobidCells {
+                    status_code: Some(200),
+                    status: json!({"status": "fail", "reason": format!("the reply is not TEI: {e}")}),
+                    tei_xml: None,
+                    tei_json: None,
+                    metadata: None,
+                    quality: None,
+                },
+            };
         }
         let text = String::from_utf8_lossy(body);
         let mut description: String = text.trim().chars().take(MAX_DESCRIPTION_CHARS).collect();
@@ -99,7 +108,7 @@ impl GrobidCells {
 
     fn without_tei(status_code: i64, status: Value) -> GrobidCells {
         GrobidCells {
-            status_code,
+            status_code: Some(status_code),
             status,
             tei_xml: None,
             tei_json: None,
@@ -123,13 +132,10 @@ impl GrobidCells {
                 .column_id(name)
                 .unwrap_or_else(|| panic!("the embedded schema has {name}"))
         };
-        let mut cells = vec![
-            (
-                column("grobid0:status_code"),
-                self.status_code.to_be_bytes().to_vec(),
-            ),
-            (column("grobid0:status"), canonical_json(&self.status)),
-        ];
+        let mut cells = vec![(column("grobid0:status"), canonical_json(&self.status))];
+        if let Some(code) = self.status_code {
+            cells.push((column("grobid0:status_code"), code.to_be_bytes().to_vec()));
+        }
         if let Some(xml) = &self.tei_xml {
             cells.push((column("grobid0:tei_xml"), xml.clone()));
         }
@@ -183,7 +189,7 @@ mod tests {
             b" [BAD_INPUT_DATA] PDF is broken \n",
             TeiOptions::default(),
         );
-        assert_eq!(error.status_code, 500);
+        assert_eq!(error.status_code, Some(500));
         assert_eq!(
             error.status["description"],
             "[BAD_INPUT_DATA] PDF is broken"
@@ -194,7 +200,10 @@ mod tests {
             "HTTP status 502 without a message"
         );
 
-        assert_eq!(GrobidCells::timeout(2.0).status_code, STATUS_CODE_TIMEOUT);
+        assert_eq!(
+            GrobidCells::timeout(2.0).status_code,
+            Some(STATUS_CODE_TIMEOUT)
+        );
         assert_eq!(GrobidCells::timeout(2.0).status_name(), "error-timeout");
         let big = GrobidCells::oversize(5_000_000, 4_000_000);
         assert_eq!(

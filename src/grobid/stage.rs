@@ -64,6 +64,9 @@ struct Columns {
     mime: ColumnId,
     size: ColumnId,
     status_code: ColumnId,
+    /// `grobid0:status`: with status_code, the mark of a processed row (an imported TEI
+    /// file has a status but no status code).
+    status: ColumnId,
     /// Families replaced when a row is (re)processed: `grobid0`, and `match0`, which
     /// was derived from the old metadata.
     replaced: Vec<usize>,
@@ -83,6 +86,7 @@ fn columns(store: &Store) -> Result<Columns> {
         mime: column("file:mime")?,
         size: column("file:size")?,
         status_code: column("grobid0:status_code")?,
+        status: column("grobid0:status")?,
         replaced,
     })
 }
@@ -255,7 +259,12 @@ pub fn run_stage(store: &Store, stage: &GrobidStage, report: &Report) -> Result<
     }
     let projection = Projection {
         families: vec![columns.mime.family, columns.status_code.family],
-        columns: Some(vec![columns.mime, columns.size, columns.status_code]),
+        columns: Some(vec![
+            columns.mime,
+            columns.size,
+            columns.status_code,
+            columns.status,
+        ]),
         versions: 1,
     };
     let workers = Workers {
@@ -301,7 +310,9 @@ pub fn run_stage(store: &Store, stage: &GrobidStage, report: &Report) -> Result<
                 return Ok(true);
             }
             report.count("rows_matching_mime", 1);
-            if row.latest(workers.columns.status_code).is_some() && !stage.force {
+            let processed = row.latest(workers.columns.status_code).is_some()
+                || row.latest(workers.columns.status).is_some();
+            if processed && !stage.force {
                 report.count("skipped_done", 1);
                 return Ok(true);
             }

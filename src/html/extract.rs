@@ -17,6 +17,9 @@ use super::{
 pub struct Extracted {
     pub base_url: Url,
     pub pile: TextPile,
+    /// The start of the pile's text in document order (all six fields interleaved as they
+    /// occur), at most [`LEADING_TEXT_BYTES`] bytes.
+    pub leading_text: String,
     pub links: Vec<Link>,
     pub description: DocumentDescription,
     pub links_truncated: bool,
@@ -42,6 +45,7 @@ pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
         links,
         links_truncated,
         first_h1,
+        leading,
         ..
     } = walker;
     let pile = pile_of(fields);
@@ -49,6 +53,7 @@ pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
     Extracted {
         base_url,
         pile,
+        leading_text: leading.out,
         links,
         description,
         links_truncated,
@@ -564,7 +569,12 @@ struct Walker<'d> {
     h1_node: Option<NodeId>,
     h1_text: FieldText,
     first_h1: Option<String>,
+    /// Pile text in document order, for [`Extracted::leading_text`].
+    leading: FieldText,
 }
+
+/// Bytes of [`Extracted::leading_text`] kept.
+pub const LEADING_TEXT_BYTES: usize = 4096;
 
 impl<'d> Walker<'d> {
     fn new(dom: &'d Dom, document_url: &'d Url, base_url: &'d Url, region: Option<NodeId>) -> Self {
@@ -596,6 +606,7 @@ impl<'d> Walker<'d> {
             h1_node: None,
             h1_text: FieldText::new(usize::MAX),
             first_h1: None,
+            leading: FieldText::new(LEADING_TEXT_BYTES),
         }
     }
 
@@ -610,6 +621,7 @@ impl<'d> Walker<'d> {
             t.separate(sep);
         }
         self.h1_text.separate(sep);
+        self.leading.separate(sep);
     }
 
     fn text(&mut self, text: &str) {
@@ -622,10 +634,16 @@ impl<'d> Walker<'d> {
         {
             t.push(text, frame.pre);
         }
+        if frame.anchors > 0 && frame.bits & HEADLINE != 0 && is_permalink_glyph(text) {
+            // A headline's permalink (Sphinx and MkDocs write `<a class="headerlink"
+            // href="#id">¶</a>`): link text, but not headline text.
+            return;
+        }
         if frame.capturing_h1 {
             self.h1_text.push(text, frame.pre);
         }
         if let Some(field) = frame.route() {
+            self.leading.push(text, frame.pre);
             let words = self.fields[field as usize].push(text, frame.pre);
             if field == Field::Text && frame.anchors == 0 {
                 self.words_outside_links += words;
@@ -866,6 +884,15 @@ impl<'d> Visitor for Walker<'d> {
     }
 }
 
+/// The marks documentation generators put in a headline's permalink: ¶ (Sphinx, MkDocs),
+/// § , # (Docusaurus, many Markdown renderers), 🔗.
+fn is_permalink_glyph(text: &str) -> bool {
+    matches!(
+        text.trim_matches(|c: char| c.is_whitespace() || c == '\u{200b}'),
+        "¶" | "§" | "#" | "🔗"
+    )
+}
+
 fn normalized(text: &str, limit: usize) -> String {
     let mut t = FieldText::new(limit);
     t.push(text, false);
@@ -1061,6 +1088,35 @@ mod tests {
         let mut t = FieldText::new(7);
         t.push("ab cdé", false);
         assert_eq!(t.out, "ab cdé");
+    }
+
+    #[test]
+    fn permalink_glyphs_are_not_headline_text() {
+        let html = r##"<html><head><title>T</title></head><body><main>
+            <h1>Lake cores<a class="headerlink" href="#lake-cores" title="Permalink">¶</a></h1>
+            <h2>Layers <a href="#layers">#</a></h2>
+            <p>Text with a <a href="#s">§</a> sign.</p></main></body></html>"##;
+        let dom = crate::html::dom::parse(html);
+        let url = Url::parse("http://example.org/doc.html").unwrap();
+        let e = extract(&dom, &url);
+        assert_eq!(e.pile.big_headlines, "Lake cores\nLayers");
+        assert_eq!(
+            e.description.primary_headline.as_deref(),
+            Some("Lake cores")
+        );
+        assert_eq!(
+            e.pile.text, "Text with a § sign.",
+            "outside headlines text stays"
+        );
+        let permalink = e
+            .links
+            .iter()
+            .find(|l| l.fragment.as_deref() == Some("lake-cores"));
+        assert_eq!(
+            permalink.map(|l| l.text.as_str()),
+            Some("¶"),
+            "still link text"
+        );
     }
 
     #[test]

@@ -93,6 +93,9 @@ pub struct Document {
     /// The URL relative links were resolved against: `<base href>` or the document URL.
     pub base_url: Url,
     pub pile: TextPile,
+    /// The start of the pile's text in document order (headlines, text, code and quotes as
+    /// they occur; no title, nav or footer), at most 4 KiB.
+    pub leading_text: String,
     pub links: Vec<Link>,
     pub description: DocumentDescription,
     pub limits: Limits,
@@ -253,6 +256,7 @@ pub fn analyze(body: &[u8], content_type: Option<&str>, base_url: &Url) -> Docum
         text_utf8: decoded.text,
         base_url: extracted.base_url,
         pile: extracted.pile,
+        leading_text: extracted.leading_text,
         links: extracted.links,
         description: extracted.description,
         limits: Limits {

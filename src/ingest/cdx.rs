@@ -53,6 +53,7 @@ pub fn capture_from_cdx(
         digest: record.digest,
         digest_ok: None,
         etag: None,
+        fetch_ms: None,
         kind,
         last_modified: None,
         line: Some(line),

@@ -2,8 +2,9 @@
 //!
 //! response and resource records are captures of their payload; revisits are captures of
 //! the payload they refer to; request records lend their User-Agent to the capture they
-//! belong to; warcinfo records describe the crawl (they become the agent of the crawl
-//! projection). Everything else is counted and skipped.
+//! belong to, metadata records their fetch duration (Heritrix's `fetchTimeMs`); warcinfo
+//! records describe the crawl (they become the agent of the crawl projection). Everything
+//! else is counted and skipped.
 
 use std::collections::VecDeque;
 use std::io::Read;
@@ -67,11 +68,19 @@ pub struct WarcInfo {
     pub fields: Vec<(String, String)>,
 }
 
-/// Keeps the block of warcinfo records (small) and nothing else.
+/// Keeps the block of warcinfo and metadata records (small) and nothing else.
 #[derive(Default)]
 struct WarcinfoSink {
     active: bool,
     bytes: Vec<u8>,
+}
+
+/// The `fetchTimeMs` field of a metadata record block (Heritrix's WARC writer).
+fn fetch_time_ms(block: &[u8]) -> Option<u64> {
+    parse_warc_fields(block)
+        .iter()
+        .find(|(k, _)| k.eq_ignore_ascii_case("fetchTimeMs"))
+        .and_then(|(_, v)| v.trim().parse().ok())
 }
 
 const WARCINFO_LIMIT: usize = 64 << 10;
@@ -79,7 +88,7 @@ const WARCINFO_LIMIT: usize = 64 << 10;
 impl PayloadSink for WarcinfoSink {
     fn begin(&mut self, record: &Record) -> bool {
         self.bytes.clear();
-        self.active = record.warc_type == WarcType::Warcinfo;
+        self.active = matches!(record.warc_type, WarcType::Warcinfo | WarcType::Metadata);
         self.active
     }
 
@@ -170,6 +179,19 @@ impl WarcImporter<'_> {
                         agents.push_back((id.to_string(), agent));
                         if agents.len() > PENDING {
                             agents.pop_front();
+                        }
+                    }
+                }
+                WarcType::Metadata => {
+                    let Some(ms) = fetch_time_ms(&sink.bytes) else {
+                        continue;
+                    };
+                    for target in record.concurrent_to() {
+                        if let Some((_, capture)) = pending
+                            .iter_mut()
+                            .find(|(id, _)| id.as_deref() == Some(target))
+                        {
+                            capture.fetch_ms = Some(ms);
                         }
                     }
                 }
@@ -303,6 +325,7 @@ impl WarcImporter<'_> {
             digest,
             digest_ok,
             etag: http.and_then(|h| h.etag()).map(str::to_string),
+            fetch_ms: None,
             kind,
             last_modified: http.and_then(|h| h.last_modified()).map(str::to_string),
             line: None,
@@ -328,21 +351,20 @@ impl WarcImporter<'_> {
 impl Store {
     /// Stores the description of a crawl, keyed by WARC file name.
     pub fn put_warcinfo(&self, info: &WarcInfo) -> Result<()> {
-        let key = format!("warcinfo/{}", info.file);
-        self.db().put_cf(
-            self.cf(crate::store::CF_META),
-            key,
-            serde_json::to_vec(info)?,
-        )?;
-        Ok(())
+        let mut batch = crate::store::backend::Batch::default();
+        batch.push(crate::store::backend::Op::Put {
+            space: crate::store::Space::Meta,
+            key: format!("warcinfo/{}", info.file).into_bytes(),
+            value: serde_json::to_vec(info)?,
+        });
+        self.write(&batch)
     }
 
     /// The crawl description recorded for a WARC file name.
     pub fn warcinfo(&self, file: &str) -> Result<Option<WarcInfo>> {
         let key = format!("warcinfo/{file}");
         Ok(self
-            .db()
-            .get_cf(self.cf(crate::store::CF_META), key)?
+            .get(crate::store::Space::Meta, key.as_bytes())?
             .and_then(|v| serde_json::from_slice(&v).ok()))
     }
 }
@@ -350,6 +372,14 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn heritrix_metadata_records_give_the_fetch_time() {
+        let block = b"via: http://www.archive.org/\r\nhopsFromSeed: P\r\nfetchTimeMs: 47\r\n\r\n";
+        assert_eq!(fetch_time_ms(block), Some(47));
+        assert_eq!(fetch_time_ms(b"seed:\r\noutlink: x\r\n"), None);
+        assert_eq!(fetch_time_ms(b"fetchTimeMs: soon\r\n"), None);
+    }
 
     #[test]
     fn warc_dates_become_14_digits() {

@@ -133,19 +133,33 @@ impl MediaType {
 }
 
 /// Lookup-or-insert access to origins, URLs and media types, with caches.
-#[derive(Default)]
 pub struct BaseIds {
     origins: HashMap<String, i64>,
     urls: HashMap<String, i64>,
     mimetypes: HashMap<String, i64>,
+    /// Each cache starts over past this many entries (memory stays bounded).
+    limit: usize,
 }
 
-/// Caches are dropped past this many entries (memory stays bounded on huge projections).
-const CACHE_LIMIT: usize = 1 << 20;
+impl Default for BaseIds {
+    fn default() -> Self {
+        BaseIds::with_limit(crate::project::budget::MemoryBudget::default().id_cache_entries())
+    }
+}
 
 impl BaseIds {
     pub fn new() -> BaseIds {
         BaseIds::default()
+    }
+
+    /// Caches of at most `limit` entries each.
+    pub fn with_limit(limit: usize) -> BaseIds {
+        BaseIds {
+            origins: HashMap::new(),
+            urls: HashMap::new(),
+            mimetypes: HashMap::new(),
+            limit: limit.max(1),
+        }
     }
 
     pub fn origin_id(&mut self, conn: &Connection, url: &Url) -> Result<i64> {
@@ -161,7 +175,7 @@ impl BaseIds {
         let id: i64 = conn
             .prepare_cached("SELECT origin_id FROM origin WHERE str_origin = ?1")?
             .query_row([&key], |r| r.get(0))?;
-        if self.origins.len() >= CACHE_LIMIT {
+        if self.origins.len() >= self.limit {
             self.origins.clear();
         }
         self.origins.insert(key, id);
@@ -200,7 +214,7 @@ impl BaseIds {
                 conn.last_insert_rowid()
             }
         };
-        if self.urls.len() >= CACHE_LIMIT {
+        if self.urls.len() >= self.limit {
             self.urls.clear();
         }
         self.urls.insert(key.to_string(), id);
@@ -238,7 +252,7 @@ impl BaseIds {
             )?
             .execute(params![id, k, v])?;
         }
-        if self.mimetypes.len() >= CACHE_LIMIT {
+        if self.mimetypes.len() >= self.limit {
             self.mimetypes.clear();
         }
         self.mimetypes.insert(key, id);

@@ -5,8 +5,9 @@
 //! * `urlword`: one row per URL of the [`Snapshot`] (captured or only linked), `url_id`
 //!   from 1 in crawl order ([`Snapshot::crawl_order`]). `status` is the HTTP status of the
 //!   latest capture (0: never fetched); `deleted` 1 for a status of 400 or more;
-//!   `last_index_time` the capture time and `next_index_time` the same (due from then on;
-//!   0 for URLs never fetched); `crc` the MD5 (hex) of the document; `last_modified` and
+//!   `last_index_time` the capture time and `next_index_time` that time plus the re-index
+//!   period [`REINDEX_PERIOD_SECONDS`] (one week, ASPseek's default `Period`; 0, due now,
+//!   for URLs never fetched); `crc` the MD5 (hex) of the document; `last_modified` and
 //!   `etag` as sent; a URL never fetched is `deleted` when robots.txt disallows it (as
 //!   ASPseek marks it); `referrer` the url_id of the document the URL was discovered from;
 //!   `hops` the link depth from the seeds (at most 255); `redir` the url_id of a redirect
@@ -15,8 +16,9 @@
 //! * `urlwordsNN` (NN = url_id mod 16): one row per document. `wordcount` distinct words,
 //!   `totalcount` words; `content_type` as sent; `charset` the encoding the text was
 //!   decoded with; `title` ≤ 128 characters, `txt` the first 255 characters of the body
-//!   text, `keywords` ≤ 255, `description` ≤ 100, `lang` the first two letters of the
-//!   primary language; `docsize` the body size; `words` the document as a words blob
+//!   text in document order (headlines included, no title, nav or footer), `keywords`
+//!   ≤ 255, `description` ≤ 100, `lang` the first two letters of the primary language (a
+//!   sediment extension: the seed declares the column but leaves it unused); `docsize` the body size; `words` the document as a words blob
 //!   ([`words_blob`](super::wordindex::words_blob)); `hrefs` the url_ids of the outgoing
 //!   links, sorted, distinct, 4 bytes little-endian each.
 //! * `wordurl`: every word of the documents, `word_id` from 1 in byte order of the words.
@@ -48,6 +50,10 @@ use crate::report::Counts;
 
 /// The DDL (`schemas/locust.sql`).
 pub const LOCUST_SQL: &str = include_str!("../../schemas/locust.sql");
+
+/// The re-index period behind `urlword.next_index_time`: one week, ASPseek's default
+/// `Period` (aspseek.conf), since archived captures carry no schedule of their own.
+pub const REINDEX_PERIOD_SECONDS: i64 = 7 * 24 * 3600;
 
 /// Longest URL `urlword.url` holds.
 pub const MAX_URL_BYTES: usize = 2048;
@@ -220,7 +226,7 @@ pub fn write_locust(
                 Value::Int(node_site[node as usize]),
                 Value::Int(i64::from(status >= 400)),
                 Value::Str(url.as_bytes()),
-                Value::Int(time),
+                Value::Int(time + REINDEX_PERIOD_SECONDS),
                 Value::Int(status),
                 Value::Str(crc.as_bytes()),
                 Value::Str(

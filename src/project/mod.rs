@@ -3,9 +3,13 @@
 //! captures and bodies the same way (`source`).
 
 pub mod base;
+pub mod budget;
 pub mod crawl;
+pub mod exit_code;
+pub mod identity;
 pub mod jdbm;
 pub mod locust;
+pub mod signals;
 pub mod source;
 pub mod summary;
 pub mod tokenize;

@@ -3,25 +3,17 @@
 
 use std::io::Read;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::{Located, WarcLocator, locate, read_payload_at};
-use crate::store::{CF_CAPTURE, Store};
+use crate::store::Store;
+use crate::store::cells::Projection;
 
 /// Calls `visit` with every capture, in URL-then-time order (the capture key order).
 pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<()>) -> Result<()> {
-    let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
-    iter.seek_to_first();
-    while let Some(value) = iter.value() {
-        if let Ok(capture) = Capture::decode(value) {
-            visit(capture)?;
-        }
-        iter.next();
-    }
-    iter.status()?;
-    Ok(())
+    store.for_each_capture(|capture| visit(capture).map(|()| true))
 }
 
 /// A file's body as the server meant it: de-chunked and with its Content-Encoding removed.
@@ -34,7 +26,17 @@ pub struct Body {
     pub link: Option<String>,
     /// Cut at the size limit.
     pub truncated: bool,
+    /// Cut because its Content-Encoding expanded it more than [`MAX_EXPANSION`] times (a
+    /// compression bomb); `truncated` is set too.
+    pub expansion_cut: bool,
 }
+
+/// A body's Content-Encoding may expand it this many times at most (beyond
+/// [`EXPANSION_FLOOR`] bytes): real pages compress 3–20 times, compression bombs a thousand
+/// times, and a projection must not turn a small archive into a huge database.
+pub const MAX_EXPANSION: usize = 100;
+/// Decoded bytes allowed whatever the ratio.
+pub const EXPANSION_FLOOR: usize = 1 << 20;
 
 /// Why a body could not be had; each is counted by the projections.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -100,43 +102,36 @@ impl BodyReader {
             .and_then(|h| h.content_encoding())
             .map(|e| e.trim().to_ascii_lowercase())
             .unwrap_or_default();
+        let encoded_len = bytes.len();
+        let limit = limit.min(EXPANSION_FLOOR.max(encoded_len.saturating_mul(MAX_EXPANSION)));
+        let mut inflate = |reader: &mut dyn Read| inflate(reader, limit, &mut truncated);
         let bytes = match encoding.as_str() {
             "" | "identity" | "none" => bytes,
-            "gzip" | "x-gzip" => inflate(
-                flate2::read::MultiGzDecoder::new(&bytes[..]),
-                limit,
-                &mut truncated,
-            ),
+            "gzip" | "x-gzip" => inflate(&mut flate2::read::MultiGzDecoder::new(&bytes[..])),
             "deflate" => {
                 // "deflate" is zlib-wrapped per the RFC, raw deflate in practice on some servers.
-                let zlib = inflate(
-                    flate2::read::ZlibDecoder::new(&bytes[..]),
-                    limit,
-                    &mut truncated,
-                );
+                let zlib = inflate(&mut flate2::read::ZlibDecoder::new(&bytes[..]));
                 if zlib.is_empty() && !bytes.is_empty() {
-                    inflate(
-                        flate2::read::DeflateDecoder::new(&bytes[..]),
-                        limit,
-                        &mut truncated,
-                    )
+                    inflate(&mut flate2::read::DeflateDecoder::new(&bytes[..]))
                 } else {
                     zlib
                 }
             }
             other => return Ok(Err(Unavailable::UnsupportedEncoding(other.to_string()))),
         };
+        let expansion_cut = truncated && limit < self.max_bytes && bytes.len() >= limit;
         Ok(Ok(Body {
             bytes,
             content_type,
             link,
             truncated,
+            expansion_cut,
         }))
     }
 }
 
 /// Decompresses up to `limit` bytes; a damaged stream yields what decoded before the damage.
-fn inflate(mut reader: impl Read, limit: usize, truncated: &mut bool) -> Vec<u8> {
+fn inflate(reader: &mut dyn Read, limit: usize, truncated: &mut bool) -> Vec<u8> {
     let mut out = Vec::new();
     let mut buf = vec![0u8; 64 << 10];
     loop {
@@ -154,4 +149,114 @@ fn inflate(mut reader: impl Read, limit: usize, truncated: &mut bool) -> Vec<u8>
         }
     }
     out
+}
+
+/// What the store's file row says of a payload: what a revisit, which carries no size
+/// (and, from CDX, no type) itself, takes from its original.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Original {
+    pub size: Option<u64>,
+    pub mime: Option<String>,
+}
+
+/// The file rows (`file:size`, `file:mime`) of the payloads revisits point at, read in
+/// batches (one iterator, digests in key order) and kept in a bounded map.
+pub struct Originals {
+    rows: std::collections::HashMap<Sha1Key, Original>,
+    /// Payloads remembered at most (the map starts over past it).
+    limit: usize,
+}
+
+impl Default for Originals {
+    fn default() -> Self {
+        Originals::with_limit(super::budget::MemoryBudget::default().small_entries())
+    }
+}
+
+impl Originals {
+    pub fn with_limit(limit: usize) -> Originals {
+        Originals {
+            rows: std::collections::HashMap::new(),
+            limit: limit.max(1),
+        }
+    }
+
+    pub fn get(&self, digest: &Sha1Key) -> Option<&Original> {
+        self.rows.get(digest)
+    }
+
+    /// The normalized MIME type of a capture: its own, or for a revisit that names none,
+    /// its original's (call [`Originals::prefetch`] for its batch first).
+    pub fn mime_of(&self, capture: &Capture) -> Option<String> {
+        capture
+            .mime
+            .clone()
+            .or_else(|| match (capture.kind, &capture.digest) {
+                (crate::capture::CaptureKind::Revisit, Some(d)) => {
+                    self.rows.get(d).and_then(|o| o.mime.clone())
+                }
+                _ => None,
+            })
+    }
+
+    /// Reads the file rows of the revisits' payloads among `captures` not known yet (one
+    /// pass over the digests in key order).
+    pub fn prefetch<'c>(
+        &mut self,
+        store: &Store,
+        captures: impl IntoIterator<Item = &'c Capture>,
+    ) -> Result<()> {
+        let mut digests: Vec<Sha1Key> = captures
+            .into_iter()
+            .filter(|c| c.kind == crate::capture::CaptureKind::Revisit)
+            .filter_map(|c| c.digest)
+            .filter(|d| !self.rows.contains_key(d))
+            .collect();
+        if digests.is_empty() {
+            return Ok(());
+        }
+        digests.sort_unstable();
+        digests.dedup();
+        let schema = store.schema();
+        let column = |name: &str| {
+            schema
+                .column_id(name)
+                .with_context(|| format!("the schema lacks {name}"))
+        };
+        let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
+        let mut families = vec![size_column.family, mime_column.family];
+        families.dedup();
+        let projection = Projection {
+            families,
+            columns: Some(vec![size_column, mime_column]),
+            versions: 1,
+        };
+        if self.rows.len() + digests.len() > self.limit {
+            self.rows.clear();
+        }
+        for digest in &digests {
+            self.rows.insert(*digest, Original::default());
+        }
+        let rows = &mut self.rows;
+        store.read_rows(&digests, &projection, |row| {
+            let original = rows.entry(row.key).or_default();
+            original.size = row
+                .latest(size_column)
+                .and_then(|v| <[u8; 8]>::try_from(v).ok())
+                .map(u64::from_be_bytes);
+            original.mime = row
+                .latest(mime_column)
+                .and_then(|v| std::str::from_utf8(v).ok())
+                .map(str::to_string);
+            Ok(true)
+        })?;
+        Ok(())
+    }
+}
+
+/// HTML as the projections analyse it.
+pub fn is_html_mime(mime: Option<&str>) -> bool {
+    let essence = mime.unwrap_or("").split(';').next().unwrap_or("").trim();
+    essence.eq_ignore_ascii_case("text/html")
+        || essence.eq_ignore_ascii_case("application/xhtml+xml")
 }

@@ -111,7 +111,8 @@ pub struct Document {
     pub keywords: String,
     /// Primary language (`<html lang>`), lower case.
     pub lang: String,
-    /// The body text: the main text, then the rest of the visible text (HTML), or the text.
+    /// The start of the body text in document order (HTML: headlines included, no title,
+    /// nav or footer), or of the text.
     pub text_start: String,
     /// Distinct words and all word occurrences.
     pub distinct_words: u32,
@@ -549,7 +550,7 @@ fn analyse(
         doc.lang = description.primary_language.clone().unwrap_or_default();
         doc.keywords = meta_keywords(&parsed.text_utf8).unwrap_or_default();
         let pile = &parsed.pile;
-        doc.text_start = text_start(&[&pile.text, &pile.secondary_text]);
+        doc.text_start = text_start(&[&parsed.leading_text]);
         for part in [&doc.title, &doc.description, &doc.keywords] {
             text.push_str(part);
             text.push('\n');
@@ -615,8 +616,14 @@ pub fn count_words(text: &str) -> (Vec<(String, u32)>, u64, u64) {
 }
 
 /// The first [`TEXT_START_CHARS`] characters of the parts joined by spaces, white space
-/// collapsed.
+/// collapsed (and none at the end).
 fn text_start(parts: &[&str]) -> String {
+    let mut out = text_start_collapsed(parts);
+    out.truncate(out.trim_end().len());
+    out
+}
+
+fn text_start_collapsed(parts: &[&str]) -> String {
     let mut out = String::new();
     let mut chars = 0;
     let mut pending_space = false;

@@ -21,11 +21,12 @@ use crate::report::Report;
 use crate::scaleout::extract::Completed;
 use crate::scaleout::records::InputPart;
 use crate::scaleout::sst::{Manifest, read_manifest};
+use crate::store::backend::{Batch, Op};
 use crate::store::bulk::ingest_files;
-use crate::store::captures::{DerivedColumns, materialize_dirty};
+use crate::store::captures::{DerivedColumns, materialize_dirty, writer_token};
 use crate::store::cells::cell_key;
 use crate::store::registry::{ContentHash, InputRecord};
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store, directory};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Space, Store, directory};
 
 /// What a distributed ingest needs to know of the store before it starts.
 #[derive(Debug, Serialize)]
@@ -62,15 +63,14 @@ pub fn store_plan(path: &Path) -> Result<StorePlan> {
 }
 
 fn holds_no_capture(store: &Store) -> Result<bool> {
-    for cf in [CF_CAPTURE, CF_BY_DIGEST] {
-        let mut probe = store.db().raw_iterator_cf(store.cf(cf));
-        probe.seek_to_first();
-        probe.status()?;
-        if probe.valid() {
-            return Ok(false);
-        }
+    let mut empty = true;
+    for space in [Space::Capture, Space::ByDigest] {
+        store.scan_prefix(space, &[], &mut |_, _| {
+            empty = false;
+            Ok(false)
+        })?;
     }
-    Ok(true)
+    Ok(empty)
 }
 
 /// One input, its parts put together.
@@ -284,13 +284,13 @@ pub fn ingest(
             .filter_map(|hex| Sha1Key::parse(hex).ok())
             .collect();
         unset_derived_rows(store, &recheck, ts)?;
-        mark_dirty(store, recheck.iter().map(|d| *d.as_bytes()))?;
+        mark_dirty(store, ts, recheck.iter().map(|d| *d.as_bytes()))?;
     } else {
         for range in ranges {
             let Some(name) = &range.manifest.digests else {
                 continue;
             };
-            mark_dirty(store, digests_in(&range.dir.join(name))?)?;
+            mark_dirty(store, ts, digests_in(&range.dir.join(name))?)?;
         }
     }
     report
@@ -360,18 +360,21 @@ fn digests_in(path: &Path) -> Result<impl Iterator<Item = [u8; 20]>> {
 }
 
 /// Marks digests for the derivation of their rows (`materialize_dirty`).
-fn mark_dirty(store: &Store, digests: impl IntoIterator<Item = [u8; 20]>) -> Result<()> {
-    let mut batch = WriteBatch::default();
+fn mark_dirty(store: &Store, ts: u64, digests: impl IntoIterator<Item = [u8; 20]>) -> Result<()> {
+    let token = writer_token(ts);
+    let mut batch = Batch::default();
     for digest in digests {
-        batch.put_cf(store.cf(CF_DIRTY), digest, []);
-        if batch.size_in_bytes() >= 4 << 20 {
-            store
-                .db()
-                .write_opt(std::mem::take(&mut batch), &Store::bulk_write_options())?;
+        batch.push(Op::Put {
+            space: Space::Dirty,
+            key: digest.to_vec(),
+            value: token.clone(),
+        });
+        if batch.bytes() >= 4 << 20 {
+            store.write(&batch)?;
+            batch.clear();
         }
     }
-    store.db().write_opt(batch, &Store::bulk_write_options())?;
-    Ok(())
+    store.write(&batch)
 }
 
 /// Removes the cells a range derived for `rows` at `ts`, so that deriving them again
@@ -380,13 +383,14 @@ fn mark_dirty(store: &Store, digests: impl IntoIterator<Item = [u8; 20]>) -> Res
 fn unset_derived_rows(store: &Store, rows: &[Sha1Key], ts: u64) -> Result<()> {
     let columns = DerivedColumns::resolve(store)?;
     let schema = store.schema();
+    let rocks = store.rocks("ingest-sst")?;
     let mut batch = WriteBatch::default();
     for row in rows {
         for column in [columns.dedupe, columns.cdx, columns.mime, columns.size] {
-            let key = cell_key(row, &schema.column(column).qualifier, ts);
-            batch.delete_cf(store.family_cf(column.family), key);
+            let key = cell_key(row, schema.column(column).qualifier.as_bytes(), ts);
+            batch.delete_cf(rocks.family_cf(column.family), key);
         }
     }
-    store.db().write_opt(batch, &Store::bulk_write_options())?;
+    rocks.db().write(batch)?;
     Ok(())
 }

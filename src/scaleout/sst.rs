@@ -28,7 +28,8 @@ use crate::schema::Schema;
 use crate::store::bulk::derived_cells;
 use crate::store::captures::{DerivedColumns, IndexEntry, derive_from, merge_index_entries};
 use crate::store::cells::ROW_LEN;
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, base_cf_options_for_sst};
+use crate::store::rocks::base_cf_options_for_sst;
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE};
 
 /// The files of one key range, as `ingest-sst` reads them (`manifest.json`).
 #[derive(Debug, Clone, Default, Serialize, Deserialize, PartialEq)]

@@ -21,7 +21,8 @@ use crate::store::captures::{
     derive_from, derive_from_index, index_entries, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store, base_cf_options_for_sst};
+use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store};
 
 /// Captures of one parsed chunk, packed in one buffer (no allocation per capture).
 #[derive(Default)]
@@ -138,11 +139,12 @@ impl<'s> BulkLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
         // A directory of its own under the writer's staging area, which every writer
         // empties when it starts (see `directory::fresh_staging_dir`).
-        let scratch_dir = crate::store::directory::staging_dir(store.path())
+        let rocks = store.rocks("a bulk load")?;
+        let scratch_dir = crate::store::directory::staging_dir(rocks.path())
             .join(format!("bulk-{}-{ts}", std::process::id()));
         std::fs::create_dir_all(&scratch_dir)
             .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
-        let mut probe = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
+        let mut probe = rocks.db().raw_iterator_cf(rocks.cf(CF_BY_DIGEST));
         probe.seek_to_first();
         let store_was_empty = !probe.valid();
         Ok(BulkLoader {
@@ -398,9 +400,10 @@ pub(crate) fn ingest_files(store: &Store, cf: &str, paths: Vec<PathBuf>) -> Resu
     }
     let mut opts = IngestExternalFileOptions::default();
     opts.set_move_files(true);
-    store
+    let rocks: &RocksBackend = store.rocks("an ingestion of SST files")?;
+    rocks
         .db()
-        .ingest_external_file_cf_opts(store.cf(cf), &opts, paths.clone())
+        .ingest_external_file_cf_opts(rocks.cf(cf), &opts, paths.clone())
         .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
 }
 
@@ -419,7 +422,7 @@ pub(crate) fn derived_cells<'r>(
     ts: u64,
 ) -> DerivedCells<'r> {
     use std::borrow::Cow;
-    let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_str();
+    let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_bytes();
     let mut file: Vec<(Vec<u8>, Cow<'r, [u8]>)> = vec![(
         cell_key(key, qualifier(columns.cdx), ts),
         Cow::Borrowed(row.cdx.as_slice()),
@@ -613,10 +616,11 @@ mod tests {
 
     fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
         let mut all = Vec::new();
+        let rocks = store.rocks("the test").unwrap();
         for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST] {
-            for item in store
+            for item in rocks
                 .db()
-                .iterator_cf(store.cf(cf), rocksdb::IteratorMode::Start)
+                .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start)
             {
                 let (k, v) = item.unwrap();
                 all.push((cf, k.to_vec(), v.to_vec()));

@@ -13,14 +13,13 @@
 //! independent of thread count, input order, and interruptions.
 
 use anyhow::Result;
-use rocksdb::{ReadOptions, WriteBatch};
 use serde::Serialize;
 
 use crate::capture::{Capture, iso_date};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
-use crate::store::cells::{ROW_LEN, cell_key, row_upper_bound};
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
+use crate::store::Store;
+use crate::store::backend::{Batch, Op, Space};
 
 pub fn capture_key(capture: &Capture, out: &mut Vec<u8>) {
     out.clear();
@@ -231,8 +230,7 @@ pub fn derive_from_index(
 /// Reads one capture by its key in URL order.
 pub fn read_capture(store: &Store, capture_key: &[u8]) -> Result<Option<Capture>> {
     Ok(store
-        .db()
-        .get_pinned_cf(store.cf(CF_CAPTURE), capture_key)?
+        .get(Space::Capture, capture_key)?
         .and_then(|v| Capture::decode(&v).ok()))
 }
 
@@ -261,22 +259,23 @@ impl DerivedColumns {
     }
 }
 
-/// Appends the puts for a derived row to a batch.
+/// Appends the cells of a derived row to a batch.
 pub fn put_derived_row(
     store: &Store,
     columns: &DerivedColumns,
-    batch: &mut WriteBatch,
+    batch: &mut Batch,
     row: &Sha1Key,
     derived: &DerivedRow,
     ts: u64,
 ) {
     let mut put = |column: ColumnId, value: &[u8]| {
-        let qualifier = &store.schema().column(column).qualifier;
-        batch.put_cf(
-            store.family_cf(column.family),
-            cell_key(row, qualifier, ts),
-            value,
-        );
+        batch.push(Op::PutCell {
+            row: *row,
+            family: column.family,
+            qualifier: store.schema().column(column).qualifier.as_bytes().to_vec(),
+            ts,
+            value: value.to_vec(),
+        });
     };
     put(columns.dedupe, &derived.dedupe);
     put(columns.cdx, &derived.cdx);
@@ -290,21 +289,13 @@ pub fn put_derived_row(
 
 /// The index entries of one digest, in first-capture order: (flags, capture key).
 pub fn index_entries(store: &Store, digest: &Sha1Key) -> Result<Vec<(u8, Vec<u8>)>> {
-    let mut opts = ReadOptions::default();
-    opts.set_iterate_upper_bound(row_upper_bound(digest.as_bytes()));
-    let mut iter = store.db().raw_iterator_cf_opt(store.cf(CF_BY_DIGEST), opts);
-    iter.seek(digest.as_bytes());
     let mut out = Vec::new();
-    while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
-        if !key.starts_with(digest.as_bytes()) {
-            break;
-        }
+    store.scan_prefix(Space::ByDigest, digest.as_bytes(), &mut |_, value| {
         if let Some((flags, capture_key)) = IndexEntry::decode(value) {
             out.push((flags, capture_key.to_vec()));
         }
-        iter.next();
-    }
-    iter.status()?;
+        Ok(true)
+    })?;
     Ok(out)
 }
 
@@ -331,97 +322,146 @@ pub struct MaterializeStats {
     pub duplicates: u64,
 }
 
-/// Recomputes the file rows of every dirty digest and clears the marks, in batches.
-/// Safe to interrupt: a mark is removed in the same batch that writes its row.
-pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
-    let columns = DerivedColumns::resolve(store)?;
-    let mut stats = MaterializeStats::default();
-    let mut dirty = store.db().raw_iterator_cf(store.cf(CF_DIRTY));
-    dirty.seek_to_first();
-    let mut by_digest = store.db().raw_iterator_cf(store.cf(CF_BY_DIGEST));
-    let mut batch = WriteBatch::default();
-    let mut entries: Vec<(u8, Vec<u8>)> = Vec::new();
-    while let Some(key) = dirty.key() {
-        let Some(digest) = Sha1Key::from_slice(key) else {
-            batch.delete_cf(store.cf(CF_DIRTY), key);
-            dirty.next();
-            continue;
-        };
-        stats.digests += 1;
-        entries.clear();
-        by_digest.seek(digest.as_bytes());
-        while let (Some(k), Some(v)) = (by_digest.key(), by_digest.value()) {
-            if k.get(..ROW_LEN) != Some(digest.as_bytes().as_slice()) {
-                break;
-            }
-            if let Some((flags, capture_key)) = IndexEntry::decode(v) {
-                entries.push((flags, capture_key.to_vec()));
-            }
-            by_digest.next();
-        }
-        by_digest.status()?;
-        let refs: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
-        let mut read_error = None;
-        let derived = derive_from_index(&refs, |k| match read_capture(store, k) {
-            Ok(c) => c,
-            Err(e) => {
-                read_error = Some(e);
-                None
-            }
-        });
-        if let Some(e) = read_error {
-            return Err(e);
-        }
+impl MaterializeStats {
+    fn count(&mut self, derived: Option<&DerivedRow>) {
+        self.digests += 1;
         match derived {
             Some(row) => {
-                put_derived_row(store, &columns, &mut batch, &digest, &row, ts);
-                stats.rows += 1;
-                stats.duplicates += row.captures.saturating_sub(1);
+                self.rows += 1;
+                self.duplicates += row.captures.saturating_sub(1);
             }
-            None => stats.without_file += 1,
+            None => self.without_file += 1,
         }
-        batch.delete_cf(store.cf(CF_DIRTY), digest.as_bytes());
-        if batch.size_in_bytes() >= 4 << 20 {
-            store
-                .db()
-                .write_opt(std::mem::take(&mut batch), &Store::bulk_write_options())?;
-        }
-        dirty.next();
     }
-    dirty.status()?;
-    store.db().write_opt(batch, &Store::bulk_write_options())?;
+}
+
+/// What a writer writes into its dirty marks: which process marked the digest, so that
+/// on a shared backend each writer can wait for its own marks to be derived.
+pub fn writer_token(ts: u64) -> Vec<u8> {
+    let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap_or_default();
+    format!("{}:{}:{ts}", host.trim(), std::process::id()).into_bytes()
+}
+
+/// The file row of one digest, derived from its captures in the store.
+fn derive_digest(store: &Store, digest: &Sha1Key) -> Result<Option<DerivedRow>> {
+    let entries = index_entries(store, digest)?;
+    let refs: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
+    let mut read_error = None;
+    let derived = derive_from_index(&refs, |k| match read_capture(store, k) {
+        Ok(c) => c,
+        Err(e) => {
+            read_error = Some(e);
+            None
+        }
+    });
+    match read_error {
+        Some(e) => Err(e),
+        None => Ok(derived),
+    }
+}
+
+/// Recomputes the file rows of every dirty digest and clears the marks.
+///
+/// With one writer (RocksDB) marks are removed in the same batch that writes their rows,
+/// so an interruption leaves them for the next run. On a shared backend (Bigtable, where
+/// several processes import into one table), derivation runs under a lease, one process
+/// at a time, and a mark is only removed if nobody re-marked the digest meanwhile (a
+/// conditional delete); each writer loops until its own marks are gone. A row derived
+/// later always carries a later timestamp (the lease keeps the last one used), so a slow
+/// deriver can never bury a newer row under an older one.
+pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
+    if store.backend().exclusive_writer() {
+        materialize_exclusive(store, ts)
+    } else {
+        super::lease::materialize_shared(store, ts)
+    }
+}
+
+fn materialize_exclusive(store: &Store, ts: u64) -> Result<MaterializeStats> {
+    let columns = DerivedColumns::resolve(store)?;
+    let mut stats = MaterializeStats::default();
+    let mut batch = Batch::default();
+    store.scan_prefix(Space::Dirty, &[], &mut |key, _| {
+        if let Some(digest) = Sha1Key::from_slice(key) {
+            let derived = derive_digest(store, &digest)?;
+            stats.count(derived.as_ref());
+            if let Some(row) = &derived {
+                put_derived_row(store, &columns, &mut batch, &digest, row, ts);
+            }
+        }
+        batch.push(Op::Delete {
+            space: Space::Dirty,
+            key: key.to_vec(),
+        });
+        if batch.bytes() >= 4 << 20 {
+            store.write(&batch)?;
+            batch.clear();
+        }
+        Ok(true)
+    })?;
+    store.write(&batch)?;
     Ok(stats)
+}
+
+/// Derives the row of one marked digest and removes the mark if it still says
+/// `token` (shared backends).
+pub(crate) fn derive_and_unmark(
+    store: &Store,
+    columns: &DerivedColumns,
+    digest: &Sha1Key,
+    token: &[u8],
+    ts: u64,
+    stats: &mut MaterializeStats,
+) -> Result<()> {
+    let derived = derive_digest(store, digest)?;
+    stats.count(derived.as_ref());
+    if let Some(row) = &derived {
+        let mut batch = Batch::default();
+        put_derived_row(store, columns, &mut batch, digest, row, ts);
+        store.write(&batch)?;
+    }
+    store
+        .backend()
+        .check_and_set(Space::Dirty, digest.as_bytes(), Some(token), None)?;
+    Ok(())
 }
 
 impl Store {
     /// Calls `visit` with every capture in URL-then-time order (the capture key order),
     /// one at a time; `visit` returns false to stop.
-    pub fn for_each_capture(&self, mut visit: impl FnMut(Capture) -> Result<bool>) -> Result<()> {
-        let mut iter = self.db().raw_iterator_cf(self.cf(CF_CAPTURE));
-        iter.seek_to_first();
-        while let Some(value) = iter.value() {
-            if let Ok(capture) = Capture::decode(value)
-                && !visit(capture)?
-            {
-                break;
-            }
-            iter.next();
-        }
-        iter.status()?;
-        Ok(())
+    pub fn for_each_capture(&self, visit: impl FnMut(Capture) -> Result<bool>) -> Result<()> {
+        self.scan_captures(&[], None, visit)
+    }
+
+    /// Calls `visit` with the captures whose keys lie in `[start, end)`, in key order
+    /// (URL then time); `visit` returns false to stop. Damaged values are skipped.
+    pub fn scan_captures(
+        &self,
+        start: &[u8],
+        end: Option<&[u8]>,
+        mut visit: impl FnMut(Capture) -> Result<bool>,
+    ) -> Result<()> {
+        self.backend().scan(
+            Space::Capture,
+            start,
+            end,
+            &mut |_, value| match Capture::decode(value) {
+                Ok(capture) => visit(capture),
+                Err(_) => Ok(true),
+            },
+        )
     }
 }
 
 /// Number of captures in URL order (every capture, whatever its status).
 pub fn count_captures(store: &Store) -> Result<u64> {
-    let mut iter = store.db().raw_iterator_cf(store.cf(CF_CAPTURE));
-    iter.seek_to_first();
     let mut n = 0;
-    while iter.valid() {
-        n += 1;
-        iter.next();
-    }
-    iter.status()?;
+    store
+        .backend()
+        .scan(Space::Capture, &[], None, &mut |_, _| {
+            n += 1;
+            Ok(true)
+        })?;
     Ok(n)
 }
 

@@ -449,6 +449,41 @@ pub fn restore_live(store: &Path, version: Option<u64>) -> Result<()> {
     sync_dir(store)
 }
 
+/// Total size of the files in the store directory: the live database and its
+/// versions, each file counted once although versions share them (hard links).
+pub fn size_on_disk(path: &Path) -> u64 {
+    fn walk(dir: &Path, seen: &mut std::collections::HashSet<(u64, u64)>) -> u64 {
+        let Ok(entries) = std::fs::read_dir(dir) else {
+            return 0;
+        };
+        let mut total = 0;
+        for entry in entries.flatten() {
+            let Ok(meta) = entry.path().symlink_metadata() else {
+                continue;
+            };
+            if meta.is_dir() {
+                total += walk(&entry.path(), seen);
+            } else if meta.is_file() && first_sight(&meta, seen) {
+                total += meta.len();
+            }
+        }
+        total
+    }
+    #[cfg(unix)]
+    fn first_sight(
+        meta: &std::fs::Metadata,
+        seen: &mut std::collections::HashSet<(u64, u64)>,
+    ) -> bool {
+        use std::os::unix::fs::MetadataExt;
+        meta.nlink() < 2 || seen.insert((meta.dev(), meta.ino()))
+    }
+    #[cfg(not(unix))]
+    fn first_sight(_: &std::fs::Metadata, _: &mut std::collections::HashSet<(u64, u64)>) -> bool {
+        true
+    }
+    walk(path, &mut Default::default())
+}
+
 /// Writes a small file and makes it durable (file and directory entry).
 fn write_durably(path: &Path, bytes: &[u8]) -> Result<()> {
     let mut file =

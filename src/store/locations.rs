@@ -9,7 +9,8 @@
 use anyhow::{Result, bail};
 use serde::{Deserialize, Serialize};
 
-use crate::store::{CF_META, Store};
+use crate::store::Store;
+use crate::store::backend::{Batch, Op, Space};
 
 const PREFIX: &str = "relocate/";
 
@@ -71,18 +72,12 @@ impl Store {
     /// The relocation rules, oldest first.
     pub fn relocations(&self) -> Result<Vec<Relocation>> {
         let mut out = Vec::new();
-        let mut iter = self.db().raw_iterator_cf(self.cf(CF_META));
-        iter.seek(PREFIX.as_bytes());
-        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
-            if !key.starts_with(PREFIX.as_bytes()) {
-                break;
-            }
+        self.scan_prefix(Space::Meta, PREFIX.as_bytes(), &mut |_, value| {
             if let Ok(rule) = serde_json::from_slice(value) {
                 out.push(rule);
             }
-            iter.next();
-        }
-        iter.status()?;
+            Ok(true)
+        })?;
         Ok(out)
     }
 
@@ -92,10 +87,13 @@ impl Store {
             bail!("the old prefix of a relocation cannot be empty");
         }
         let n = self.relocations()?.len();
-        let key = format!("{PREFIX}{n:010}");
-        self.db()
-            .put_cf(self.cf(CF_META), key, serde_json::to_vec(rule)?)?;
-        Ok(())
+        let mut batch = Batch::default();
+        batch.push(Op::Put {
+            space: Space::Meta,
+            key: format!("{PREFIX}{n:010}").into_bytes(),
+            value: serde_json::to_vec(rule)?,
+        });
+        self.write(&batch)
     }
 }
 

@@ -12,7 +12,8 @@ use anyhow::{Context, Result};
 use serde::{Deserialize, Serialize};
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::store::{CF_META, Store};
+use crate::store::Store;
+use crate::store::backend::{Batch, Op, Space};
 
 const PREFIX: &str = "input/";
 
@@ -74,7 +75,7 @@ impl Store {
         options: &str,
     ) -> Result<Option<InputRecord>> {
         let key = registry_key(command, content, options);
-        Ok(match self.db().get_cf(self.cf(CF_META), key)? {
+        Ok(match self.get(Space::Meta, &key)? {
             Some(bytes) => serde_json::from_slice(&bytes).ok(),
             None => None,
         })
@@ -83,28 +84,24 @@ impl Store {
     /// Records an input as complete. Call only after the data it wrote is flushed.
     pub fn record_input(&self, content: &ContentHash, record: &InputRecord) -> Result<()> {
         let key = registry_key(&record.command, content, &record.options);
-        let mut wo = rocksdb::WriteOptions::default();
-        wo.set_sync(true);
-        self.db()
-            .put_cf_opt(self.cf(CF_META), key, serde_json::to_vec(record)?, &wo)?;
-        Ok(())
+        let mut batch = Batch::default();
+        batch.push(Op::Put {
+            space: Space::Meta,
+            key,
+            value: serde_json::to_vec(record)?,
+        });
+        self.write(&batch)
     }
 
     /// Every recorded input.
     pub fn inputs(&self) -> Result<Vec<InputRecord>> {
         let mut out = Vec::new();
-        let mut iter = self.db().raw_iterator_cf(self.cf(CF_META));
-        iter.seek(PREFIX.as_bytes());
-        while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
-            if !k.starts_with(PREFIX.as_bytes()) {
-                break;
-            }
-            if let Ok(rec) = serde_json::from_slice(v) {
+        self.scan_prefix(Space::Meta, PREFIX.as_bytes(), &mut |_, value| {
+            if let Ok(rec) = serde_json::from_slice(value) {
                 out.push(rec);
             }
-            iter.next();
-        }
-        iter.status()?;
+            Ok(true)
+        })?;
         Ok(out)
     }
 }

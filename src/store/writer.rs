@@ -1,56 +1,34 @@
 //! The single write path shared by every ingest command.
 //!
-//! Operations are collected in a RocksDB write batch; a batch is only written at a
-//! record boundary (`end_record`), so each input record lands atomically. Captures are
-//! merged, not overwritten, and cells are keyed by (row, column, timestamp), so applying
-//! the same input twice leaves the same visible store.
+//! Operations are collected in a batch; a batch is only written at a record boundary
+//! (`end_record`), so each input record lands atomically. Captures are merged, not
+//! overwritten, and cells are keyed by (row, column, timestamp), so applying the same
+//! input twice leaves the same visible store.
 
 use anyhow::Result;
-use rocksdb::WriteBatch;
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
+use crate::store::Store;
+use crate::store::backend::{Batch, Op, Space};
 use crate::store::captures::{IndexEntry, by_digest_key, capture_key};
-use crate::store::cells::cell_key;
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, CF_DIRTY, Store};
 
 /// Batches larger than this are written at the next record boundary.
 const BATCH_BYTES: usize = 4 << 20;
-
-/// Where an operation goes: a table family (by schema index) or a capture key space.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-enum Target {
-    Family(usize),
-    Capture,
-    ByDigest,
-    Dirty,
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Op {
-    Put,
-    Merge,
-}
-
-/// An operation waiting in a sorted writer.
-struct Pending {
-    target: Target,
-    op: Op,
-    key: Vec<u8>,
-    value: Vec<u8>,
-}
 
 pub struct Writer<'s> {
     store: &'s Store,
     /// Operations of the current batch. A sorted writer orders them by (target, key)
     /// before writing; otherwise they are written in the order given.
-    pending: Vec<Pending>,
-    pending_bytes: usize,
+    batch: Batch,
     sorted: bool,
     /// Timestamp (ms) given to cells written without an explicit one: one per run,
     /// like an HBase bulk job.
     ts: u64,
+    /// What a dirty mark says: which writer marked the digest (see
+    /// `captures::materialize_dirty`).
+    dirty_token: Vec<u8>,
 }
 
 /// Milliseconds since the Unix epoch.
@@ -64,10 +42,10 @@ impl<'s> Writer<'s> {
     pub fn new(store: &'s Store, ts: u64) -> Writer<'s> {
         Writer {
             store,
-            pending: Vec::new(),
-            pending_bytes: 0,
+            batch: Batch::default(),
             sorted: false,
             ts,
+            dirty_token: crate::store::captures::writer_token(ts),
         }
     }
 
@@ -89,23 +67,25 @@ impl<'s> Writer<'s> {
         self.ts
     }
 
-    fn push(&mut self, target: Target, op: Op, key: Vec<u8>, value: Vec<u8>) {
-        self.pending_bytes += key.len() + value.len() + 32;
-        self.pending.push(Pending {
-            target,
-            op,
-            key,
-            value,
-        });
-    }
-
     pub fn put_cell(&mut self, row: &Sha1Key, column: ColumnId, value: &[u8]) {
         self.put_cell_at(row, column, self.ts, value);
     }
 
     pub fn put_cell_at(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: &[u8]) {
-        let key = cell_key(row, &self.store.schema().column(column).qualifier, ts);
-        self.push(Target::Family(column.family), Op::Put, key, value.to_vec());
+        let qualifier = self
+            .store
+            .schema()
+            .column(column)
+            .qualifier
+            .as_bytes()
+            .to_vec();
+        self.batch.push(Op::PutCell {
+            row: *row,
+            family: column.family,
+            qualifier,
+            ts,
+            value: value.to_vec(),
+        });
     }
 
     /// Records a capture in both capture orders and marks its digest for the
@@ -120,56 +100,65 @@ impl<'s> Writer<'s> {
             by_digest_key(&digest, capture, &mut digest_key);
             let mut entry = Vec::with_capacity(key.len() + 2);
             IndexEntry::encode(IndexEntry::flags_of(capture), &key, &mut entry);
-            self.push(Target::ByDigest, Op::Merge, digest_key, entry);
-            self.push(
-                Target::Dirty,
-                Op::Put,
-                digest.as_bytes().to_vec(),
-                Vec::new(),
-            );
+            self.batch.push(Op::Merge {
+                space: Space::ByDigest,
+                key: digest_key,
+                value: entry,
+            });
+            self.batch.push(Op::Put {
+                space: Space::Dirty,
+                key: digest.as_bytes().to_vec(),
+                value: self.dirty_token.clone(),
+            });
         }
-        self.push(Target::Capture, Op::Merge, key, value);
+        self.batch.push(Op::Merge {
+            space: Space::Capture,
+            key,
+            value,
+        });
     }
 
     /// Marks the end of one input record: the batch may be written now.
     pub fn end_record(&mut self) -> Result<()> {
-        if self.pending_bytes >= BATCH_BYTES {
+        if self.batch.bytes() >= BATCH_BYTES {
             self.write_batch()?;
         }
         Ok(())
     }
 
     fn write_batch(&mut self) -> Result<()> {
-        if self.pending.is_empty() {
+        if self.batch.is_empty() {
             return Ok(());
         }
         if self.sorted {
-            self.pending
-                .sort_by(|a, b| (a.target, &a.key).cmp(&(b.target, &b.key)));
+            self.batch.ops.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
         }
-        let mut batch = WriteBatch::default();
-        for op in self.pending.drain(..) {
-            let cf = match op.target {
-                Target::Family(f) => self.store.family_cf(f),
-                Target::Capture => self.store.cf(CF_CAPTURE),
-                Target::ByDigest => self.store.cf(CF_BY_DIGEST),
-                Target::Dirty => self.store.cf(CF_DIRTY),
-            };
-            match op.op {
-                Op::Put => batch.put_cf(cf, op.key, op.value),
-                Op::Merge => batch.merge_cf(cf, op.key, op.value),
-            }
-        }
-        self.pending_bytes = 0;
-        self.store
-            .db()
-            .write_opt(batch, &Store::bulk_write_options())?;
+        self.store.write(&self.batch)?;
+        self.batch.clear();
         Ok(())
     }
 
     /// Writes what is left. Call at the end of the input (or of a chunk of it).
     pub fn finish(mut self) -> Result<()> {
         self.write_batch()
+    }
+}
+
+/// Where an operation lands, in the backend's key order: the family or space, then the
+/// key (cells of a row by qualifier; versions keep their order through the stable sort).
+fn sort_key(op: &Op) -> (usize, &[u8], &[u8]) {
+    const SPACES: usize = 1 << 16;
+    match op {
+        Op::PutCell {
+            row,
+            family,
+            qualifier,
+            ..
+        } => (*family, row.as_bytes(), qualifier),
+        Op::DeleteRowFamily { row, family } => (*family, row.as_bytes(), &[]),
+        Op::Put { space, key, .. } | Op::Merge { space, key, .. } | Op::Delete { space, key } => {
+            (SPACES + *space as usize, key, &[])
+        }
     }
 }
 

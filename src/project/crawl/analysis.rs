@@ -11,10 +11,10 @@ use std::sync::Arc;
 use anyhow::Result;
 use url::Url;
 
-use super::values::{canonical_from_link_header, is_crawlable};
+use super::values::is_crawlable;
 use crate::html;
 use crate::key::Sha1Key;
-use crate::project::base::without_fragment;
+use crate::project::signals::PageSignals;
 use crate::project::source::{BodyReader, Unavailable};
 use crate::store::Store;
 
@@ -23,13 +23,14 @@ use crate::store::Store;
 pub struct PageFacts {
     /// The whole document decoded to UTF-8 (file_text.text).
     pub text: String,
-    /// `<link rel=canonical>`, else the HTTP `Link` header's canonical; no fragment.
-    pub canonical: Option<Url>,
-    pub noindex: bool,
+    /// Canonical URL, noindex, meta-refresh redirect (shared with the summary database).
+    pub signals: PageSignals,
     /// Distinct crawlable (http, https) link targets, without fragment, in document order.
     pub links: Vec<Url>,
     /// The body was cut at the size limit before analysis.
     pub truncated: bool,
+    /// ... because its Content-Encoding expanded it too much (a compression bomb).
+    pub expansion_cut: bool,
 }
 
 impl PageFacts {
@@ -59,17 +60,7 @@ pub fn analyze_page(
     };
     let content_type = body.content_type.as_deref().or(declared_content_type);
     let document = html::analyze(&body.bytes, content_type, url);
-    let canonical = document
-        .description
-        .canonical
-        .as_ref()
-        .map(without_fragment)
-        .or_else(|| {
-            body.link
-                .as_deref()
-                .and_then(|l| canonical_from_link_header(l, url))
-                .map(|u| without_fragment(&u))
-        });
+    let signals = PageSignals::of(&document.description, body.link.as_deref(), url);
     let mut seen = HashSet::new();
     let links = document
         .links
@@ -80,10 +71,10 @@ pub fn analyze_page(
         .collect();
     Ok(Ok(PageFacts {
         text: document.text_utf8,
-        canonical,
-        noindex: document.description.robots.noindex,
+        signals,
         links,
         truncated: body.truncated,
+        expansion_cut: body.expansion_cut,
     }))
 }
 
@@ -98,19 +89,19 @@ pub struct PageCache {
     bytes: usize,
     max_bytes: usize,
     unavailable: HashMap<Sha1Key, Unavailable>,
+    /// Unreadable payloads remembered at most (the map is cleared past it).
+    max_unavailable: usize,
 }
 
-/// Unreadable payloads remembered at most (the map is cleared past it).
-const MAX_UNAVAILABLE: usize = 1 << 20;
-
 impl PageCache {
-    pub fn new(max_bytes: usize) -> PageCache {
+    pub fn new(max_bytes: usize, max_unavailable: usize) -> PageCache {
         PageCache {
             pages: HashMap::new(),
             order: VecDeque::new(),
             bytes: 0,
             max_bytes,
             unavailable: HashMap::new(),
+            max_unavailable: max_unavailable.max(1),
         }
     }
 
@@ -124,7 +115,7 @@ impl PageCache {
     pub fn insert(&mut self, key: PageKey, result: Result<Arc<PageFacts>, Unavailable>) {
         match result {
             Err(why) => {
-                if self.unavailable.len() >= MAX_UNAVAILABLE {
+                if self.unavailable.len() >= self.max_unavailable {
                     self.unavailable.clear();
                 }
                 self.unavailable.insert(key.0, why);
@@ -162,16 +153,16 @@ mod tests {
     fn page(text: &str) -> Arc<PageFacts> {
         Arc::new(PageFacts {
             text: text.to_string(),
-            canonical: None,
-            noindex: false,
+            signals: PageSignals::default(),
             links: Vec::new(),
             truncated: false,
+            expansion_cut: false,
         })
     }
 
     #[test]
     fn cache_is_bounded_and_remembers_unreadable_payloads() {
-        let mut cache = PageCache::new(1000);
+        let mut cache = PageCache::new(1000, 100);
         let key = |n: u8| (Sha1Key([n; 20]), format!("http://example.org/{n}"));
         cache.insert(key(1), Ok(page(&"a".repeat(400))));
         cache.insert(key(2), Ok(page(&"b".repeat(400))));

@@ -5,15 +5,15 @@
 //! Captures are read in URL-then-time order and written in batches, one transaction per
 //! batch, through cached prepared statements. HTML bodies are read back from their WARCs
 //! and analysed in parallel, once per (payload digest, URL), through a bounded cache.
-//! Crawl UUIDs are UUID v5 of the capture key, so projecting into an existing database adds
-//! only the captures it does not hold yet.
+//! Crawl UUIDs are UUID v5 of the capture key ([`crate::project::identity`], shared with the
+//! summary database), so projecting into an existing database adds only the captures it
+//! does not hold yet.
 
 pub mod agents;
 pub mod analysis;
-pub mod exit_code;
 pub mod values;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -24,24 +24,28 @@ use url::Url;
 
 use self::agents::Agents;
 use self::analysis::{PageCache, PageFacts, PageKey, analyze_page};
-use self::exit_code::{HtmlVerdict, Outcome, content_exit_code, from_status, is_contentful};
-use self::values::{
-    http_date_to_unix, is_crawlable, is_html_mime, redirect_target, sediment_namespace,
-    ts14_to_unix, uuid_v5,
-};
+use self::values::{http_date_to_unix, is_crawlable, redirect_target};
 use crate::capture::{Capture, CaptureKind};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BaseIds, MediaType, create_base_tables, get_info, set_info};
-use crate::project::source::{BodyReader, Unavailable, for_each_capture};
+use crate::project::budget::MemoryBudget;
+use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
+use crate::project::identity::{self, IDENTITY_VERSION};
+use crate::project::source::{BodyReader, Originals, Unavailable, for_each_capture, is_html_mime};
 use crate::report::Report;
 use crate::store::Store;
-use crate::store::captures::capture_key;
 
 pub const CRAWL_SQL: &str = include_str!("../../../schemas/crawl.sql");
 
 /// The seed's crawler schema version, recorded as `unobtanium_crawler_schema_version`.
 pub const CRAWLER_SCHEMA_VERSION: &str = "1.0.0";
+
+/// Default cap of a decoded body (after Content-Encoding): 16 MiB.
+pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
+/// Default cap of the text stored per page in file_text: 1 MiB. A page of hostile
+/// compressed content (a gzip bomb) thus adds at most about 1 MiB to the database.
+pub const DEFAULT_MAX_TEXT_BYTES: usize = 1 << 20;
 
 /// How a projection runs.
 #[derive(Debug, Clone)]
@@ -52,10 +56,12 @@ pub struct CrawlOptions {
     pub threads: usize,
     /// Bytes of one decoded body read at most (the rest is cut, and counted).
     pub max_body_bytes: usize,
+    /// Bytes of one page's text stored in file_text at most (the rest is cut, and counted).
+    pub max_text_bytes: usize,
     /// Captures per transaction.
     pub batch_size: usize,
-    /// Bytes of analysed pages kept for later captures of the same payload.
-    pub cache_bytes: usize,
+    /// The memory budget every cache is sized from (`--memory-mb`).
+    pub memory: MemoryBudget,
 }
 
 impl Default for CrawlOptions {
@@ -63,9 +69,10 @@ impl Default for CrawlOptions {
         CrawlOptions {
             warc_dirs: Vec::new(),
             threads: 2,
-            max_body_bytes: 16 << 20,
+            max_body_bytes: DEFAULT_MAX_BODY_BYTES,
+            max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             batch_size: 4096,
-            cache_bytes: 128 << 20,
+            memory: MemoryBudget::default(),
         }
     }
 }
@@ -73,14 +80,15 @@ impl Default for CrawlOptions {
 /// Opens (creating if needed) a crawl database: base and crawler tables, schema versions.
 /// Refuses a database of another kind (e.g. a summary database).
 pub fn open_crawl_db(path: &Path) -> Result<Connection> {
+    open_crawl_db_with(path, MemoryBudget::default())
+}
+
+/// [`open_crawl_db`] with SQLite's memory sized from `memory`.
+pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open the crawl database {}", path.display()))?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA cache_size = -65536;
-         PRAGMA temp_store = MEMORY;",
-    )?;
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&memory.sqlite_pragmas())?;
     let has_info: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
         [],
@@ -95,8 +103,37 @@ pub fn open_crawl_db(path: &Path) -> Result<Connection> {
             path.display()
         );
     }
+    if has_info {
+        check_identity_version(&conn, path, "crawl_log")?;
+    }
     create_crawl_tables(&conn)?;
     Ok(conn)
+}
+
+/// Refuses to continue a database whose rows were identified by another derivation of the
+/// capture and agent UUIDs (an incremental run would add every capture again).
+pub fn check_identity_version(conn: &Connection, path: &Path, table: &str) -> Result<()> {
+    let has_table: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = ?1",
+        [table],
+        |r| r.get(0),
+    )?;
+    if !has_table {
+        return Ok(());
+    }
+    let rows: bool =
+        conn.query_row(&format!("SELECT EXISTS (SELECT 1 FROM {table})"), [], |r| {
+            r.get(0)
+        })?;
+    let version = get_info(conn, "sediment_identity_version")?;
+    if rows && version.as_deref() != Some(IDENTITY_VERSION) {
+        bail!(
+            "{} was written by an older sediment that identified captures differently; \
+             project into a new file",
+            path.display()
+        );
+    }
+    Ok(())
 }
 
 /// Creates the base and crawler tables (idempotent) and records the schema versions.
@@ -111,6 +148,7 @@ pub fn create_crawl_tables(conn: &Connection) -> Result<()> {
         CRAWLER_SCHEMA_VERSION,
     )?;
     set_info(conn, "sediment_projection", "crawl")?;
+    set_info(conn, "sediment_identity_version", IDENTITY_VERSION)?;
     Ok(())
 }
 
@@ -133,12 +171,16 @@ pub fn project_crawl(
         reader: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
         pool,
         chunk: options.threads.max(1) * 4,
-        namespace: sediment_namespace(),
         incremental: already > 0,
-        base: BaseIds::new(),
+        max_text_bytes: options.max_text_bytes,
+        base: BaseIds::with_limit(options.memory.id_cache_entries()),
         agents: Agents::default(),
-        pages: PageCache::new(options.cache_bytes),
-        originals: HashMap::new(),
+        pages: PageCache::new(
+            options.memory.page_cache_bytes(),
+            options.memory.small_entries(),
+        ),
+        originals: Originals::with_limit(options.memory.small_entries()),
+        max_cached_ids: options.memory.small_entries(),
         candidates: HashSet::new(),
         report,
     };
@@ -177,21 +219,20 @@ struct Projector<'a> {
     pool: rayon::ThreadPool,
     /// Pages analysed in parallel at a time.
     chunk: usize,
-    namespace: [u8; 16],
     /// The database held captures before this run: look each one up.
     incremental: bool,
+    max_text_bytes: usize,
     base: BaseIds,
     agents: Agents,
     pages: PageCache,
     /// What the store's file rows say of the payloads revisits point at.
-    originals: HashMap<Sha1Key, Original>,
+    originals: Originals,
     /// url_ids known to have a crawl_candidate row.
     candidates: HashSet<i64>,
+    /// The candidates set starts over past this many entries.
+    max_cached_ids: usize,
     report: &'a Report,
 }
-
-/// Per-run caches are cleared past this many entries.
-const MAX_CACHED_IDS: usize = 1 << 22;
 
 impl Projector<'_> {
     fn run_batch(&mut self, batch: &[Capture]) -> Result<()> {
@@ -214,17 +255,15 @@ impl Projector<'_> {
         }
     }
 
-    fn plan<'c>(&mut self, capture: &'c Capture, key: &mut Vec<u8>) -> Result<Option<Planned<'c>>> {
-        let Some(time) = ts14_to_unix(&capture.ts) else {
-            self.report.count("captures_bad_timestamp", 1);
-            return Ok(None);
+    fn plan<'c>(&mut self, capture: &'c Capture) -> Result<Option<Planned<'c>>> {
+        let (url, time) = match identity::crawled(capture) {
+            Ok(c) => (c.url, c.time),
+            Err(skipped) => {
+                self.report.count(skipped.counter(), 1);
+                return Ok(None);
+            }
         };
-        let Ok(url) = Url::parse(capture.url.trim()) else {
-            self.report.count("captures_bad_url", 1);
-            return Ok(None);
-        };
-        capture_key(capture, key);
-        let uuid = uuid_v5(&self.namespace, key);
+        let uuid = identity::crawl_uuid(capture);
         if self.incremental
             && self
                 .conn
@@ -241,18 +280,10 @@ impl Projector<'_> {
             capture.digest.is_some(),
             capture.redirect.is_some(),
         );
-        let mime = capture
-            .mime
-            .clone()
-            .or_else(|| match (capture.kind, &capture.digest) {
-                (CaptureKind::Revisit, Some(d)) => {
-                    self.originals.get(d).and_then(|o| o.mime.clone())
-                }
-                _ => None,
-            });
+        let mime = self.originals.mime_of(capture);
         let is_html = is_html_mime(mime.as_deref());
         let page = match (outcome, is_html, &capture.digest) {
-            (Outcome::Content, true, Some(digest)) => Some((*digest, without_fragment_str(&url))),
+            (Outcome::Content, true, Some(digest)) => Some((*digest, url.as_str().to_string())),
             _ => None,
         };
         Ok(Some(Planned {
@@ -268,13 +299,12 @@ impl Projector<'_> {
     }
 
     fn write_batch(&mut self, batch: &[Capture]) -> Result<()> {
-        self.prefetch_originals(batch)?;
-        let mut key = Vec::new();
+        self.originals.prefetch(self.store, batch)?;
         let mut planned = Vec::with_capacity(batch.len());
         for capture in batch {
             self.report.progress().inc(1);
             self.report.count("captures", 1);
-            if let Some(p) = self.plan(capture, &mut key)? {
+            if let Some(p) = self.plan(capture)? {
                 planned.push(p);
             }
         }
@@ -354,6 +384,9 @@ impl Projector<'_> {
                 if page.truncated {
                     self.report.count("html_bodies_truncated", 1);
                 }
+                if page.expansion_cut {
+                    self.report.count("html_bodies_cut_expansion", 1);
+                }
             }
             Err(why) => self
                 .report
@@ -368,33 +401,26 @@ impl Projector<'_> {
     ) -> Result<()> {
         let c = p.capture;
         let conn = self.conn;
-        let agent = self
-            .agents
-            .agent_for(conn, self.store, &self.namespace, c, p.time)?;
+        let agent = self.agents.agent_for(conn, self.store, c, p.time)?;
         let url_id = self.base.url_id(conn, &p.url)?;
         let page_facts = page.as_ref().and_then(|r| r.as_ref().ok());
-        let exit = match p.outcome {
-            Outcome::Code(code) => code,
-            Outcome::Content => content_exit_code(
-                p.is_html,
-                page_facts.map(|f| HtmlVerdict {
-                    noindex: f.noindex,
-                    canonical_elsewhere: f
-                        .canonical
-                        .as_ref()
-                        .is_some_and(|u| u.as_str() != without_fragment_str(&p.url)),
-                }),
-            ),
-        };
+        let exit = exit_code_of(
+            c,
+            p.is_html,
+            page_facts.map(|f| HtmlVerdict {
+                noindex: f.signals.noindex,
+                canonical_elsewhere: f.signals.canonical_elsewhere(&p.url),
+            }),
+        );
         let message = match &page {
             Some(Err(why)) => Some(format!("body not read: {}", why.reason())),
             _ => None,
         };
-        let crawl_type = if p.url.path() == "/robots.txt" { 1 } else { 0 };
+        let crawl_type = identity::crawl_type(&p.url);
         conn.prepare_cached(
             "INSERT INTO crawl_log (agent_id, url_id, crawl_type, crawl_uuid,
              time_started_unix_utc, time_taken_ms, exit_code, message)
-             VALUES (?1, ?2, ?3, ?4, ?5, NULL, ?6, ?7)",
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
         )?
         .execute(params![
             agent.id,
@@ -402,6 +428,7 @@ impl Projector<'_> {
             crawl_type,
             &p.uuid[..],
             p.time,
+            time_taken_ms(c),
             exit,
             message
         ])?;
@@ -410,12 +437,13 @@ impl Projector<'_> {
         conn.prepare_cached(
             "INSERT INTO request (crawl_log_id, url_id, time_sent_unix_utc, request_duration_ms,
              robotstxt_approved, exit_code, server_last_modified_unix_utc, http_status_code,
-             http_etag) VALUES (?1, ?2, ?3, NULL, ?4, ?5, ?6, ?7, ?8)",
+             http_etag) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
         )?
         .execute(params![
             crawl_log_id,
             url_id,
             p.time,
+            request_duration_ms(c),
             agent.robots_approved,
             exit,
             last_modified,
@@ -441,29 +469,31 @@ impl Projector<'_> {
         {
             match redirect_target(raw, &p.url) {
                 Some(target) => {
-                    let to_url_id = self.base.url_id(conn, &target)?;
-                    conn.prepare_cached(
-                        "INSERT INTO redirect (crawl_log_id, request_id, url_id,
-                         last_modified_unix_utc, to_url_id, information_source, is_permanent,
-                         by_security_policy, to_url_fragment)
-                         VALUES (?1, ?2, ?3, ?4, ?5, 1, ?6, 0, ?7)",
-                    )?
-                    .execute(params![
+                    let redirect = Redirect {
                         crawl_log_id,
                         request_id,
                         url_id,
                         last_modified,
-                        to_url_id,
-                        matches!(c.status, Some(301 | 308)),
-                        target.fragment()
-                    ])?;
+                        information_source: RESPONSE_HEADER,
+                        is_permanent: matches!(c.status, Some(301 | 308)),
+                    };
+                    self.write_redirect(&redirect, &target)?;
                     self.report.count("redirects", 1);
-                    if is_crawlable(&target) {
-                        self.discovered(to_url_id)?;
-                    }
                 }
                 None => self.report.count("redirects_unresolvable", 1),
             }
+        }
+        if let Some(target) = page_facts.and_then(|f| f.signals.refresh.as_ref()) {
+            let redirect = Redirect {
+                crawl_log_id,
+                request_id,
+                url_id,
+                last_modified,
+                information_source: FILE_BODY,
+                is_permanent: false,
+            };
+            self.write_redirect(&redirect, target)?;
+            self.report.count("redirects_meta_refresh", 1);
         }
         if is_crawlable(&p.url) {
             let contentful = is_contentful(exit);
@@ -477,12 +507,38 @@ impl Projector<'_> {
             self.candidates.insert(url_id);
         }
         if let Some(facts) = page_facts {
-            for link in facts.links.iter().chain(facts.canonical.iter()) {
+            for link in facts.links.iter().chain(facts.signals.canonical.iter()) {
                 if is_crawlable(link) {
                     let id = self.base.url_id(conn, link)?;
                     self.discovered(id)?;
                 }
             }
+        }
+        Ok(())
+    }
+
+    /// A redirect row; its target becomes a crawl candidate.
+    fn write_redirect(&mut self, r: &Redirect, target: &Url) -> Result<()> {
+        let conn = self.conn;
+        let to_url_id = self.base.url_id(conn, target)?;
+        conn.prepare_cached(
+            "INSERT INTO redirect (crawl_log_id, request_id, url_id,
+             last_modified_unix_utc, to_url_id, information_source, is_permanent,
+             by_security_policy, to_url_fragment)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, 0, ?8)",
+        )?
+        .execute(params![
+            r.crawl_log_id,
+            r.request_id,
+            r.url_id,
+            r.last_modified,
+            to_url_id,
+            r.information_source,
+            r.is_permanent,
+            target.fragment()
+        ])?;
+        if is_crawlable(target) {
+            self.discovered(to_url_id)?;
         }
         Ok(())
     }
@@ -517,7 +573,7 @@ impl Projector<'_> {
             _ => None,
         };
         let canonical_url_id = match page {
-            Some(Ok(facts)) => match &facts.canonical {
+            Some(Ok(facts)) => match &facts.signals.canonical {
                 Some(canonical) => Some(self.base.url_id(conn, canonical)?),
                 None => None,
             },
@@ -540,8 +596,12 @@ impl Projector<'_> {
         self.report.count("files", 1);
         match page {
             Some(Ok(facts)) => {
+                let text = cut_at_char(&facts.text, self.max_text_bytes);
+                if text.len() < facts.text.len() {
+                    self.report.count("file_texts_cut_at_max_text_bytes", 1);
+                }
                 conn.prepare_cached("INSERT INTO file_text (file_id, text) VALUES (?1, ?2)")?
-                    .execute(params![file_id, facts.text])?;
+                    .execute(params![file_id, text])?;
                 self.report.count("file_texts", 1);
             }
             Some(Err(why)) => self
@@ -561,66 +621,10 @@ impl Projector<'_> {
         self.conn
             .prepare_cached("INSERT OR IGNORE INTO crawl_candidate (url_id) VALUES (?1)")?
             .execute([url_id])?;
-        if self.candidates.len() >= MAX_CACHED_IDS {
+        if self.candidates.len() >= self.max_cached_ids {
             self.candidates.clear();
         }
         self.candidates.insert(url_id);
-        Ok(())
-    }
-
-    /// Reads the file rows (`file:size`, `file:mime`) of the payloads the batch's
-    /// revisits point at, which carry no size (and, from CDX, no type) themselves: one
-    /// iterator, digests in key order.
-    fn prefetch_originals(&mut self, batch: &[Capture]) -> Result<()> {
-        let mut digests: Vec<Sha1Key> = batch
-            .iter()
-            .filter(|c| c.kind == CaptureKind::Revisit)
-            .filter_map(|c| c.digest)
-            .filter(|d| !self.originals.contains_key(d))
-            .collect();
-        if digests.is_empty() {
-            return Ok(());
-        }
-        digests.sort_unstable();
-        digests.dedup();
-        let schema = self.store.schema();
-        let column = |name: &str| {
-            schema
-                .column_id(name)
-                .with_context(|| format!("the schema lacks {name}"))
-        };
-        let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
-        let size_cell = format!("{}\0", schema.column(size_column).qualifier).into_bytes();
-        // Both live in the `file` family; a schema that moved one elsewhere loses the type.
-        let mime_cell = (mime_column.family == size_column.family)
-            .then(|| format!("{}\0", schema.column(mime_column).qualifier).into_bytes());
-        let mut iter = self
-            .store
-            .db()
-            .raw_iterator_cf(self.store.family_cf(size_column.family));
-        if self.originals.len() + digests.len() > MAX_CACHED_IDS {
-            self.originals.clear();
-        }
-        for digest in digests {
-            // A row's cells are contiguous, the newest version of each first.
-            let mut original = Original::default();
-            iter.seek(digest.as_bytes());
-            while let (Some(k), Some(v)) = (iter.key(), iter.value()) {
-                let Some(cell) = k.strip_prefix(&digest.as_bytes()[..]) else {
-                    break;
-                };
-                if cell.starts_with(&size_cell) && original.size.is_none() {
-                    original.size = <[u8; 8]>::try_from(v).ok().map(u64::from_be_bytes);
-                } else if mime_cell.as_ref().is_some_and(|m| cell.starts_with(m))
-                    && original.mime.is_none()
-                {
-                    original.mime = std::str::from_utf8(v).ok().map(str::to_string);
-                }
-                iter.next();
-            }
-            self.originals.insert(digest, original);
-        }
-        iter.status()?;
         Ok(())
     }
 
@@ -681,15 +685,44 @@ fn file_media_type(content_type: Option<&str>, mime: Option<&str>) -> Option<Str
         .map(|m| m.canonical())
 }
 
-/// The file row of a payload, as far as a revisit needs it.
-#[derive(Debug, Clone, Default)]
-struct Original {
-    size: Option<u64>,
-    mime: Option<String>,
+/// redirect.information_source values (seed): the Location header, the page's body.
+const RESPONSE_HEADER: i64 = 1;
+const FILE_BODY: i64 = 3;
+
+/// The values of one redirect row besides its target.
+struct Redirect {
+    crawl_log_id: i64,
+    request_id: i64,
+    url_id: i64,
+    last_modified: Option<i64>,
+    information_source: i64,
+    is_permanent: bool,
 }
 
-fn without_fragment_str(url: &Url) -> String {
-    crate::project::base::without_fragment(url).to_string()
+/// crawl_log.time_taken_ms (NOT NULL in the seed): the fetch duration the archive records
+/// (Heritrix's `fetchTimeMs`), else 0, which stands for "not recorded" (wget and CDX files
+/// record no duration).
+fn time_taken_ms(capture: &Capture) -> i64 {
+    capture
+        .fetch_ms
+        .map_or(0, |ms| ms.min(i64::MAX as u64) as i64)
+}
+
+/// request.request_duration_ms: the recorded fetch duration, else NULL (the seed allows it).
+fn request_duration_ms(capture: &Capture) -> Option<i64> {
+    capture.fetch_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn cut_at_char(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 #[cfg(test)]
@@ -726,5 +759,29 @@ mod tests {
         drop(conn);
         let err = open_crawl_db(&path).unwrap_err().to_string();
         assert!(err.contains("summary database"), "{err}");
+    }
+
+    #[test]
+    fn databases_with_other_capture_uuids_are_not_continued() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("crawl.db");
+        let conn = open_crawl_db(&path).unwrap();
+        conn.execute_batch(
+            "INSERT INTO origin (scheme, str_origin) VALUES ('http', 'http://x');
+             INSERT INTO url (origin_id, str_url) VALUES (1, 'http://x/');
+             INSERT INTO agent (time_started_unix_utc, agent_uuid, name)
+                 VALUES (0, zeroblob(16), 'a');
+             INSERT INTO crawl_log (agent_id, url_id, crawl_type, crawl_uuid,
+                 time_started_unix_utc, time_taken_ms, exit_code)
+                 VALUES (1, 1, 0, zeroblob(16), 0, 0, 20);",
+        )
+        .unwrap();
+        drop(conn);
+        drop(open_crawl_db(&path).unwrap());
+        let conn = Connection::open(&path).unwrap();
+        set_info(&conn, "sediment_identity_version", "1").unwrap();
+        drop(conn);
+        let err = open_crawl_db(&path).unwrap_err().to_string();
+        assert!(err.contains("identified captures differently"), "{err}");
     }
 }

@@ -1,19 +1,8 @@
 //! Conversions of capture fields into the crawl database's value conventions: unix
-//! seconds, 16-byte UUIDs, resolved URLs.
+//! seconds, resolved URLs (capture times and UUIDs: `project::identity`).
 
 use chrono::NaiveDateTime;
-use sha1::{Digest, Sha1};
 use url::Url;
-
-/// `yyyyMMddHHmmss` (UTC) → unix seconds.
-pub fn ts14_to_unix(ts: &str) -> Option<i64> {
-    if ts.len() != 14 || !ts.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    NaiveDateTime::parse_from_str(ts, "%Y%m%d%H%M%S")
-        .ok()
-        .map(|t| t.and_utc().timestamp())
-}
 
 /// An HTTP date (`Last-Modified`) → unix seconds. Accepts the IMF-fixdate of RFC 9110 and
 /// the two obsolete forms it names (RFC 850 and asctime); anything else is `None`.
@@ -30,30 +19,6 @@ pub fn http_date_to_unix(value: &str) -> Option<i64> {
         }
     }
     None
-}
-
-/// A name-based UUID (version 5, SHA-1) as the 16 bytes the database stores.
-pub fn uuid_v5(namespace: &[u8; 16], name: &[u8]) -> [u8; 16] {
-    let mut hasher = Sha1::new();
-    hasher.update(namespace);
-    hasher.update(name);
-    let hash = hasher.finalize();
-    let mut bytes = [0u8; 16];
-    bytes.copy_from_slice(&hash[..16]);
-    bytes[6] = (bytes[6] & 0x0f) | 0x50;
-    bytes[8] = (bytes[8] & 0x3f) | 0x80;
-    bytes
-}
-
-/// The RFC 4122 URL namespace.
-const NAMESPACE_URL: [u8; 16] = [
-    0x6b, 0xa7, 0xb8, 0x11, 0x9d, 0xad, 0x11, 0xd1, 0x80, 0xb4, 0x00, 0xc0, 0x4f, 0xd4, 0x30, 0xc8,
-];
-
-/// The namespace of the UUIDs sediment derives for crawl databases: the v5 UUID of a fixed
-/// URN in the URL namespace, so the same capture gets the same UUID in every projection.
-pub fn sediment_namespace() -> [u8; 16] {
-    uuid_v5(&NAMESPACE_URL, b"urn:sediment:project-crawl")
 }
 
 /// The target of a redirect: a Location header value or a CDX redirect field (which some
@@ -125,11 +90,6 @@ pub fn canonical_from_link_header(value: &str, base: &Url) -> Option<Url> {
     None
 }
 
-/// HTML as a crawler indexes it.
-pub fn is_html_mime(mime: Option<&str>) -> bool {
-    matches!(mime, Some("text/html") | Some("application/xhtml+xml"))
-}
-
 /// Schemes a crawler can fetch: crawl candidates are limited to them.
 pub fn is_crawlable(url: &Url) -> bool {
     matches!(url.scheme(), "http" | "https")
@@ -141,28 +101,11 @@ mod tests {
 
     #[test]
     fn times() {
-        assert_eq!(ts14_to_unix("19700101000000"), Some(0));
-        assert_eq!(ts14_to_unix("20080430204939"), Some(1_209_588_579));
-        assert_eq!(ts14_to_unix("2008043020493"), None);
-        assert_eq!(ts14_to_unix("20081330204939"), None);
         let t = 784_111_777;
         assert_eq!(http_date_to_unix("Sun, 06 Nov 1994 08:49:37 GMT"), Some(t));
         assert_eq!(http_date_to_unix("Sunday, 06-Nov-94 08:49:37 GMT"), Some(t));
         assert_eq!(http_date_to_unix("Sun Nov  6 08:49:37 1994"), Some(t));
         assert_eq!(http_date_to_unix("yesterday"), None);
-    }
-
-    #[test]
-    fn uuid_v5_matches_the_rfc_construction() {
-        // Python: uuid.uuid5(uuid.NAMESPACE_URL, "http://example.org/")
-        let u = uuid_v5(&NAMESPACE_URL, b"http://example.org/");
-        assert_eq!(
-            uuid::Uuid::from_bytes(u).to_string(),
-            "715d503b-5f95-5532-9100-00663eb45ade"
-        );
-        assert_eq!(u[6] >> 4, 5, "version 5");
-        assert_eq!(u[8] >> 6, 2, "RFC 4122 variant");
-        assert_ne!(sediment_namespace(), NAMESPACE_URL);
     }
 
     #[test]

@@ -123,7 +123,7 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
                 OR tp.small_headlines <> '' OR tp.code_text <> '' OR tp.quote_text <> '')
            AND NOT EXISTS (SELECT 1 FROM crawl_summary cs
                            WHERE cs.entity_generation_id = eg.entity_generation_id
-                             AND cs.exit_code = 171)
+                             AND cs.exit_code IN (171, 180))
          ORDER BY eg.entity_generation_id",
         [WORK_SEARCH_ROW],
     )?;
@@ -142,9 +142,16 @@ const INSERT_ROWS: usize = 256;
 /// (`porter unicode61`, reimplemented in `project::tokenize` and tested equal to SQLite's),
 /// on all cores. New tokens get their ids in byte order within each round, so the ids do
 /// not depend on the thread count.
-pub fn update_token_statistics(conn: &Connection, counts: &mut Counts) -> Result<()> {
+pub fn update_token_statistics(
+    conn: &Connection,
+    counts: &mut Counts,
+    token_cache: usize,
+) -> Result<()> {
     let piles = work_ids(conn, WORK_TOKENS)?;
-    let mut tokens = TokenIds::default();
+    let mut tokens = TokenIds {
+        ids: HashMap::new(),
+        limit: token_cache.max(1),
+    };
     let mut read = conn.prepare(
         "SELECT text_pile_id, text, secondary_text, big_headlines, small_headlines,
                 code_text, quote_text
@@ -227,13 +234,11 @@ pub fn update_token_statistics(conn: &Connection, counts: &mut Counts) -> Result
 }
 
 /// token ids by text, looked up or inserted once per run.
-#[derive(Default)]
 struct TokenIds {
     ids: HashMap<String, i64>,
+    /// Past this many cached tokens the cache starts over (memory stays bounded).
+    limit: usize,
 }
-
-/// Past this many cached tokens the cache starts over (memory stays bounded).
-const TOKEN_CACHE_LIMIT: usize = 1 << 21;
 
 impl TokenIds {
     fn id(&mut self, conn: &Connection, token: &str) -> Result<i64> {
@@ -241,13 +246,13 @@ impl TokenIds {
             return Ok(id);
         }
         conn.prepare_cached(
-            "INSERT INTO token (token) VALUES (?1) ON CONFLICT (token) DO NOTHING",
+            "INSERT INTO token (token_text) VALUES (?1) ON CONFLICT (token_text) DO NOTHING",
         )?
         .execute([token])?;
         let id: i64 = conn
-            .prepare_cached("SELECT token_id FROM token WHERE token = ?1")?
+            .prepare_cached("SELECT token_id FROM token WHERE token_text = ?1")?
             .query_row([token], |r| r.get(0))?;
-        if self.ids.len() >= TOKEN_CACHE_LIMIT {
+        if self.ids.len() >= self.limit {
             self.ids.clear();
         }
         self.ids.insert(token.to_string(), id);
@@ -256,7 +261,7 @@ impl TokenIds {
 }
 
 /// Runs the three steps and empties the work list.
-pub fn finish(conn: &Connection, counts: &mut Counts) -> Result<()> {
+pub fn finish(conn: &Connection, counts: &mut Counts, token_cache: usize) -> Result<()> {
     let started = Instant::now();
     update_duplicates(conn, counts)?;
     counts.add("ms_duplicates", started.elapsed().as_millis() as u64);
@@ -264,7 +269,7 @@ pub fn finish(conn: &Connection, counts: &mut Counts) -> Result<()> {
     update_search_rows(conn, counts)?;
     counts.add("ms_search_rows", started.elapsed().as_millis() as u64);
     let started = Instant::now();
-    update_token_statistics(conn, counts)?;
+    update_token_statistics(conn, counts, token_cache)?;
     counts.add("ms_tokens", started.elapsed().as_millis() as u64);
     conn.execute("DELETE FROM summary_work", [])?;
     Ok(())

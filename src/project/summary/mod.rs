@@ -28,26 +28,34 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result};
+use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 use url::Url;
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BaseIds, create_base_tables, set_info, without_fragment};
+use crate::project::base::{BaseIds, create_base_tables, get_info, set_info};
+use crate::project::budget::MemoryBudget;
+use crate::project::crawl::check_identity_version;
+use crate::project::crawl::values::http_date_to_unix;
+use crate::project::exit_code::{HtmlVerdict, exit_code_of};
+use crate::project::identity::{self, AgentResolver, IDENTITY_VERSION};
 use crate::project::source::{BodyReader, for_each_capture};
+use crate::project::source::{Originals, is_html_mime};
 use crate::report::{Counts, Report};
 use crate::store::Store;
 
 use generations::{Observation, StoredGeneration, plan, reconcile};
-use keys::{CaptureClass, ContentKey, PageVerdict, classify, is_html};
+use keys::{CaptureClass, ContentKey, classify};
 use payloads::{AnalysisCache, Fifo, Job, PileRef, analyse, analyse_all, store_pile, stored_pile};
 use rows::{CrawlRow, NewGeneration, WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
 
 pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
-/// `database_info` value of `summary_schema`.
-pub const SUMMARY_SCHEMA_VERSION: &str = "sediment-summary-1";
+/// The seed's summary schema version, recorded as `unobtanium_summary_schema_version`.
+pub const SUMMARY_SCHEMA_VERSION: &str = "0.0.0";
+/// The version of sediment's additions, recorded as `sediment_summary_schema`.
+pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-2";
 
 /// How a summarizing run reads the store.
 #[derive(Debug, Clone)]
@@ -58,6 +66,8 @@ pub struct SummaryOptions {
     pub max_body_bytes: usize,
     /// Captures per batch (one transaction, one round of parallel analysis).
     pub batch_captures: usize,
+    /// The memory budget every cache is sized from (`--memory-mb`).
+    pub memory: MemoryBudget,
 }
 
 impl Default for SummaryOptions {
@@ -66,24 +76,49 @@ impl Default for SummaryOptions {
             warc_dirs: Vec::new(),
             max_body_bytes: 16 << 20,
             batch_captures: 2048,
+            memory: MemoryBudget::default(),
         }
     }
 }
 
 /// Opens (creating if needed) a summary database.
 pub fn open_database(path: &Path) -> Result<Connection> {
+    open_database_with(path, MemoryBudget::default())
+}
+
+/// [`open_database`] with SQLite's memory sized from `memory`.
+pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open the summary database {}", path.display()))?;
-    conn.execute_batch(
-        "PRAGMA journal_mode = WAL;
-         PRAGMA synchronous = NORMAL;
-         PRAGMA cache_size = -65536;
-         PRAGMA temp_store = MEMORY;",
+    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
+    conn.execute_batch(&memory.sqlite_pragmas())?;
+    let has_info: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
+        [],
+        |r| r.get(0),
     )?;
+    if has_info {
+        if let Some(kind) = get_info(&conn, "unobtanium_database_kind")?
+            && kind != "summary"
+        {
+            bail!(
+                "{} is a {kind} database, not a summary database",
+                path.display()
+            );
+        }
+        check_identity_version(&conn, path, "crawl_summary")?;
+    }
     create_base_tables(&conn)?;
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
-    set_info(&conn, "summary_schema", SUMMARY_SCHEMA_VERSION)?;
+    set_info(&conn, "unobtanium_database_kind", "summary")?;
+    set_info(
+        &conn,
+        "unobtanium_summary_schema_version",
+        SUMMARY_SCHEMA_VERSION,
+    )?;
+    set_info(&conn, "sediment_summary_schema", SEDIMENT_SUMMARY_SCHEMA)?;
+    set_info(&conn, "sediment_identity_version", IDENTITY_VERSION)?;
     Ok(conn)
 }
 
@@ -94,7 +129,8 @@ pub fn summarize(
     options: &SummaryOptions,
     report: &Report,
 ) -> Result<()> {
-    let conn = open_database(db_path)?;
+    let memory = options.memory;
+    let conn = open_database_with(db_path, memory)?;
     let search_was_empty: bool = conn.query_row(
         "SELECT NOT EXISTS (SELECT 1 FROM full_text_entity_index)",
         [],
@@ -104,10 +140,14 @@ pub fn summarize(
         store,
         conn,
         bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
-        ids: BaseIds::new(),
-        analyses: Fifo::new(4096),
-        piles: Fifo::new(1 << 16),
+        ids: BaseIds::with_limit(memory.id_cache_entries()),
+        analyses: Fifo::new(memory.analyses()),
+        piles: Fifo::new(memory.small_entries()),
         unavailable: HashSet::new(),
+        max_unavailable: memory.small_entries(),
+        token_cache: memory.id_cache_entries(),
+        originals: Originals::with_limit(memory.small_entries()),
+        agents: AgentResolver::default(),
         counts: Counts::default(),
         report,
     };
@@ -147,19 +187,13 @@ impl Batch {
     fn add_surt_group(&mut self, group: Vec<Capture>, counts: &mut Counts) {
         let mut by_url: BTreeMap<String, UrlCaptures> = BTreeMap::new();
         for capture in group {
-            let Ok(url) = Url::parse(&capture.url) else {
-                counts.incr("captures_skipped_bad_url");
-                continue;
+            let (url, time) = match identity::crawled(&capture) {
+                Ok(c) => (c.url, c.time),
+                Err(skipped) => {
+                    counts.incr(skipped.counter());
+                    continue;
+                }
             };
-            if !matches!(url.scheme(), "http" | "https") {
-                counts.incr("captures_skipped_not_http");
-                continue;
-            }
-            let Some(time) = keys::unix_time(&capture.ts) else {
-                counts.incr("captures_skipped_bad_time");
-                continue;
-            };
-            let url = without_fragment(&url);
             counts.incr("captures");
             self.captures += 1;
             by_url
@@ -188,8 +222,15 @@ struct Summarizer<'a> {
     analyses: AnalysisCache,
     /// Text piles by payload digest.
     piles: Fifo<PileRef>,
-    /// HTML payloads whose body could not be read in this run.
+    /// HTML payloads whose body could not be read in this run (forgotten past
+    /// `max_unavailable`: they are then looked for again).
     unavailable: HashSet<Sha1Key>,
+    max_unavailable: usize,
+    /// Token ids cached at most by the end of the run.
+    token_cache: usize,
+    /// File rows of the payloads revisits point at (their type).
+    originals: Originals,
+    agents: AgentResolver,
     counts: Counts,
     report: &'a Report,
 }
@@ -201,6 +242,18 @@ struct UrlState {
 }
 
 impl Summarizer<'_> {
+    fn remember_unavailable(&mut self, digest: Sha1Key) {
+        if self.unavailable.len() >= self.max_unavailable {
+            self.unavailable.clear();
+        }
+        self.unavailable.insert(digest);
+    }
+
+    /// The capture is HTML (a revisit that names no type: its original is).
+    fn is_html(&self, capture: &Capture) -> bool {
+        is_html_mime(self.originals.mime_of(capture).as_deref())
+    }
+
     fn url_state(&self, url: &Url) -> Result<UrlState> {
         let url_id: Option<i64> = self
             .conn
@@ -241,12 +294,19 @@ impl Summarizer<'_> {
         let mut todo = Vec::new();
         let mut jobs: Vec<Job> = Vec::new();
         let mut queued: HashSet<Sha1Key> = HashSet::new();
+        self.originals.prefetch(
+            self.store,
+            batch
+                .urls
+                .iter()
+                .flat_map(|u| u.captures.iter().map(|(c, _)| c)),
+        )?;
         for u in batch.urls {
             let state = self.url_state(&u.url)?;
             let new = u
                 .captures
                 .iter()
-                .filter(|(c, _)| !state.known.contains(keys::crawl_uuid(c).as_bytes()))
+                .filter(|(c, _)| !state.known.contains(&identity::crawl_uuid(c)))
                 .count();
             if new == 0 {
                 self.counts.incr("urls_unchanged");
@@ -254,7 +314,7 @@ impl Summarizer<'_> {
             }
             self.counts.add("captures_new", new as u64);
             for (capture, _) in &u.captures {
-                if classify(capture, &u.url) != CaptureClass::Content || !is_html(capture) {
+                if classify(capture, &u.url) != CaptureClass::Content || !self.is_html(capture) {
                     continue;
                 }
                 let Some(digest) = capture.digest else {
@@ -335,7 +395,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.unavailable.insert(job.digest);
+                self.remember_unavailable(job.digest);
             }
         }
         Ok(())
@@ -372,7 +432,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.unavailable.insert(*digest);
+                self.remember_unavailable(*digest);
                 Ok(None)
             }
         }
@@ -389,7 +449,7 @@ impl Summarizer<'_> {
             CaptureClass::Status(status) => Some(ContentKey::Status(*status)),
             CaptureClass::Content => {
                 let pile = match capture.digest {
-                    Some(digest) if is_html(capture) => self.pile_of(&digest)?,
+                    Some(digest) if self.is_html(capture) => self.pile_of(&digest)?,
                     _ => None,
                 };
                 Some(match (pile, keys::file_identity(capture)) {
@@ -525,7 +585,8 @@ impl Summarizer<'_> {
                 }
                 _ => None,
             };
-            let uuid = keys::generation_uuid(u.url.as_str(), &keys::crawl_uuid(first), &plan_g.key);
+            let first_crawl = uuid::Uuid::from_bytes(identity::crawl_uuid(first));
+            let uuid = keys::generation_uuid(u.url.as_str(), &first_crawl, &plan_g.key);
             let id = rows::insert_generation(
                 &self.conn,
                 &NewGeneration {
@@ -552,27 +613,30 @@ impl Summarizer<'_> {
             for &c in &plan_g.captures {
                 let (capture, time) = &u.captures[c];
                 let class = &classes[c];
-                let html = is_html(capture);
+                let html = self.is_html(capture);
                 let noindex = match (class, capture.digest) {
                     (CaptureClass::Content, Some(digest)) if html => {
                         self.pile_of(&digest)?.is_some_and(|p| p.noindex)
                     }
                     _ => false,
                 };
-                let verdict = PageVerdict {
+                let verdict = HtmlVerdict {
                     noindex,
                     canonical_elsewhere: canonical_elsewhere[p],
                 };
+                let agent = self.agents.agent_of(self.store, capture)?;
                 let new = rows::upsert_crawl_summary(
                     &self.conn,
                     &CrawlRow {
                         generation: generation_ids[p],
-                        crawl_uuid: keys::crawl_uuid(capture),
-                        agent_uuid: keys::agent_uuid(capture),
-                        crawl_type: keys::crawl_type(&u.url),
+                        crawl_uuid: uuid::Uuid::from_bytes(identity::crawl_uuid(capture)),
+                        agent_uuid: uuid::Uuid::from_bytes(agent.uuid),
+                        robots_approved: agent.robots_approved,
+                        crawl_type: identity::crawl_type(&u.url),
                         time: *time,
-                        exit_code: keys::exit_code(class, html, verdict),
-                        last_modified: capture.last_modified.as_deref().and_then(keys::http_date),
+                        exit_code: exit_code_of(capture, html, Some(verdict)),
+                        request_duration_ms: capture.fetch_ms,
+                        last_modified: capture.last_modified.as_deref().and_then(http_date_to_unix),
                         status: capture.status,
                         etag: capture.etag.clone(),
                     },
@@ -615,9 +679,7 @@ impl Summarizer<'_> {
                     (Some(_), Some(digest)) => self.analysis_for(&digest, url, content_type)?,
                     _ => None,
                 };
-                let canonical = analysis
-                    .as_ref()
-                    .and_then(|a| a.description.canonical.clone());
+                let canonical = analysis.as_ref().and_then(|a| a.signals.canonical.clone());
                 let size = first.size.or(analysis.as_ref().map(|a| a.body_len));
                 rows::insert_file_summary(
                     &self.conn,
@@ -632,11 +694,7 @@ impl Summarizer<'_> {
                 };
                 let links = rows::insert_document(&self.conn, &mut self.ids, id, &analysis)?;
                 self.counts.add("links", links);
-                if let Some(refresh) = &analysis.description.refresh
-                    && refresh.delay_seconds == 0
-                    && let Some(target) = &refresh.url
-                    && without_fragment(target) != *url
-                {
+                if let Some(target) = &analysis.signals.refresh {
                     rows::insert_redirect_summary(
                         &self.conn,
                         &mut self.ids,
@@ -647,7 +705,7 @@ impl Summarizer<'_> {
                         false,
                     )?;
                 }
-                Ok(canonical.is_some_and(|c| without_fragment(&c) != *url))
+                Ok(analysis.signals.canonical_elsewhere(url))
             }
             CaptureClass::NotModified | CaptureClass::Status(_) => Ok(false),
         }
@@ -665,7 +723,8 @@ impl Summarizer<'_> {
     }
 
     fn finish(mut self, search_was_empty: bool) -> Result<()> {
-        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts))?;
+        let token_cache = self.token_cache;
+        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {

@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::html::{DocumentDescription, Link, TextPile, analyze};
 use crate::key::Sha1Key;
+use crate::project::signals::PageSignals;
 use crate::project::source::{BodyReader, Unavailable};
 use crate::store::Store;
 
@@ -23,6 +24,8 @@ pub struct Analysis {
     pub pile: TextPile,
     pub description: DocumentDescription,
     pub links: Vec<Link>,
+    /// Canonical, noindex and meta-refresh redirect (shared with the crawl database).
+    pub signals: PageSignals,
     pub body_len: u64,
 }
 
@@ -46,8 +49,10 @@ pub fn analyse(
     };
     let content_type = body.content_type.as_deref().or(job.content_type.as_deref());
     let document = analyze(&body.bytes, content_type, &job.url);
+    let signals = PageSignals::of(&document.description, body.link.as_deref(), &job.url);
     Ok(Ok(Analysis {
         url: job.url.as_str().to_string(),
+        signals,
         pile: document.pile,
         description: document.description,
         links: document.links,

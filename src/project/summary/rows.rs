@@ -171,10 +171,10 @@ pub fn insert_document(
         generation,
         d.created,
         d.updated,
-        d.primary_language,
-        d.title,
-        d.primary_headline,
-        d.description,
+        non_empty(&d.primary_language),
+        non_empty(&d.title),
+        non_empty(&d.primary_headline),
+        non_empty(&d.description),
         if d.indexiness.is_finite() {
             d.indexiness
         } else {
@@ -219,10 +219,15 @@ pub fn insert_document(
             link.destination_type.code(),
             link.locality.code(),
             link.tag,
-            link.text
+            Some(link.text.as_str()).filter(|t| !t.is_empty())
         ])?;
     }
     Ok(analysis.links.len() as u64)
+}
+
+/// Empty text is NULL in the seed's nullable text columns.
+fn non_empty(value: &Option<String>) -> Option<&str> {
+    value.as_deref().filter(|v| !v.is_empty())
 }
 
 /// One capture's crawl_summary (and http_summary when it had an HTTP status).
@@ -230,9 +235,11 @@ pub struct CrawlRow {
     pub generation: i64,
     pub crawl_uuid: Uuid,
     pub agent_uuid: Uuid,
+    pub robots_approved: bool,
     pub crawl_type: i64,
     pub time: i64,
     pub exit_code: i64,
+    pub request_duration_ms: Option<u64>,
     pub last_modified: Option<i64>,
     pub status: Option<u16>,
     pub etag: Option<String>,
@@ -263,7 +270,7 @@ pub fn upsert_crawl_summary(conn: &Connection, row: &CrawlRow) -> Result<bool> {
         "INSERT INTO crawl_summary (entity_generation_id, crawl_uuid, agent_uuid, crawl_type,
              time_started_unix_utc, exit_code, time_last_modified_unix_utc,
              request_duration_ms, was_robotstxt_approved)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, NULL, 1)",
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9)",
     )?
     .execute(params![
         row.generation,
@@ -272,7 +279,10 @@ pub fn upsert_crawl_summary(conn: &Connection, row: &CrawlRow) -> Result<bool> {
         row.crawl_type,
         row.time,
         row.exit_code,
-        row.last_modified
+        row.last_modified,
+        row.request_duration_ms
+            .map(|ms| ms.min(i64::MAX as u64) as i64),
+        row.robots_approved
     ])?;
     let id = conn.last_insert_rowid();
     if let Some(status) = row.status {

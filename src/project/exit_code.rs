@@ -1,5 +1,9 @@
-//! The crawl exit codes of the seed schema and how a capture's HTTP status maps to them
-//! (the mapping is DESIGN.md's, documented again in `schemas/crawl.sql`).
+//! The crawl exit codes of the seed schema and how a capture maps to them (the mapping is
+//! DESIGN.md's, documented again in `schemas/crawl.sql`). The crawl database
+//! (`crawl_log.exit_code`) and the summary database (`crawl_summary.exit_code`) both use
+//! [`exit_code_of`], so a capture has the same exit code in both.
+
+use crate::capture::Capture;
 
 pub const DATABASE_ERROR: i64 = -3;
 pub const CANCELLED: i64 = -2;
@@ -100,6 +104,19 @@ pub fn content_exit_code(is_html: bool, verdict: Option<HtmlVerdict>) -> i64 {
         Some(v) if v.noindex => BLOCKED_AT_REQUEST_OF_REMOTE,
         Some(v) if v.canonical_elsewhere => NOT_CANONICAL,
         _ => FILE_INGESTED,
+    }
+}
+
+/// The exit code of a capture. `is_html`: its type is HTML (a revisit's from its
+/// original); `verdict`: what its page says, `None` when it was not read.
+pub fn exit_code_of(capture: &Capture, is_html: bool, verdict: Option<HtmlVerdict>) -> i64 {
+    match from_status(
+        capture.status,
+        capture.digest.is_some(),
+        capture.redirect.is_some(),
+    ) {
+        Outcome::Code(code) => code,
+        Outcome::Content => content_exit_code(is_html, verdict),
     }
 }
 

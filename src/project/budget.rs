@@ -1,0 +1,84 @@
+//! How much memory a projection may use, and what that buys: every cache a projection keeps
+//! (ids of URLs and tokens, analysed pages, the SQLite page cache) is sized from one budget,
+//! `--memory-mb`, so memory is bounded by the setting, never by the size of the archive.
+//! The caches only save work: a smaller budget gives the same database, more slowly.
+
+/// The default budget (MiB).
+pub const DEFAULT_MEMORY_MB: usize = 512;
+
+/// Cache sizes derived from a memory budget.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemoryBudget {
+    pub mb: usize,
+}
+
+/// What one cached id costs, key text and hash-map slot together (bytes, a generous mean).
+const ID_ENTRY_BYTES: usize = 160;
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        MemoryBudget {
+            mb: DEFAULT_MEMORY_MB,
+        }
+    }
+}
+
+impl MemoryBudget {
+    pub fn new(mb: usize) -> MemoryBudget {
+        MemoryBudget { mb: mb.max(1) }
+    }
+
+    fn bytes(&self) -> usize {
+        self.mb.saturating_mul(1 << 20)
+    }
+
+    /// SQLite's page cache, in KiB (for `PRAGMA cache_size = -N`): an eighth.
+    pub fn sqlite_cache_kib(&self) -> usize {
+        (self.bytes() / 8 / 1024).max(256)
+    }
+
+    /// Entries of each id cache (URLs, origins, media types, tokens): an eighth each.
+    pub fn id_cache_entries(&self) -> usize {
+        (self.bytes() / 8 / ID_ENTRY_BYTES).max(64)
+    }
+
+    /// Small fixed-size entries (url ids of crawl candidates, digests): a sixteenth.
+    pub fn small_entries(&self) -> usize {
+        (self.bytes() / 16 / 48).max(64)
+    }
+
+    /// Bytes of analysed pages kept for later captures of the same payload: a quarter.
+    pub fn page_cache_bytes(&self) -> usize {
+        (self.bytes() / 4).max(1 << 20)
+    }
+
+    /// Analyses kept by count (their size is bounded by the body limit): about 64 KiB each
+    /// within a quarter of the budget.
+    pub fn analyses(&self) -> usize {
+        (self.bytes() / 4 / (64 << 10)).max(16)
+    }
+
+    /// The pragmas that bound SQLite's own memory: its page cache, and temporary tables and
+    /// sorts on disk rather than in memory.
+    pub fn sqlite_pragmas(&self) -> String {
+        format!(
+            "PRAGMA cache_size = -{}; PRAGMA temp_store = FILE;",
+            self.sqlite_cache_kib()
+        )
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn caches_grow_with_the_budget_and_never_vanish() {
+        let small = MemoryBudget::new(1);
+        let default = MemoryBudget::default();
+        assert!(small.id_cache_entries() >= 64 && small.analyses() >= 16);
+        assert!(default.id_cache_entries() > 100 * small.id_cache_entries());
+        assert_eq!(default.sqlite_cache_kib(), 65536);
+        assert_eq!(MemoryBudget::new(0), MemoryBudget::new(1));
+    }
+}

@@ -1,0 +1,744 @@
+//! The embedded backend: one RocksDB directory (the default store).
+//!
+//! Column families:
+//! - one per table family (`f`, `file`, `grobid0`, `match0`), cells keyed by
+//!   `row(20) ‖ qualifier ‖ 0x00 ‖ !timestamp(8, big-endian)` so a row's cells are
+//!   contiguous and versions of a cell sort newest first; a compaction filter drops the
+//!   versions beyond each family's cap;
+//! - one per key space ([`Space`]): `capture` and `capture_by_digest` combine writes of
+//!   one key with RocksDB merge operators, the others are plain.
+//!
+//! Every family uses Snappy block compression and block-based table format version 5,
+//! which RocksDB 7.x (Debian stable's `ldb`, `sst_dump`) and PyPI's `rocksdict` read; the
+//! table families need no merge operator to be read.
+//!
+//! One writer at a time opens the live database under the writer lock; readers open the
+//! newest published version (a checkpoint) read-only. See [`super::directory`].
+
+use std::ffi::CStr;
+use std::path::{Path, PathBuf};
+use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
+
+use anyhow::{Context, Result};
+use rocksdb::checkpoint::Checkpoint;
+use rocksdb::compaction_filter::{CompactionFilter, Decision};
+use rocksdb::compaction_filter_factory::{CompactionFilterContext, CompactionFilterFactory};
+use rocksdb::{
+    BlockBasedOptions, Cache, ColumnFamily, ColumnFamilyDescriptor, DB, DBCompressionType,
+    DBRawIterator, Options, ReadOptions, WriteBatch, WriteOptions,
+};
+
+use super::backend::{
+    Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space, prefix_end,
+};
+use super::directory;
+use crate::key::Sha1Key;
+use crate::schema::Schema;
+
+pub const ROW_LEN: usize = 20;
+const TS_LEN: usize = 8;
+
+/// The block-based table format version of every SST file the store writes.
+pub const TABLE_FORMAT_VERSION: i32 = 5;
+
+/// A cell's key in its family's column family.
+pub fn cell_key(row: &Sha1Key, qualifier: &[u8], ts: u64) -> Vec<u8> {
+    let mut key = Vec::with_capacity(ROW_LEN + qualifier.len() + 1 + TS_LEN);
+    key.extend_from_slice(row.as_bytes());
+    key.extend_from_slice(qualifier);
+    key.push(0);
+    key.extend_from_slice(&(!ts).to_be_bytes());
+    key
+}
+
+/// Splits a cell key into (row, qualifier, timestamp).
+pub fn split_cell_key(key: &[u8]) -> Option<(&[u8], &[u8], u64)> {
+    if key.len() < ROW_LEN + 1 + TS_LEN {
+        return None;
+    }
+    let (row, rest) = key.split_at(ROW_LEN);
+    let (qualifier_and_sep, ts) = rest.split_at(rest.len() - TS_LEN);
+    let qualifier = qualifier_and_sep.strip_suffix(&[0])?;
+    let ts = !u64::from_be_bytes(ts.try_into().ok()?);
+    Some((row, qualifier, ts))
+}
+
+/// Options of one column family: Snappy blocks in the table format that RocksDB 7.8
+/// (Debian stable's `ldb`/`sst_dump`) and PyPI's `rocksdict` read.
+fn base_cf_options(cache: &Cache) -> Options {
+    let mut opts = Options::default();
+    opts.set_compression_type(DBCompressionType::Snappy);
+    opts.set_bottommost_compression_type(DBCompressionType::Snappy);
+    let mut table = BlockBasedOptions::default();
+    table.set_block_cache(cache);
+    table.set_block_size(16 * 1024);
+    table.set_bloom_filter(10.0, false);
+    // 5 is the newest table format RocksDB 7.x reads (6 came with 8.6); what 6 and 7
+    // add (checksums of the footer context, smaller index blocks) does not matter here.
+    table.set_format_version(TABLE_FORMAT_VERSION);
+    opts.set_block_based_table_factory(&table);
+    opts.set_write_buffer_size(64 << 20);
+    opts.set_max_write_buffer_number(4);
+    opts.set_target_file_size_base(64 << 20);
+    opts
+}
+
+/// Options for SST files written outside the store (bulk load): the same compression and
+/// table format as the families they are ingested into.
+pub(crate) fn base_cf_options_for_sst() -> Options {
+    base_cf_options(&Cache::new_lru_cache(8 << 20))
+}
+
+fn merge_operator(
+    space: Space,
+) -> impl Fn(&[u8], Option<&[u8]>, &rocksdb::MergeOperands) -> Option<Vec<u8>> + Clone {
+    move |_key, existing, operands| {
+        let values: Vec<&[u8]> = existing.into_iter().chain(operands.iter()).collect();
+        space.merge().and_then(|merge| merge(&values))
+    }
+}
+
+fn db_options() -> Options {
+    let mut db_opts = Options::default();
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    db_opts.increase_parallelism(threads as i32);
+    db_opts.set_max_background_jobs(threads.max(2) as i32);
+    db_opts.set_keep_log_file_num(5);
+    db_opts.set_max_open_files(512);
+    db_opts.set_compression_type(DBCompressionType::Snappy);
+    // Every version copies the MANIFEST: keep it small by starting a new one often.
+    db_opts.set_max_manifest_file_size(8 << 20);
+    db_opts
+}
+
+/// The column families of a store: RocksDB's default one, one per table family, one per
+/// key space, and whatever else `existing` lists (families a newer build made).
+fn cf_descriptors(schema: &Schema, existing: &[String]) -> Vec<ColumnFamilyDescriptor> {
+    let cache = Cache::new_lru_cache(256 << 20);
+    let mut descriptors = Vec::new();
+    // RocksDB's own default family is unused but always present; compress it too
+    // so every family in the OPTIONS file shows Snappy.
+    descriptors.push(ColumnFamilyDescriptor::new(
+        rocksdb::DEFAULT_COLUMN_FAMILY_NAME,
+        base_cf_options(&cache),
+    ));
+    for family in &schema.families {
+        let mut opts = base_cf_options(&cache);
+        install_version_cap(&mut opts, family.max_versions);
+        descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
+    }
+    for space in Space::ALL {
+        let mut opts = base_cf_options(&cache);
+        match space {
+            // The names are those of the stores written before the storage interface.
+            Space::Capture => opts
+                .set_merge_operator_associative("sediment.capture_merge.v2", merge_operator(space)),
+            Space::ByDigest => opts
+                .set_merge_operator_associative("sediment.index_merge.v1", merge_operator(space)),
+            _ => {}
+        }
+        descriptors.push(ColumnFamilyDescriptor::new(space.name(), opts));
+    }
+    for name in existing {
+        if !descriptors.iter().any(|d| d.name() == name) {
+            descriptors.push(ColumnFamilyDescriptor::new(name, base_cf_options(&cache)));
+        }
+    }
+    descriptors
+}
+
+/// Removes versions beyond a family's cap during compaction. Compaction sees a cell's
+/// versions newest first, so everything after the first `cap` of one cell is surplus.
+struct VersionCapFilter {
+    cap: usize,
+    current: Vec<u8>,
+    seen: usize,
+}
+
+impl CompactionFilter for VersionCapFilter {
+    fn filter(&mut self, _level: u32, key: &[u8], _value: &[u8]) -> Decision {
+        let Some(cell) = key.get(..key.len().saturating_sub(TS_LEN)) else {
+            return Decision::Keep;
+        };
+        if cell == self.current.as_slice() {
+            self.seen += 1;
+        } else {
+            self.current.clear();
+            self.current.extend_from_slice(cell);
+            self.seen = 1;
+        }
+        if self.seen > self.cap {
+            Decision::Remove
+        } else {
+            Decision::Keep
+        }
+    }
+
+    fn name(&self) -> &CStr {
+        c"sediment.version_cap"
+    }
+}
+
+struct VersionCapFactory {
+    cap: usize,
+}
+
+impl CompactionFilterFactory for VersionCapFactory {
+    type Filter = VersionCapFilter;
+
+    fn create(&mut self, _context: CompactionFilterContext) -> VersionCapFilter {
+        VersionCapFilter {
+            cap: self.cap,
+            current: Vec::new(),
+            seen: 0,
+        }
+    }
+
+    fn name(&self) -> &CStr {
+        c"sediment.version_cap_factory"
+    }
+}
+
+fn install_version_cap(opts: &mut Options, cap: usize) {
+    opts.set_compaction_filter_factory(VersionCapFactory { cap });
+}
+
+/// How this process holds the database.
+enum Access {
+    /// The one writer: the live database, under the writer lock.
+    Writer(WriterState),
+    /// A reader of one published version.
+    Reader(directory::ReaderLease),
+    /// A database opened directly by tests and tools that manage no versions.
+    Unmanaged,
+}
+
+struct WriterState {
+    _lock: directory::WriterLock,
+    /// When the last version was published and at which sequence number; the mutex
+    /// also serializes publishing.
+    published: Mutex<Published>,
+}
+
+struct Published {
+    at: Instant,
+    sequence: u64,
+}
+
+pub struct RocksBackend {
+    db: DB,
+    path: PathBuf,
+    access: Access,
+    /// Column family name and version cap of each table family, by schema index.
+    families: Vec<(String, usize)>,
+    /// Whether the live database may hold a partly applied input (the DIRTY marker).
+    /// Writes made meanwhile skip the write-ahead log: a crash rolls them back anyway.
+    inconsistent: AtomicBool,
+    /// Serializes conditional writes.
+    conditional: Mutex<()>,
+}
+
+impl RocksBackend {
+    /// Opens the live database as its one writer; see [`super::Store::open_writer`].
+    pub fn open_writer(
+        path: &Path,
+        schema: &Schema,
+        command: &str,
+        wait: bool,
+    ) -> Result<RocksBackend> {
+        directory::prepare_for_writer(path)?;
+        directory::check_marker(path)?;
+        let lock = directory::WriterLock::acquire(path, command, wait)?;
+        directory::fresh_staging_dir(path)?;
+        let latest = directory::latest_version(path);
+        if directory::is_dirty(path) {
+            eprintln!(
+                "sediment: the last writer of {} stopped in the middle of an input; \
+                 rolling back to {} (run that command again to complete it)",
+                path.display(),
+                latest.map_or("an empty store".to_string(), |v| format!("version {v}"))
+            );
+            directory::restore_live(path, latest)?;
+            directory::clear_dirty(path)?;
+        }
+        let db = open_live(path, schema)?;
+        let published_sequence = latest
+            .and_then(|v| directory::version_info(path, v))
+            .and_then(|info| info["sequence"].as_u64());
+        Ok(RocksBackend::new(
+            db,
+            path,
+            schema,
+            Access::Writer(WriterState {
+                _lock: lock,
+                published: Mutex::new(Published {
+                    at: Instant::now(),
+                    sequence: published_sequence.unwrap_or(0),
+                }),
+            }),
+        ))
+    }
+
+    /// Opens the newest published version read-only; see [`super::Store::open_reader`].
+    pub fn open_reader(path: &Path, schema: &Schema) -> Result<RocksBackend> {
+        if !directory::is_store(path) {
+            return Err(directory::no_store_error(path));
+        }
+        directory::check_marker(path)?;
+        let lease = directory::lease_latest(path)?;
+        let existing = DB::list_cf(&Options::default(), &lease.dir).unwrap_or_default();
+        let db = DB::open_cf_descriptors_read_only(
+            &db_options(),
+            &lease.dir,
+            cf_descriptors(schema, &existing),
+            false,
+        )
+        .with_context(|| format!("cannot open {} for reading", lease.dir.display()))?;
+        Ok(RocksBackend::new(db, path, schema, Access::Reader(lease)))
+    }
+
+    /// Opens a RocksDB directory directly, creating it if needed, outside any version
+    /// management (tests and tools that build scratch stores).
+    pub fn open_unmanaged(path: &Path, schema: &Schema) -> Result<RocksBackend> {
+        std::fs::create_dir_all(path)
+            .with_context(|| format!("cannot create {}", path.display()))?;
+        let db = open_live(path, schema)?;
+        Ok(RocksBackend::new(db, path, schema, Access::Unmanaged))
+    }
+
+    fn new(db: DB, path: &Path, schema: &Schema, access: Access) -> RocksBackend {
+        RocksBackend {
+            db,
+            path: path.to_path_buf(),
+            access,
+            families: schema
+                .families
+                .iter()
+                .map(|f| (f.name.clone(), f.max_versions))
+                .collect(),
+            inconsistent: AtomicBool::new(false),
+            conditional: Mutex::new(()),
+        }
+    }
+
+    pub fn db(&self) -> &DB {
+        &self.db
+    }
+
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    pub fn is_reader(&self) -> bool {
+        matches!(self.access, Access::Reader(_))
+    }
+
+    /// A column family handle. All families are created on open, so a missing one is a
+    /// programming error.
+    pub fn cf(&self, name: &str) -> &ColumnFamily {
+        self.db
+            .cf_handle(name)
+            .unwrap_or_else(|| panic!("column family {name} is created on open"))
+    }
+
+    pub fn family_cf(&self, family: usize) -> &ColumnFamily {
+        self.cf(&self.families[family].0)
+    }
+
+    pub fn space_cf(&self, space: Space) -> &ColumnFamily {
+        self.cf(space.name())
+    }
+
+    /// Write options: no write-ahead log while an input is partly applied (a crash rolls
+    /// it back; publishing flushes), the log otherwise (whole rows of a stage survive).
+    fn write_options(&self) -> WriteOptions {
+        let mut wo = WriteOptions::default();
+        wo.disable_wal(self.inconsistent.load(Ordering::SeqCst));
+        wo
+    }
+
+    /// Runs a full compaction of every family (drops surplus versions and merged operands).
+    pub fn compact(&self) {
+        let mut names: Vec<&str> = self.families.iter().map(|f| f.0.as_str()).collect();
+        names.extend(Space::ALL.map(Space::name));
+        for name in names {
+            self.db
+                .compact_range_cf(self.cf(name), None::<&[u8]>, None::<&[u8]>);
+        }
+    }
+
+    /// Counts raw stored versions of every cell of a family (tests of the version cap).
+    pub fn raw_version_count(&self, family: usize) -> usize {
+        let mut iter = self.db.raw_iterator_cf(self.family_cf(family));
+        iter.seek_to_first();
+        let mut n = 0;
+        while iter.valid() {
+            n += 1;
+            iter.next();
+        }
+        n
+    }
+
+    fn has_unpublished_changes(&self) -> bool {
+        match &self.access {
+            Access::Writer(state) => {
+                let published = state.published.lock().unwrap_or_else(|e| e.into_inner());
+                self.db.latest_sequence_number() != published.sequence
+            }
+            _ => false,
+        }
+    }
+
+    /// Publishes at once what a previous writer committed whole but did not publish
+    /// (a stage stopped between two versions).
+    pub fn publish_leftovers(&self) -> Result<()> {
+        if self.has_unpublished_changes() && directory::latest_version(&self.path).is_some() {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
+    /// Collects the cells of one row from one family's iterator, positioned at the row
+    /// (or before it). Leaves the iterator on the first key after the row.
+    fn collect_family_cells(
+        &self,
+        family: usize,
+        iter: &mut DBRawIterator<'_>,
+        row: &[u8],
+        filter: &CellFilter,
+        out: &mut Vec<RawCell>,
+    ) {
+        let cap = filter.versions.min(self.families[family].1);
+        let mut last: Option<(Vec<u8>, usize)> = None;
+        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
+            let Some((key_row, qualifier, ts)) = split_cell_key(key) else {
+                iter.next();
+                continue;
+            };
+            if key_row != row {
+                break;
+            }
+            if filter.wants(family, qualifier) {
+                let seen = match &mut last {
+                    Some((q, n)) if q.as_slice() == qualifier => {
+                        *n += 1;
+                        *n
+                    }
+                    _ => {
+                        last = Some((qualifier.to_vec(), 1));
+                        1
+                    }
+                };
+                if seen <= cap {
+                    out.push(RawCell {
+                        family,
+                        qualifier: qualifier.to_vec(),
+                        ts,
+                        value: value.to_vec(),
+                    });
+                }
+            }
+            iter.next();
+        }
+    }
+
+    fn read_options(start: Option<&[u8]>, end: Option<&[u8]>) -> ReadOptions {
+        let mut opts = ReadOptions::default();
+        if let Some(s) = start {
+            opts.set_iterate_lower_bound(s.to_vec());
+        }
+        if let Some(e) = end {
+            opts.set_iterate_upper_bound(e.to_vec());
+        }
+        opts
+    }
+}
+
+fn open_live(path: &Path, schema: &Schema) -> Result<DB> {
+    let mut db_opts = db_options();
+    db_opts.create_if_missing(true);
+    db_opts.create_missing_column_families(true);
+    let existing = DB::list_cf(&db_opts, path).unwrap_or_default();
+    DB::open_cf_descriptors(&db_opts, path, cf_descriptors(schema, &existing))
+        .with_context(|| format!("cannot open the store at {}", path.display()))
+}
+
+impl Backend for RocksBackend {
+    fn describe(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    fn exclusive_writer(&self) -> bool {
+        true
+    }
+
+    fn read_rows(
+        &self,
+        rows: &[Sha1Key],
+        filter: &CellFilter,
+        visit: &mut RowVisitor<'_>,
+    ) -> Result<()> {
+        let mut iters: Vec<(usize, DBRawIterator<'_>)> = filter
+            .families
+            .iter()
+            .map(|(family, _)| (*family, self.db.raw_iterator_cf(self.family_cf(*family))))
+            .collect();
+        for row in rows {
+            let mut cells = Vec::new();
+            for (family, iter) in iters.iter_mut() {
+                iter.seek(row.as_bytes());
+                self.collect_family_cells(*family, iter, row.as_bytes(), filter, &mut cells);
+                iter.status()?;
+            }
+            if !cells.is_empty() && !visit(row, cells)? {
+                break;
+            }
+        }
+        Ok(())
+    }
+
+    fn scan_rows(
+        &self,
+        filter: &CellFilter,
+        start: Option<&[u8]>,
+        end: Option<&[u8]>,
+        visit: &mut RowVisitor<'_>,
+    ) -> Result<()> {
+        let mut iters: Vec<(usize, DBRawIterator<'_>)> = filter
+            .families
+            .iter()
+            .map(|&(family, _)| {
+                let mut opts = RocksBackend::read_options(start, end);
+                opts.set_readahead_size(4 << 20);
+                let mut iter = self.db.raw_iterator_cf_opt(self.family_cf(family), opts);
+                match start {
+                    Some(s) => iter.seek(s),
+                    None => iter.seek_to_first(),
+                }
+                (family, iter)
+            })
+            .collect();
+        loop {
+            let next_row: Option<[u8; ROW_LEN]> = iters
+                .iter()
+                .filter_map(|(_, it)| it.key().and_then(|k| k.get(..ROW_LEN)))
+                .min()
+                .and_then(|r| r.try_into().ok());
+            let Some(row) = next_row else { break };
+            let mut cells = Vec::new();
+            for (family, iter) in iters.iter_mut() {
+                self.collect_family_cells(*family, iter, &row, filter, &mut cells);
+            }
+            if cells.is_empty() {
+                continue;
+            }
+            if !visit(&Sha1Key(row), cells)? {
+                break;
+            }
+        }
+        for (_, iter) in &iters {
+            iter.status()?;
+        }
+        Ok(())
+    }
+
+    fn get(&self, space: Space, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.db.get_cf(self.space_cf(space), key)?)
+    }
+
+    fn scan(
+        &self,
+        space: Space,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut KeyVisitor<'_>,
+    ) -> Result<()> {
+        let mut opts = RocksBackend::read_options(None, end);
+        opts.set_readahead_size(2 << 20);
+        let mut iter = self.db.raw_iterator_cf_opt(self.space_cf(space), opts);
+        iter.seek(start);
+        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
+            if !visit(key, value)? {
+                break;
+            }
+            iter.next();
+        }
+        iter.status()?;
+        Ok(())
+    }
+
+    fn write(&self, batch: &Batch) -> Result<()> {
+        if batch.is_empty() {
+            return Ok(());
+        }
+        let mut wb = WriteBatch::default();
+        for op in &batch.ops {
+            match op {
+                Op::PutCell {
+                    row,
+                    family,
+                    qualifier,
+                    ts,
+                    value,
+                } => wb.put_cf(
+                    self.family_cf(*family),
+                    cell_key(row, qualifier, *ts),
+                    value,
+                ),
+                Op::DeleteRowFamily { row, family } => {
+                    let end = prefix_end(row.as_bytes()).unwrap_or_else(|| vec![0xff; ROW_LEN + 1]);
+                    wb.delete_range_cf(
+                        self.family_cf(*family),
+                        row.as_bytes().as_slice(),
+                        end.as_slice(),
+                    );
+                }
+                Op::Put { space, key, value } => wb.put_cf(self.space_cf(*space), key, value),
+                Op::Merge { space, key, value } => wb.merge_cf(self.space_cf(*space), key, value),
+                Op::Delete { space, key } => wb.delete_cf(self.space_cf(*space), key),
+            }
+        }
+        self.db.write_opt(wb, &self.write_options())?;
+        Ok(())
+    }
+
+    fn check_and_set(
+        &self,
+        space: Space,
+        key: &[u8],
+        expected: Option<&[u8]>,
+        new: Option<&[u8]>,
+    ) -> Result<bool> {
+        let _guard = self.conditional.lock().unwrap_or_else(|e| e.into_inner());
+        let current = self.db.get_cf(self.space_cf(space), key)?;
+        if current.as_deref() != expected {
+            return Ok(false);
+        }
+        let cf = self.space_cf(space);
+        match new {
+            Some(value) => self.db.put_cf_opt(cf, key, value, &self.write_options())?,
+            None => self.db.delete_cf_opt(cf, key, &self.write_options())?,
+        }
+        Ok(true)
+    }
+
+    fn flush(&self) -> Result<()> {
+        let mut names: Vec<&str> = self.families.iter().map(|f| f.0.as_str()).collect();
+        names.extend(Space::ALL.map(Space::name));
+        let handles: Vec<&ColumnFamily> = names.iter().map(|n| self.cf(n)).collect();
+        self.db
+            .flush_cfs_opt(&handles, &rocksdb::FlushOptions::default())?;
+        Ok(())
+    }
+
+    fn publish(&self) -> Result<Option<u64>> {
+        let Access::Writer(state) = &self.access else {
+            return Ok(None);
+        };
+        let mut published = state.published.lock().unwrap_or_else(|e| e.into_inner());
+        let sequence = self.db.latest_sequence_number();
+        let version = directory::next_version(&self.path);
+        let dir = directory::version_dir(&self.path, version);
+        std::fs::create_dir_all(directory::versions_dir(&self.path))?;
+        // The checkpoint flushes the memtables (so it needs no WAL) and hard-links the
+        // tables; RocksDB writes it under a temporary name and renames it when whole.
+        Checkpoint::new(&self.db)?
+            .create_checkpoint(&dir)
+            .with_context(|| format!("cannot publish version {}", dir.display()))?;
+        directory::seal_version(
+            &dir,
+            &serde_json::json!({
+                "version": version,
+                "published_ms": super::writer::now_millis(),
+                "sequence": sequence,
+            }),
+        )?;
+        directory::retire_old_versions(&self.path, version);
+        *published = Published {
+            at: Instant::now(),
+            sequence,
+        };
+        Ok(Some(version))
+    }
+
+    fn publish_if_due(&self, interval: Duration) -> Result<()> {
+        let Access::Writer(state) = &self.access else {
+            return Ok(());
+        };
+        let due = state
+            .published
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .at
+            .elapsed()
+            >= interval;
+        if due && self.has_unpublished_changes() {
+            self.publish()?;
+        }
+        Ok(())
+    }
+
+    fn mark_inconsistent(&self) -> Result<()> {
+        if let Access::Writer(_) = &self.access
+            && !self.inconsistent.swap(true, Ordering::SeqCst)
+        {
+            directory::mark_dirty(&self.path)?;
+        }
+        Ok(())
+    }
+
+    fn mark_consistent(&self) -> Result<()> {
+        if let Access::Writer(_) = &self.access
+            && self.inconsistent.swap(false, Ordering::SeqCst)
+        {
+            directory::clear_dirty(&self.path)?;
+        }
+        Ok(())
+    }
+
+    fn close(&self) -> Result<()> {
+        if let Access::Writer(_) = &self.access {
+            if self.has_unpublished_changes() || directory::latest_version(&self.path).is_none() {
+                self.publish()?;
+            }
+            self.mark_consistent()?;
+        }
+        Ok(())
+    }
+
+    fn version(&self) -> Option<u64> {
+        match &self.access {
+            Access::Reader(lease) => Some(lease.version),
+            _ => None,
+        }
+    }
+
+    fn size_on_disk(&self) -> Option<u64> {
+        Some(directory::size_on_disk(&self.path))
+    }
+
+    fn as_rocks(&self) -> Option<&RocksBackend> {
+        Some(self)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cell_keys_split_back_and_sort_newest_first() {
+        let row = Sha1Key([7; 20]);
+        let old = cell_key(&row, b"mime", 1000);
+        let new = cell_key(&row, b"mime", 2000);
+        assert!(new < old, "newer versions sort first");
+        assert_eq!(
+            split_cell_key(&old),
+            Some((&[7u8; 20][..], &b"mime"[..], 1000))
+        );
+        // a shorter qualifier that is a prefix of another still sorts before it
+        assert!(cell_key(&row, b"c", 1) < cell_key(&row, b"cdx", 5));
+    }
+}
