@@ -6,7 +6,8 @@
 # work; the ratio is work / single-process time. Also measured: the shuffle volume per capture
 # (record lines), the SST bytes and the ingest-sst time, and the exports of both stores are
 # compared byte for byte.
-# The corpus is scripts/make-bench-warc.sh's (>= 500 MB of gzip-per-record WARC).
+# The corpus is scripts/make-bench-warc.sh's (>= 500 MB of gzip-per-record WARC); any directory
+# of bench-*.warc.gz files will do (hard links of base.warc.gz make a larger one for free).
 # Usage: scripts/bench-spark.sh [BENCH_DIR]   (default /work/bench-data)
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +16,7 @@ dir="${1:-/work/bench-data}"
 ls "$dir"/bench-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
 files=$(ls "$dir"/bench-*.warc.gz)
 cargo build --release --quiet
-mb=$(du -cb $files | tail -1 | awk '{print $1/1e6}')
+mb=$(stat -c %s $files | awk '{s += $1} END {print s / 1e6}')   # hard-linked copies count too
 work=$(mktemp -d /work/bench-spark.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 cat $files > /dev/null   # page cache, for both contenders alike
@@ -36,7 +37,7 @@ for round in $(seq 1 "$runs"); do
     >"$work/spark.log" 2>&1
   e=$(now)
   line=$(grep '^sediment-spark import-warc:' "$work/spark.log")
-  startup=$(echo "$line" | sed -E 's/.*start-up ([0-9.]+) s.*/\1/')
+  startup=$(echo "$line" | sed -E 's/.*; start-up ([0-9.]+) s.*/\1/')
   worked=$(echo "$line" | sed -E 's/.*total after start-up ([0-9.]+) s.*/\1/')
   best_work=$(min "$best_work" "$worked")
   best_startup=$(min "$best_startup" "$startup")

@@ -111,9 +111,15 @@ fn spark_warc_import_equals_the_single_process_import_with_one_and_several_range
     if !spark_available() {
         return;
     }
-    let Some(inputs) = warc_inputs() else { return };
-    let inputs = strings(&inputs);
+    let Some(mut inputs) = warc_inputs() else {
+        return;
+    };
     let dir = tempfile::tempdir().unwrap();
+    // A byte copy under another name: the same content hash, two inputs.
+    let copy = dir.path().join("copy-of-crawl1.warc.gz");
+    std::fs::copy(fixture("crawl/crawl1.warc.gz"), &copy).unwrap();
+    inputs.push(copy);
+    let inputs = strings(&inputs);
     let single = dir.path().join("single");
     let mut args = vec!["import-warc"];
     args.extend(inputs.iter().map(String::as_str));

@@ -80,9 +80,14 @@ pub struct InputGroup {
     pub counts: BTreeMap<String, u64>,
 }
 
-/// Reads the input summaries (JSON lines) and checks that every input is whole.
+/// Reads the input summaries (JSON lines) and checks that every input is whole. Inputs
+/// keep the order of their first summary: inputs with the same content (copies under
+/// other names) share one registry entry, and the last one recorded names it, as with
+/// the ingest commands.
 pub fn load_inputs(read: impl Read) -> Result<Vec<InputGroup>> {
-    let mut parts: BTreeMap<(String, String, String), Vec<InputPart>> = BTreeMap::new();
+    type Key = (String, String, String, String);
+    let mut order: Vec<Key> = Vec::new();
+    let mut parts: BTreeMap<Key, Vec<InputPart>> = BTreeMap::new();
     for (n, line) in std::io::BufReader::new(read).lines().enumerate() {
         let line = line.context("cannot read the input summaries")?;
         let line = line.trim();
@@ -92,10 +97,22 @@ pub fn load_inputs(read: impl Read) -> Result<Vec<InputGroup>> {
         let part: InputPart = serde_json::from_str(line.strip_prefix("s\t").unwrap_or(line))
             .with_context(|| format!("input summary line {} is not one", n + 1))?;
         let (command, hash, options) = part.identity();
-        let key = (command.to_string(), hash.to_string(), options.to_string());
+        let key = (
+            command.to_string(),
+            hash.to_string(),
+            options.to_string(),
+            part.path.clone(),
+        );
+        if !parts.contains_key(&key) {
+            order.push(key.clone());
+        }
         parts.entry(key).or_default().push(part);
     }
-    parts.into_values().map(group_parts).collect()
+    order
+        .into_iter()
+        .filter_map(|key| parts.remove(&key))
+        .map(group_parts)
+        .collect()
 }
 
 fn group_parts(mut parts: Vec<InputPart>) -> Result<InputGroup> {
@@ -393,4 +410,134 @@ fn unset_derived_rows(store: &Store, rows: &[Sha1Key], ts: u64) -> Result<()> {
     }
     rocks.db().write(batch)?;
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::{Capture, CaptureKind, Origin};
+    use crate::ingest::CaptureSink;
+    use crate::scaleout::extract::RecordSink;
+    use crate::scaleout::records::partition_key;
+    use crate::schema::Schema;
+    use crate::scaleout::sst::RangeWriter;
+    use crate::store::captures::materialize_dirty;
+    use crate::store::writer::Writer;
+
+    /// Captures of 30 digests, several per digest, revisits, filtered-out ones, and the
+    /// cases a range cannot derive alone: one capture named with two digests (a CDX line
+    /// and its WARC record disagreeing) and one by-digest key from two SURT spellings.
+    fn captures() -> Vec<Capture> {
+        let mut out = Vec::new();
+        for i in 0..300u64 {
+            let mut capture = Capture {
+                surt: format!("org,example)/p{}", i % 71),
+                ts: format!("2020{:02}01000000", 1 + i % 12),
+                url: format!("http://example.org/p{}", i % 71),
+                source: "x.cdx".into(),
+                warc: Some(format!("ITEM/x-{}.warc.gz", i % 3)),
+                offset: Some(i * 1000),
+                c_size: Some(100 + i),
+                status: Some(if i % 11 == 0 { 404 } else { 200 }),
+                mime: (i % 5 != 0).then(|| "application/pdf".into()),
+                size: (i % 4 == 0).then_some(i),
+                digest: Some(Sha1Key([((i * 7919) % 30) as u8; 20])),
+                passes: i % 11 != 0,
+                ..Default::default()
+            };
+            if i % 13 == 0 {
+                capture.kind = CaptureKind::Revisit;
+                capture.passes = false;
+            }
+            out.push(capture);
+        }
+        let mut warc = out[5].clone();
+        warc.origin = Origin::Warc;
+        warc.digest = Some(Sha1Key([200; 20]));
+        warc.size = Some(77);
+        out.push(warc);
+        let mut respelled = out[8].clone();
+        respelled.surt = format!("{}/", out[8].surt);
+        out.push(respelled);
+        out
+    }
+
+    fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
+        let rocks = store.rocks("the test").unwrap();
+        let mut all = Vec::new();
+        for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST, "dirty"] {
+            for item in rocks
+                .db()
+                .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start)
+            {
+                let (k, v) = item.unwrap();
+                all.push((cf, k.to_vec(), v.to_vec()));
+            }
+        }
+        all
+    }
+
+    /// Record lines of the captures, sorted, cut into `ranges` key ranges.
+    fn ranges(dir: &Path, ranges: usize, derive: bool, ts: u64) -> Vec<Range> {
+        let schema = Schema::embedded().unwrap();
+        let mut out = Vec::new();
+        let mut sink = RecordSink::new(&mut out);
+        for capture in captures() {
+            sink.add_capture(&capture);
+        }
+        sink.finish(InputPart::default()).unwrap();
+        let mut lines: Vec<&[u8]> = out
+            .split(|&b| b == b'\n')
+            .filter(|l| !l.is_empty() && !l.starts_with(b"s\t"))
+            .collect();
+        lines.sort();
+        let key = |l: &&[u8]| partition_key(l.split(|&b| b == b'\t').next().unwrap()).to_vec();
+        let per = lines.len().div_ceil(ranges);
+        let mut dirs = Vec::new();
+        let mut start = 0;
+        while start < lines.len() {
+            let mut end = (start + per).min(lines.len());
+            while end < lines.len() && key(&lines[end]) == key(&lines[end - 1]) {
+                end += 1;
+            }
+            let out = dir.join(format!("r{}", dirs.len()));
+            let text: Vec<u8> = lines[start..end].join(&b"\n"[..]);
+            RangeWriter::create(&out, &schema, ts, derive)
+                .unwrap()
+                .write_all(&text[..])
+                .unwrap();
+            dirs.push(out);
+            start = end;
+        }
+        load_ranges(&dirs).unwrap()
+    }
+
+    #[test]
+    fn ranges_ingested_equal_the_write_path_with_and_without_derived_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let normal = Store::open(&dir.path().join("normal")).unwrap();
+        let mut writer = Writer::new(&normal, ts);
+        for capture in captures() {
+            writer.add_capture(&capture);
+            writer.end_record().unwrap();
+        }
+        writer.finish().unwrap();
+        materialize_dirty(&normal, ts).unwrap();
+        let expected = contents(&normal);
+        assert!(expected.iter().filter(|(cf, _, _)| *cf == "f").count() > 20);
+
+        for (name, derive) in [("derived", true), ("from-store", false)] {
+            let ranges = ranges(&dir.path().join(format!("{name}-ranges")), 4, derive, ts);
+            assert!(ranges.len() >= 3);
+            if derive {
+                let recheck: usize = ranges.iter().map(|r| r.manifest.recheck.len()).sum();
+                assert!(recheck >= 2, "the conflicting digests are rechecked");
+            }
+            let store = Store::open(&dir.path().join(name)).unwrap();
+            let stats = ingest(&store, &Report::new("test"), ts, &ranges, &[]).unwrap();
+            assert_eq!(stats.rows_derived_in_ranges, derive);
+            assert_eq!(contents(&store), expected, "{name}");
+        }
+    }
 }
