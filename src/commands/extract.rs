@@ -7,6 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
+use super::UsageError;
 use crate::filter::{FileFilter, FilterArgs};
 use crate::report::Report;
 use crate::scaleout::extract::{Completed, Extraction};
@@ -67,6 +68,25 @@ pub fn run(args: Args) -> Result<ExitCode> {
         Kind::ImportWarc(a) => ("import-warc", a),
         Kind::BackfillCdx(a) => ("backfill-cdx", a),
     };
+    let reads_stdin = args.input == Path::new("-");
+    match (&args.name, reads_stdin) {
+        (Some(name), true) if name.trim().is_empty() => {
+            return Err(UsageError("--name must not be empty".into()).into());
+        }
+        (None, true) => {
+            return Err(UsageError(
+                "an input read from standard input needs --name NAME (its path or URL)".into(),
+            )
+            .into());
+        }
+        (Some(_), false) => {
+            return Err(UsageError(
+                "--name names an input read from standard input; give `-` as the input".into(),
+            )
+            .into());
+        }
+        _ => {}
+    }
     let report = Report::new(&format!("extract {command}"))
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;

@@ -153,19 +153,13 @@ impl Extraction<'_> {
         PlannedInput::new(self.input.to_path_buf())
     }
 
-    /// The name captures and the registry give the input.
+    /// The name captures and the registry give the input: as given, or for standard
+    /// input the name the caller gave it (the command makes sure there is one).
     fn path_as_given(&self, input: &PlannedInput) -> Result<String> {
         match (&self.name, input.is_stdin()) {
-            (Some(name), true) if !name.trim().is_empty() => Ok(name.clone()),
-            (_, true) => Err(crate::commands::UsageError(
-                "an input read from standard input needs --name NAME".into(),
-            )
-            .into()),
-            (Some(_), false) => Err(crate::commands::UsageError(
-                "--name names an input read from standard input; give `-` as the input".into(),
-            )
-            .into()),
-            (None, false) => Ok(input.display()),
+            (Some(name), true) => Ok(name.clone()),
+            (None, true) => bail!("an input read from standard input needs a name"),
+            (_, false) => Ok(input.display()),
         }
     }
 

@@ -419,8 +419,8 @@ mod tests {
     use crate::ingest::CaptureSink;
     use crate::scaleout::extract::RecordSink;
     use crate::scaleout::records::partition_key;
-    use crate::schema::Schema;
     use crate::scaleout::sst::RangeWriter;
+    use crate::schema::Schema;
     use crate::store::captures::materialize_dirty;
     use crate::store::writer::Writer;
 
