@@ -8,6 +8,9 @@
 #   - sqlite3: the demo shows the projected databases with it.
 #   - mariadb-server + mariadb-client: the locust projection's SQL is loaded into a private
 #     server on 127.0.0.1 by its test (scripts/mariadb-test-server.sh).
+#   - chromium + chromium-driver: the serve tests load the search page in headless Chromium.
+#   - python package pywb: the serve tests replay through pywb on top of `sediment serve`
+#     and compare its CDX API with ours (scripts/bench-serve.sh measures both).
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
 #   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
@@ -21,6 +24,8 @@ command -v wget >/dev/null 2>&1 || need_apt+=(wget)
 command -v sqlite3 >/dev/null 2>&1 || need_apt+=(sqlite3)
 command -v mariadbd >/dev/null 2>&1 || [ -x /usr/sbin/mariadbd ] || need_apt+=(mariadb-server)
 command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
+command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
+command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
@@ -41,5 +46,10 @@ if command -v python3 >/dev/null 2>&1; then
     echo "setup: installing python packages pyspark duckdb (Spark application, Parquet readers for tests)" >&2
     python3 -m pip install -q --disable-pip-version-check pyspark duckdb >&2 \
       || echo "setup: pip install failed; Spark and Parquet tests will skip" >&2
+  fi
+  if ! python3 -c 'import pywb' >/dev/null 2>&1; then
+    echo "setup: installing python package pywb (replay and CDX server for the serve tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check pywb >&2 \
+      || echo "setup: pip install pywb failed; the pywb tests will skip" >&2
   fi
 fi

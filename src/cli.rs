@@ -81,6 +81,8 @@ pub enum Command {
     IngestSst(commands::ingest_sst::Args),
     /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
     ExportCaptures(commands::export_captures::Args),
+    /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
+    Serve(commands::serve::Args),
 }
 
 pub fn main() -> ExitCode {
@@ -111,6 +113,7 @@ pub fn main() -> ExitCode {
         Command::WriteSst(args) => commands::write_sst::run(args),
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
         Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
+        Command::Serve(args) => commands::serve::run(&cli.store, args),
     };
     match result {
         Ok(code) => code,

@@ -74,8 +74,10 @@ fn captures_count(store: &Path) -> u64 {
 
 /// (url_surtkey, fetch time as 14 digits, content_digest, warc_record_offset) of the
 /// captures `sediment captures` lists under a SURT prefix, sorted.
-fn listed(store: &Path, prefix: &str) -> Vec<String> {
-    let mut rows: Vec<String> = json_lines(&ok(store, &["captures", "--surt-prefix", prefix]))
+fn listed(store: &Path, args: &[&str]) -> Vec<String> {
+    let mut command = vec!["captures"];
+    command.extend(args);
+    let mut rows: Vec<String> = json_lines(&ok(store, &command))
         .iter()
         .map(|c| {
             format!(
@@ -152,9 +154,17 @@ fn check_reader(module: &str, program: &str) {
         assert_eq!(lines.next(), Some(*prefix));
         let mut rows: Vec<String> = lines.map(str::to_string).collect();
         rows.sort();
-        let expected = listed(&store, prefix);
+        let expected = listed(&store, &["--surt-prefix", prefix]);
         assert!(!expected.is_empty(), "captures under {prefix}");
         assert_eq!(rows, expected, "{module}: captures under {prefix}");
+        if *prefix == "com,example)/" {
+            // The same captures as a URL prefix query (`--match prefix`).
+            let by_url = listed(
+                &store,
+                &["--url", "http://example.com/", "--match", "prefix"],
+            );
+            assert_eq!(rows, by_url, "{module}: captures --match prefix");
+        }
     }
 }
 

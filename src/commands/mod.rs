@@ -25,6 +25,7 @@ pub mod project_summary;
 pub mod relocate;
 pub mod schema;
 pub mod search;
+pub mod serve;
 pub mod stats;
 pub mod warcs;
 pub mod write_sst;

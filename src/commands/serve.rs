@@ -1,0 +1,84 @@
+//! `sediment serve`: the store as a live wayback index and lookup service over HTTP.
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::time::Duration;
+
+use anyhow::Result;
+
+use crate::serve::{self, AccessLog, Config};
+use crate::wayback::QueryLimits;
+
+#[derive(clap::Args)]
+#[command(
+    after_help = "Endpoints: /cdx?url=… (pywb / IA CDX server API), /sha1/KEY, /payload/KEY, \
+/captures/KEY, /search?q=… (with --summary-db), /health, /stats.
+
+Examples:
+  sediment serve --warc-dir /data/warcs
+  curl 'http://127.0.0.1:8080/cdx?url=example.com/*&from=2021&output=json'
+  sediment serve --bind 127.0.0.1:9000 --summary-db summary.db   # then open /search"
+)]
+pub struct Args {
+    /// Address and port to listen on (loopback by default; give 0.0.0.0:PORT to expose it).
+    #[arg(long, default_value = "127.0.0.1:8080")]
+    pub bind: SocketAddr,
+    /// Summary database (from `sediment project summary`) for /search.
+    #[arg(long, value_name = "FILE")]
+    pub summary_db: Option<PathBuf>,
+    /// Directories holding the WARC files, when they are no longer where they were
+    /// imported from (the stored name is tried under each).
+    #[arg(long = "warc-dir", value_name = "DIR")]
+    pub warc_dirs: Vec<PathBuf>,
+    /// Most open connections; more wait to be accepted.
+    #[arg(long, default_value_t = 256)]
+    pub max_connections: usize,
+    /// Most seconds one request may take (the answer is cut short after that).
+    #[arg(long, default_value_t = 30)]
+    pub request_timeout: u64,
+    /// Most seconds a client may take to send its request line and headers.
+    #[arg(long, default_value_t = 10)]
+    pub header_timeout: u64,
+    /// Most bytes of request line and headers (at least 8192).
+    #[arg(long, default_value_t = 16384)]
+    pub max_header_bytes: usize,
+    /// Most captures in one /cdx answer (and the answer's size without a limit).
+    #[arg(long, default_value_t = 100_000)]
+    pub max_limit: u64,
+    /// Most captures held in memory for one query (negative limits, closest sort).
+    #[arg(long, default_value_t = 10_000)]
+    pub max_window: u64,
+    /// Seconds between looks for a newer published version of the store.
+    #[arg(long, default_value_t = 2)]
+    pub refresh: u64,
+    /// Access log: `-` for standard error, `off`, or a file to append to.
+    #[arg(long, default_value = "-")]
+    pub access_log: String,
+    /// Worker threads (default: one per core).
+    #[arg(long)]
+    pub threads: Option<usize>,
+}
+
+pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    let config = Config {
+        store: store_path.to_path_buf(),
+        bind: args.bind,
+        summary_db: args.summary_db,
+        warc_dirs: args.warc_dirs,
+        limits: QueryLimits {
+            max_limit: args.max_limit.max(1),
+            max_window: args.max_window.max(1),
+            ..QueryLimits::default()
+        },
+        max_connections: args.max_connections,
+        request_timeout: Duration::from_secs(args.request_timeout.max(1)),
+        header_timeout: Duration::from_secs(args.header_timeout.max(1)),
+        max_header_bytes: args.max_header_bytes,
+        refresh_interval: Duration::from_secs(args.refresh.max(1)),
+        access_log: AccessLog::open(&args.access_log)?,
+        worker_threads: args.threads,
+    };
+    serve::run(config)?;
+    super::finished()
+}

@@ -1,0 +1,175 @@
+//! `/cdx` (the CDX server API) and `/captures/KEY` (every capture of a payload).
+
+use std::time::Instant;
+
+use axum::extract::{Path, RawQuery, State};
+use axum::http::StatusCode;
+use axum::response::Response;
+
+use super::{Shared, body, error};
+use crate::key::Sha1Key;
+use crate::store::captures::captures_of_digest as read_captures_of_digest;
+use crate::wayback::query::{KeyRange, MatchType, Output};
+use crate::wayback::run::VecSource;
+use crate::wayback::{CaptureQuery, StoreCaptures, run, run_until};
+
+/// Query parameters, percent-decoded; names may repeat (`filter`, `collapse`).
+fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
+    url::form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect()
+}
+
+fn parse_query(
+    state: &Shared,
+    raw: Option<&str>,
+) -> Result<CaptureQuery, crate::wayback::QueryError> {
+    let params = parameters(raw);
+    CaptureQuery::from_params(
+        params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &state.limits,
+    )
+}
+
+pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Response {
+    let query = match parse_query(&state, raw.as_deref()) {
+        Ok(query) => query,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let deadline = Instant::now() + state.request_timeout;
+    let content_type = match query.paging {
+        Some(crate::wayback::query::Paging::Count { .. }) if query.output == Output::Json => {
+            "application/json"
+        }
+        _ => query.output.content_type(),
+    };
+    if query.match_type == MatchType::Exact && query.paging.is_none() {
+        let store = state.store.get();
+        let mut out = Capped::default();
+        match run_until(
+            &query,
+            &StoreCaptures::new(&store),
+            &mut out,
+            Some(deadline),
+        ) {
+            Ok(_) => {
+                let length = out.bytes.len();
+                return body::response(content_type, out.bytes.into(), Some(length));
+            }
+            Err(e) if Capped::overflowed(&e) => {}
+            Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
+        }
+    }
+    body::from_blocking(content_type, deadline, move |out| {
+        let store = state.store.get();
+        run_until(&query, &StoreCaptures::new(&store), out, Some(deadline))?;
+        Ok(())
+    })
+    .await
+}
+
+/// Answers to exact-URL queries up to this size are computed right on the connection's
+/// task: the captures of one URL are a few adjacent keys, usually in RocksDB's block
+/// cache, and handing them to a blocking thread and back through a channel costs more
+/// than reading them (it doubled the p99 latency under load). A larger answer is
+/// started again on a blocking thread and streamed.
+const INLINE_ANSWER: usize = 128 << 10;
+
+#[derive(Default)]
+struct Capped {
+    bytes: Vec<u8>,
+}
+
+#[derive(Debug)]
+struct Overflow;
+
+impl std::fmt::Display for Overflow {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("answer too large to build in place")
+    }
+}
+
+impl std::error::Error for Overflow {}
+
+impl Capped {
+    fn overflowed(error: &anyhow::Error) -> bool {
+        error
+            .downcast_ref::<std::io::Error>()
+            .and_then(|e| e.get_ref())
+            .is_some_and(|inner| inner.is::<Overflow>())
+    }
+}
+
+impl std::io::Write for Capped {
+    fn write(&mut self, data: &[u8]) -> std::io::Result<usize> {
+        if self.bytes.len() + data.len() > INLINE_ANSWER {
+            return Err(std::io::Error::other(Overflow));
+        }
+        self.bytes.extend_from_slice(data);
+        Ok(data.len())
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        Ok(())
+    }
+}
+
+/// A row key from the path, or a 400 that says which spellings are accepted.
+pub fn key_from_path(text: &str) -> Result<Sha1Key, Box<Response>> {
+    Sha1Key::parse(text).map_err(|e| {
+        Box::new(error(
+            StatusCode::BAD_REQUEST,
+            format!("{e}; a key is 32 base32 characters, 40 hex characters, or sha1:BASE32"),
+        ))
+    })
+}
+
+/// Every capture of a payload, first capture first, as JSON lines (or `?output=cdx`,
+/// `cdxj`, `json` like `/cdx`).
+pub async fn captures_of_digest(
+    State(state): State<Shared>,
+    Path(key): Path<String>,
+    RawQuery(raw): RawQuery,
+) -> Response {
+    let key = match key_from_path(&key) {
+        Ok(key) => key,
+        Err(response) => return *response,
+    };
+    let mut params = parameters(raw.as_deref());
+    if !params.iter().any(|(k, _)| k == "output") {
+        params.push(("output".into(), "jsonl".into()));
+    }
+    // The digest's captures, in first-capture order, stand in for a key range.
+    let everything = KeyRange {
+        start: Vec::new(),
+        end: vec![0xFF],
+    };
+    let query = match CaptureQuery::over_range(
+        params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
+        &state.limits,
+        everything,
+    ) {
+        Ok(query) => query,
+        Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
+    };
+    let deadline = Instant::now() + state.request_timeout;
+    let content_type = query.output.content_type();
+    body::from_blocking(content_type, deadline, move |out| {
+        let store = state.store.get();
+        let captures = read_captures_of_digest(&store, &key)?;
+        if captures.is_empty() {
+            out_fail(out, &key);
+            return Ok(());
+        }
+        run(&query, &VecSource::in_order(captures), out)?;
+        Ok(())
+    })
+    .await
+}
+
+fn out_fail(out: &mut body::ChannelWriter, key: &Sha1Key) {
+    out.fail(
+        StatusCode::NOT_FOUND,
+        format!("no captures of {key} in this store"),
+    );
+}

@@ -1,0 +1,232 @@
+//! `/payload/KEY`: a file's payload, streamed from the WARC the store locates it in and
+//! checked against its key as it streams.
+//!
+//! The SHA-1 is known only after the last byte, but the status line goes first. So a
+//! payload up to [`CHECK_BEFORE_SENDING`] bytes is read and checked before anything is
+//! sent (a mismatch is a clean 502); a larger one is streamed with its Content-Length
+//! and the last chunk held back until the digest is confirmed: on a mismatch the body is
+//! cut short, and the client sees a failed transfer, never a complete wrong file.
+//! Which WARC is opened comes only from the store's captures of the key, resolved
+//! under the configured WARC directories; nothing in the request names a file.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use axum::body::{Body, Bytes};
+use axum::extract::{Path, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::response::Response;
+use tokio::sync::mpsc;
+
+use super::cdx::key_from_path;
+use super::{Shared, error};
+use crate::capture::CaptureKind;
+use crate::key::Sha1Key;
+use crate::payload::read_payload_at;
+use crate::store::Store;
+use crate::store::captures::captures_of_digest;
+use crate::store::cells::Projection;
+
+/// Payloads up to this size are checked before the response starts.
+const CHECK_BEFORE_SENDING: u64 = 2 << 20;
+
+/// Where a payload is, and what the store says about it.
+struct Located {
+    warc: PathBuf,
+    offset: u64,
+    size: Option<u64>,
+    mime: Option<String>,
+}
+
+/// The first capture (in first-capture order) that holds the payload in a WARC present
+/// here; `Err` with the status and message for the client otherwise.
+fn locate(state: &Shared, store: &Store, key: &Sha1Key) -> Result<Located, (StatusCode, String)> {
+    let internal = |e: anyhow::Error| (StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"));
+    let captures = captures_of_digest(store, key).map_err(internal)?;
+    if captures.is_empty() {
+        return Err((StatusCode::NOT_FOUND, format!("no file with key {key}")));
+    }
+    let mut missing = Vec::new();
+    for capture in &captures {
+        if capture.kind == CaptureKind::Revisit {
+            continue;
+        }
+        let (Some(warc), Some(offset)) = (capture.warc.as_deref(), capture.offset) else {
+            continue;
+        };
+        // The stored location, after `sediment relocate` rules and --warc-dir.
+        match state
+            .locator
+            .resolve_capture(store, capture)
+            .map_err(internal)?
+        {
+            Some(path) => {
+                return Ok(Located {
+                    warc: path,
+                    offset,
+                    size: capture.size,
+                    mime: file_mime(store, key).or_else(|| capture.mime.clone()),
+                });
+            }
+            None => missing.push(crate::capture::file_name(warc).to_string()),
+        }
+    }
+    Err(if missing.is_empty() {
+        (
+            StatusCode::NOT_FOUND,
+            format!("{key} has no WARC location in this store (it came from a CDX without one)"),
+        )
+    } else {
+        missing.dedup();
+        (
+            StatusCode::NOT_FOUND,
+            format!(
+                "the WARC files holding {key} are not available to this server ({})",
+                missing.join(", ")
+            ),
+        )
+    })
+}
+
+/// The row's `file:mime`.
+fn file_mime(store: &Store, key: &Sha1Key) -> Option<String> {
+    let column = store.schema().column_id("file:mime")?;
+    let projection = Projection {
+        families: vec![column.family],
+        columns: Some(vec![column]),
+        versions: 1,
+    };
+    let row = store.read_row(key, &projection).ok()??;
+    row.latest(column)
+        .map(|v| String::from_utf8_lossy(v).into_owned())
+}
+
+fn payload_response(body: Body, mime: Option<&str>, length: Option<u64>) -> Response {
+    let mut response = Response::new(body);
+    let headers = response.headers_mut();
+    let mime = mime
+        .and_then(|m| HeaderValue::from_str(m).ok())
+        .unwrap_or(HeaderValue::from_static("application/octet-stream"));
+    headers.insert(header::CONTENT_TYPE, mime);
+    if let Some(length) = length {
+        headers.insert(header::CONTENT_LENGTH, HeaderValue::from(length));
+    }
+    // Archived pages are someone else's code: never sniff, never run it on our origin.
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static("sandbox"),
+    );
+    response
+}
+
+enum Read {
+    Whole(Located, Vec<u8>),
+    Streaming(Located, mpsc::Receiver<Result<Bytes, std::io::Error>>),
+}
+
+pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Response {
+    let key = match key_from_path(&key) {
+        Ok(key) => key,
+        Err(response) => return *response,
+    };
+    let deadline = Instant::now() + state.request_timeout;
+    let (tx, rx) = mpsc::channel(4);
+    let worker_state = state.clone();
+    let read =
+        tokio::task::spawn_blocking(move || read_payload(&worker_state, &key, deadline, tx, rx))
+            .await;
+    match read {
+        Ok(Ok(Read::Whole(located, bytes))) => {
+            let length = bytes.len() as u64;
+            payload_response(Body::from(bytes), located.mime.as_deref(), Some(length))
+        }
+        Ok(Ok(Read::Streaming(located, rx))) => {
+            let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
+            payload_response(
+                Body::from_stream(stream),
+                located.mime.as_deref(),
+                located.size,
+            )
+        }
+        Ok(Err((status, message))) => error(status, message),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+/// Locates and reads (small) or starts streaming (large) a payload. Runs on a blocking
+/// thread; for a large payload it hands the receiver back at once and keeps reading on
+/// another one.
+fn read_payload(
+    state: &Shared,
+    key: &Sha1Key,
+    deadline: Instant,
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+    rx: mpsc::Receiver<Result<Bytes, std::io::Error>>,
+) -> Result<Read, (StatusCode, String)> {
+    let store = state.store.get();
+    let located = locate(state, &store, key)?;
+    let checked_first = located.size.is_some_and(|s| s <= CHECK_BEFORE_SENDING);
+    if checked_first {
+        let mut bytes = Vec::with_capacity(located.size.unwrap_or(0) as usize);
+        match read_payload_at(&located.warc, located.offset, key, false, &mut |b| {
+            bytes.extend_from_slice(b)
+        }) {
+            Ok(_) => return Ok(Read::Whole(located, bytes)),
+            Err(e) => {
+                let message = format!("{e:#}");
+                state.problem(&message);
+                return Err((StatusCode::BAD_GATEWAY, message));
+            }
+        }
+    }
+    let (warc, offset, key) = (located.warc.clone(), located.offset, *key);
+    let state = state.clone();
+    tokio::runtime::Handle::current()
+        .spawn_blocking(move || stream_checked(&state, &warc, offset, &key, deadline, tx));
+    Ok(Read::Streaming(located, rx))
+}
+
+/// Streams the payload, always one chunk behind, and sends that last chunk only once
+/// the digest matched.
+fn stream_checked(
+    state: &Shared,
+    warc: &std::path::Path,
+    offset: u64,
+    key: &Sha1Key,
+    deadline: Instant,
+    tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
+) {
+    let mut held: Option<Bytes> = None;
+    let mut gone = false;
+    let result = read_payload_at(warc, offset, key, false, &mut |bytes| {
+        if gone {
+            return;
+        }
+        if Instant::now() > deadline {
+            gone = true;
+            let _ = tx.blocking_send(Err(std::io::Error::other("out of time")));
+            return;
+        }
+        if let Some(previous) = held.replace(Bytes::copy_from_slice(bytes)) {
+            gone = tx.blocking_send(Ok(previous)).is_err();
+        }
+    });
+    match result {
+        Ok(_) => {
+            if let Some(last) = held
+                && !gone
+            {
+                let _ = tx.blocking_send(Ok(last));
+            }
+        }
+        Err(e) => {
+            let message = format!("{e:#}");
+            state.problem(&message);
+            let _ = tx.blocking_send(Err(std::io::Error::other(message)));
+        }
+    }
+}

@@ -1,0 +1,100 @@
+//! `/sha1/KEY` (a row as `sediment export` writes it), `/health` and `/stats`.
+
+use std::sync::atomic::Ordering;
+
+use axum::Json;
+use axum::extract::{Path, State};
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use serde_json::json;
+
+use super::cdx::key_from_path;
+use super::{Shared, body, error};
+use crate::jsonl::write_row;
+use crate::store::Store;
+use crate::store::backend::Space;
+use crate::store::cells::Projection;
+
+pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
+    let key = match key_from_path(&key) {
+        Ok(key) => key,
+        Err(response) => return *response,
+    };
+    let read = tokio::task::spawn_blocking(move || -> anyhow::Result<Option<Vec<u8>>> {
+        let store = state.store.get();
+        let Some(row) = store.read_row(&key, &Projection::all(store.schema()))? else {
+            return Ok(None);
+        };
+        let mut out = Vec::new();
+        let mut bad_cells = Vec::new();
+        write_row(store.schema(), &row, false, &mut out, &mut bad_cells);
+        if !bad_cells.is_empty() {
+            state.problem(&format!(
+                "row {key}: cells left out: {}",
+                bad_cells.join(", ")
+            ));
+        }
+        Ok(Some(out))
+    })
+    .await;
+    match read {
+        Ok(Ok(Some(line))) => {
+            let length = line.len();
+            body::response("application/json", line.into(), Some(length))
+        }
+        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("no row with key {key}")),
+        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+    }
+}
+
+pub async fn health(State(state): State<Shared>) -> Response {
+    Json(json!({
+        "status": "ok",
+        "sediment": env!("CARGO_PKG_VERSION"),
+        "store_version": state.store.version(),
+    }))
+    .into_response()
+}
+
+/// RocksDB's estimate of the keys in a column family (cheap: no scan); `None` on other
+/// backends.
+fn estimated_keys(store: &Store, family: Family) -> Option<u64> {
+    let rocks = store.backend().as_rocks()?;
+    let cf = match family {
+        Family::Captures => rocks.space_cf(Space::Capture),
+        Family::Table(index) => rocks.family_cf(index),
+    };
+    rocks
+        .db()
+        .property_int_value_cf(cf, "rocksdb.estimate-num-keys")
+        .ok()
+        .flatten()
+}
+
+enum Family {
+    Captures,
+    Table(usize),
+}
+
+pub async fn stats(State(state): State<Shared>) -> Response {
+    let store = state.store.get();
+    let c = &state.counters;
+    let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+    Json(json!({
+        "store": state.store.path().display().to_string(),
+        "store_version": state.store.version(),
+        "store_reloads": state.store.reloads(),
+        "captures_estimate": estimated_keys(&store, Family::Captures),
+        "cells_estimate_first_family": estimated_keys(&store, Family::Table(0)),
+        "uptime_seconds": state.started.elapsed().as_secs(),
+        "requests": load(&c.requests),
+        "in_flight": load(&c.in_flight),
+        "client_errors": load(&c.client_errors),
+        "server_errors": load(&c.server_errors),
+        "timeouts": load(&c.timeouts),
+        "payload_problems": load(&c.payload_problems),
+        "summary_db": state.summary_db.as_ref().map(|p| p.display().to_string()),
+    }))
+    .into_response()
+}
