@@ -175,6 +175,8 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
     ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
     let store = dir.path().join("spark");
     let store_arg = store.display().to_string();
+    let parquet = dir.path().join("parquet");
+    let parquet_arg = parquet.display().to_string();
     // The first attempt of crawl2's extract and of range 1's write-sst are killed after
     // part of their output; `local[2,2]` lets Spark run each again.
     let run = spark_ok(
@@ -185,6 +187,8 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
             &store_arg,
             "--ranges",
             "3",
+            "--parquet",
+            &parquet_arg,
             &inputs[0],
             &inputs[1],
         ],
@@ -193,6 +197,26 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
     let said = format!("{}{}", run.stdout, run.stderr);
     assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
     assert_same_store(&single, &store);
+    // --parquet: the capture index as the single-process store exports it, byte for byte.
+    let expected = dir.path().join("expected-parquet");
+    ok(
+        &single,
+        &["export-captures", "-o", expected.to_str().unwrap()],
+    );
+    let files = |d: &Path| {
+        let mut names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(!files(&expected).is_empty());
+    assert!(
+        files(&expected) == files(&parquet),
+        "Parquet exports differ"
+    );
 }
 
 #[test]

@@ -480,6 +480,7 @@ mod tests {
     /// Record lines of the captures, sorted, cut into `ranges` key ranges.
     fn ranges(dir: &Path, ranges: usize, derive: bool, ts: u64) -> Vec<Range> {
         let schema = Schema::embedded().unwrap();
+        std::fs::create_dir_all(dir).unwrap();
         let mut out = Vec::new();
         let mut sink = RecordSink::new(&mut out);
         for capture in captures() {
