@@ -16,6 +16,8 @@
 #   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
 #     when their repository is configured, else an emulator built from Debian's Go client
 #     (scripts/build-bigtable-emulator.sh).
+#   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
+#     application and the readers of the Parquet capture index (tests/spark.rs, tests/parquet.rs).
 set -euo pipefail
 
 need_apt=()
@@ -28,6 +30,7 @@ command -v mariadb >/dev/null 2>&1 || need_apt+=(mariadb-client)
 command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
+command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -41,6 +44,11 @@ if command -v python3 >/dev/null 2>&1; then
     echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
     python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
+  fi
+  if ! python3 -c 'import pyspark, duckdb' >/dev/null 2>&1; then
+    echo "setup: installing python packages pyspark duckdb (Spark application, Parquet readers for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check pyspark duckdb >&2 \
+      || echo "setup: pip install failed; Spark and Parquet tests will skip" >&2
   fi
   if ! python3 -c 'import pywb' >/dev/null 2>&1; then
     echo "setup: installing python package pywb (replay and CDX server for the serve tests)" >&2

@@ -82,6 +82,14 @@ pub enum Command {
     LookupJdbm(commands::lookup_jdbm::Args),
     /// Full-text search over a summary database made by `project summary`.
     Search(commands::search::Args),
+    /// Distributed ingest, map side: one input's captures as record lines (stdout).
+    Extract(commands::extract::Args),
+    /// Distributed ingest: one sorted key range of record lines into SST files.
+    WriteSst(commands::write_sst::Args),
+    /// Distributed ingest: key ranges of SST files into the store, inputs recorded.
+    IngestSst(commands::ingest_sst::Args),
+    /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
+    ExportCaptures(commands::export_captures::Args),
     /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
     Serve(commands::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -165,6 +173,10 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Project(args) => commands::project::run(&cli.store, args),
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
+        Command::Extract(args) => commands::extract::run(args),
+        Command::WriteSst(args) => commands::write_sst::run(args),
+        Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
+        Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
         Command::Serve(args) => commands::serve::run(&cli.store, args),
         Command::Completions(args) => completions(args),
         Command::Manpage(args) => manpage(args),

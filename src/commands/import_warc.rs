@@ -81,7 +81,6 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 _ => (input.display(), canonical(&input.path)),
             };
             let importer = WarcImporter {
-                store: &store,
                 report: &report,
                 filter: &filter,
                 path,

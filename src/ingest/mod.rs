@@ -21,6 +21,8 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+use crate::capture::Capture;
+use crate::ingest::warc::WarcInfo;
 use crate::input::{PlannedInput, plan_inputs, record_done};
 use crate::report::Report;
 use crate::store::Store;
@@ -29,6 +31,30 @@ use crate::store::writer::{Writer, now_millis};
 
 /// What one input produced, for the report and the registry.
 pub type InputSummary = serde_json::Value;
+
+/// Where parsers put what they read: the store's write path ([`Writer`]), or the records
+/// `sediment extract` prints for a distributed ingest.
+pub trait CaptureSink {
+    fn add_capture(&mut self, capture: &Capture);
+    /// The end of one input record: a batch may be written now.
+    fn end_record(&mut self) -> Result<()>;
+    /// The crawl description of a warcinfo record.
+    fn warcinfo(&mut self, info: WarcInfo) -> Result<()>;
+}
+
+impl CaptureSink for Writer<'_> {
+    fn add_capture(&mut self, capture: &Capture) {
+        Writer::add_capture(self, capture)
+    }
+
+    fn end_record(&mut self) -> Result<()> {
+        Writer::end_record(self)
+    }
+
+    fn warcinfo(&mut self, info: WarcInfo) -> Result<()> {
+        self.store().put_warcinfo(&info)
+    }
+}
 
 pub struct IngestRun<'s> {
     pub store: &'s Store,

@@ -13,10 +13,10 @@ use anyhow::Result;
 
 use crate::capture::{Capture, CaptureKind, Origin};
 use crate::filter::FileFilter;
+use crate::ingest::CaptureSink;
 use crate::key::Sha1Key;
 use crate::report::{Counts, Location, Report};
 use crate::store::Store;
-use crate::store::writer::Writer;
 use crate::warc::{
     DigestCheck, ErrorKind, MandatoryHeader, ParsedDigest, PayloadSink, Record, WarcReader,
     WarcType, parse_digest, parse_warc_fields,
@@ -105,9 +105,9 @@ impl PayloadSink for WarcinfoSink {
 /// right before or right after the response).
 const PENDING: usize = 32;
 
-/// Reads one WARC and writes its captures. Returns counts for the report.
+/// Reads one WARC and hands its captures and warcinfo records to a [`CaptureSink`] (the
+/// store's write path, or `sediment extract`'s records). Returns counts for the report.
 pub struct WarcImporter<'a> {
-    pub store: &'a Store,
     pub report: &'a Report,
     pub filter: &'a FileFilter,
     /// The file's name as given (the `warc` of the captures).
@@ -117,7 +117,7 @@ pub struct WarcImporter<'a> {
 }
 
 impl WarcImporter<'_> {
-    pub fn import(&self, read: impl Read, writer: &mut Writer<'_>) -> Result<Counts> {
+    pub fn import(&self, read: impl Read, writer: &mut impl CaptureSink) -> Result<Counts> {
         let mut counts = Counts::default();
         let mut reader = match WarcReader::new(read) {
             Ok(r) => r,
@@ -159,7 +159,7 @@ impl WarcImporter<'_> {
             };
             counts.incr(&format!("records_{}", record.warc_type.as_str()));
             match record.warc_type {
-                WarcType::Warcinfo => self.save_warcinfo(&record, &sink.bytes)?,
+                WarcType::Warcinfo => writer.warcinfo(self.warcinfo(&record, &sink.bytes))?,
                 WarcType::Request => {
                     let Some(agent) = record.http.as_ref().and_then(|h| h.user_agent()) else {
                         continue;
@@ -226,7 +226,7 @@ impl WarcImporter<'_> {
         Location::offset(self.path.clone(), offset)
     }
 
-    fn save_warcinfo(&self, record: &Record, block: &[u8]) -> Result<()> {
+    fn warcinfo(&self, record: &Record, block: &[u8]) -> WarcInfo {
         let fields = parse_warc_fields(block);
         let field = |name: &str| {
             fields
@@ -234,7 +234,7 @@ impl WarcImporter<'_> {
                 .find(|(k, _)| k.eq_ignore_ascii_case(name))
                 .map(|(_, v)| v.clone())
         };
-        let info = WarcInfo {
+        WarcInfo {
             file: crate::capture::file_name(&self.path).to_string(),
             record_id: record.record_id().map(bare_record_id),
             date: record.date().map(str::to_string),
@@ -242,8 +242,7 @@ impl WarcImporter<'_> {
             operator: field("operator"),
             description: field("description"),
             fields: fields.clone(),
-        };
-        self.store.put_warcinfo(&info)
+        }
     }
 
     /// The capture of a response, resource or revisit record; `None` (reported) when the

@@ -341,7 +341,6 @@ impl<'s> BulkLoader<'s> {
         };
         // Rows are derived and written in digest ranges, one pair of SST files per range.
         let schema = self.store.schema();
-        let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_str();
         let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = groups
             .par_chunks(part_len(groups.len(), self.min_part))
             .enumerate()
@@ -360,31 +359,10 @@ impl<'s> BulkLoader<'s> {
                     };
                     rows.rows += 1;
                     rows.duplicates += row.captures.saturating_sub(1);
-                    f_writer.put(
-                        &cell_key(key, qualifier(columns.dedupe).as_bytes(), self.ts),
-                        &row.dedupe,
-                    )?;
-                    // `file` cells in key order: cdx < mime < size.
-                    let mut cells: Vec<(Vec<u8>, &[u8])> = vec![(
-                        cell_key(key, qualifier(columns.cdx).as_bytes(), self.ts),
-                        row.cdx.as_slice(),
-                    )];
-                    if let Some(mime) = &row.mime {
-                        cells.push((
-                            cell_key(key, qualifier(columns.mime).as_bytes(), self.ts),
-                            mime.as_bytes(),
-                        ));
-                    }
-                    let size = row.size.map(u64::to_be_bytes);
-                    if let Some(size) = &size {
-                        cells.push((
-                            cell_key(key, qualifier(columns.size).as_bytes(), self.ts),
-                            &size[..],
-                        ));
-                    }
-                    cells.sort();
-                    for (k, v) in cells {
-                        file_writer.put(&k, v)?;
+                    let cells = derived_cells(schema, &columns, key, &row, self.ts);
+                    f_writer.put(&cells.f.0, cells.f.1)?;
+                    for (k, v) in &cells.file {
+                        file_writer.put(k, v)?;
                     }
                 }
                 let f_sst = f_writer.finish()?.then_some(f_sst);
@@ -409,18 +387,62 @@ impl<'s> BulkLoader<'s> {
         Ok(())
     }
 
-    /// Ingests SST files with non-overlapping key ranges into one family, atomically.
     fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
-        if paths.is_empty() {
-            return Ok(());
-        }
-        let mut opts = IngestExternalFileOptions::default();
-        opts.set_move_files(true);
-        let rocks: &RocksBackend = self.store.rocks("a bulk load")?;
-        rocks
-            .db()
-            .ingest_external_file_cf_opts(rocks.cf(cf), &opts, paths.clone())
-            .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
+        ingest_files(self.store, cf, paths)
+    }
+}
+
+/// Ingests SST files with non-overlapping key ranges into one family, atomically. The
+/// files are moved (hard-linked) into the store when they are on its file system.
+pub(crate) fn ingest_files(store: &Store, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
+    if paths.is_empty() {
+        return Ok(());
+    }
+    let mut opts = IngestExternalFileOptions::default();
+    opts.set_move_files(true);
+    let rocks: &RocksBackend = store.rocks("an ingestion of SST files")?;
+    rocks
+        .db()
+        .ingest_external_file_cf_opts(rocks.cf(cf), &opts, paths.clone())
+        .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
+}
+
+/// The cells of one derived row, keys in order within each family: `f:c` in `f`, and
+/// `file:cdx`, `file:mime`, `file:size` in `file` (what SST files of the two families get).
+pub(crate) struct DerivedCells<'r> {
+    pub f: (Vec<u8>, &'r [u8]),
+    pub file: Vec<(Vec<u8>, std::borrow::Cow<'r, [u8]>)>,
+}
+
+pub(crate) fn derived_cells<'r>(
+    schema: &crate::schema::Schema,
+    columns: &DerivedColumns,
+    key: &Sha1Key,
+    row: &'r DerivedRow,
+    ts: u64,
+) -> DerivedCells<'r> {
+    use std::borrow::Cow;
+    let qualifier = |c: crate::schema::ColumnId| schema.column(c).qualifier.as_bytes();
+    let mut file: Vec<(Vec<u8>, Cow<'r, [u8]>)> = vec![(
+        cell_key(key, qualifier(columns.cdx), ts),
+        Cow::Borrowed(row.cdx.as_slice()),
+    )];
+    if let Some(mime) = &row.mime {
+        file.push((
+            cell_key(key, qualifier(columns.mime), ts),
+            Cow::Borrowed(mime.as_bytes()),
+        ));
+    }
+    if let Some(size) = row.size {
+        file.push((
+            cell_key(key, qualifier(columns.size), ts),
+            Cow::Owned(size.to_be_bytes().to_vec()),
+        ));
+    }
+    file.sort();
+    DerivedCells {
+        f: (cell_key(key, qualifier(columns.dedupe), ts), &row.dedupe),
+        file,
     }
 }
 

@@ -1,0 +1,451 @@
+//! The capture index as Parquet, in the column layout of Common Crawl's columnar URL index
+//! (`cc-index-table`'s flat schema: `url_surtkey`, `url`, `url_host_*`, `fetch_*`,
+//! `content_*`, `warc_*`), so Spark SQL, DuckDB, Athena and the like query it with the
+//! same SQL, plus what Sediment knows beyond a CDX line (payload size, capture kind and
+//! origin, whether the capture locates a file row, ETag, Last-Modified, user agent, the
+//! WARC's canonical location).
+//!
+//! Captures are written in URL-then-time order (the store's capture order) into files of
+//! at most `file_rows` rows, each cut into row groups of about `row_group_bytes`: a file
+//! and every row group covers a SURT range, so a query by `url_surtkey` prefix reads few
+//! of them (min/max statistics). Memory stays flat: one batch of rows and one row group
+//! being encoded.
+//!
+//! Differences from Common Crawl's types: offsets and lengths are 64-bit (WARC files past
+//! 2 GiB exist), `warc_record_id` is the `urn:uuid:…` text, and columns Sediment cannot
+//! fill (`content_languages`, `content_truncated`, registry suffixes) are left out.
+
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use arrow_array::builder::{
+    ArrayBuilder, BooleanBuilder, Int16Builder, Int32Builder, Int64Builder, StringBuilder,
+    TimestampMillisecondBuilder,
+};
+use arrow_array::{ArrayRef, RecordBatch};
+use arrow_schema::{DataType, Field, Schema, SchemaRef, TimeUnit};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::Compression;
+use parquet::file::properties::WriterProperties;
+
+use crate::capture::{Capture, CaptureKind, Origin};
+
+/// How the files are cut.
+#[derive(Debug, Clone, Copy)]
+pub struct Layout {
+    pub file_rows: u64,
+    pub row_group_bytes: usize,
+    /// Rows per Arrow batch handed to the writer.
+    pub batch_rows: usize,
+}
+
+impl Default for Layout {
+    fn default() -> Self {
+        Layout {
+            file_rows: 4 << 20,
+            row_group_bytes: 64 << 20,
+            batch_rows: 8192,
+        }
+    }
+}
+
+/// The URL parts of the `url_*` columns.
+#[derive(Default)]
+struct UrlParts {
+    host: Option<String>,
+    /// Host labels, last first (`com`, `example`, `www`), for domain names only.
+    labels: Vec<String>,
+    protocol: Option<String>,
+    /// Only when the URL names one (as Common Crawl's `url_port`).
+    port: Option<u16>,
+    path: Option<String>,
+    query: Option<String>,
+}
+
+impl UrlParts {
+    fn of(text: &str) -> UrlParts {
+        let Ok(url) = url::Url::parse(text) else {
+            return UrlParts::default();
+        };
+        let labels = match url.host() {
+            Some(url::Host::Domain(domain)) => domain
+                .trim_end_matches('.')
+                .rsplit('.')
+                .map(str::to_string)
+                .collect(),
+            _ => Vec::new(),
+        };
+        UrlParts {
+            host: url.host_str().map(str::to_string),
+            labels,
+            protocol: Some(url.scheme().to_string()),
+            port: url.port(),
+            path: Some(url.path().to_string()),
+            query: url.query().map(str::to_string),
+        }
+    }
+}
+
+/// The media type and charset of a Content-Type value.
+fn media_type(content_type: Option<&str>) -> (Option<String>, Option<String>) {
+    let Some(value) = content_type else {
+        return (None, None);
+    };
+    let mut parts = value.split(';');
+    let media = parts
+        .next()
+        .map(|m| m.trim().to_ascii_lowercase())
+        .filter(|m| !m.is_empty());
+    let charset = parts.find_map(|p| {
+        let (name, v) = p.split_once('=')?;
+        name.trim()
+            .eq_ignore_ascii_case("charset")
+            .then(|| v.trim().trim_matches('"').to_string())
+            .filter(|v| !v.is_empty())
+    });
+    (media, charset)
+}
+
+/// Common Crawl's subsets: successful captures, robots.txt, and the rest.
+fn subset(capture: &Capture, path: Option<&str>) -> &'static str {
+    if path == Some("/robots.txt") {
+        "robotstxt"
+    } else if capture.kind == CaptureKind::Resource
+        || (capture.kind == CaptureKind::Response && capture.status == Some(200))
+    {
+        "warc"
+    } else {
+        "crawldiagnostics"
+    }
+}
+
+fn fetch_time_ms(ts: &str) -> Option<i64> {
+    chrono::NaiveDateTime::parse_from_str(ts, "%Y%m%d%H%M%S")
+        .ok()
+        .map(|t| t.and_utc().timestamp_millis())
+}
+
+fn to_i64(v: Option<u64>) -> Option<i64> {
+    v.and_then(|v| i64::try_from(v).ok())
+}
+
+/// One capture with what its columns are computed from.
+struct Row<'c> {
+    capture: &'c Capture,
+    url: UrlParts,
+    host_reversed: Option<String>,
+    media_type: Option<String>,
+    charset: Option<String>,
+    digest: Option<String>,
+    dechunked: Option<String>,
+    subset: &'static str,
+}
+
+impl<'c> Row<'c> {
+    fn of(capture: &'c Capture) -> Row<'c> {
+        let url = UrlParts::of(&capture.url);
+        let host_reversed = (!url.labels.is_empty()).then(|| url.labels.join("."));
+        let (media_type, charset) = media_type(capture.content_type.as_deref());
+        let subset = subset(capture, url.path.as_deref());
+        Row {
+            capture,
+            url,
+            host_reversed,
+            media_type,
+            charset,
+            digest: capture.digest.map(|d| d.to_base32()),
+            dechunked: capture.dechunked.map(|d| d.to_base32()),
+            subset,
+        }
+    }
+
+    fn label(&self, i: usize) -> Option<&str> {
+        self.url.labels.get(i).map(String::as_str)
+    }
+}
+
+type Text = for<'a> fn(&'a Row<'a>) -> Option<&'a str>;
+type Number = fn(&Row<'_>) -> Option<i64>;
+type Flag = fn(&Row<'_>) -> Option<bool>;
+
+/// A column: its builder and how a row fills it.
+enum Column {
+    Text(StringBuilder, Text),
+    Int64(Int64Builder, Number),
+    Int32(Int32Builder, Number),
+    Int16(Int16Builder, Number),
+    Time(TimestampMillisecondBuilder, Number),
+    Bool(BooleanBuilder, Flag),
+}
+
+impl Column {
+    fn push(&mut self, row: &Row<'_>) {
+        match self {
+            Column::Text(b, f) => b.append_option(f(row)),
+            Column::Int64(b, f) => b.append_option(f(row)),
+            Column::Int32(b, f) => b.append_option(f(row).and_then(|v| i32::try_from(v).ok())),
+            Column::Int16(b, f) => b.append_option(f(row).and_then(|v| i16::try_from(v).ok())),
+            Column::Time(b, f) => b.append_option(f(row)),
+            Column::Bool(b, f) => b.append_option(f(row)),
+        }
+    }
+
+    fn finish(&mut self) -> ArrayRef {
+        match self {
+            Column::Text(b, _) => Arc::new(b.finish()),
+            Column::Int64(b, _) => Arc::new(b.finish()),
+            Column::Int32(b, _) => Arc::new(b.finish()),
+            Column::Int16(b, _) => Arc::new(b.finish()),
+            Column::Time(b, _) => Arc::new(b.finish()),
+            Column::Bool(b, _) => ArrayBuilder::finish(b),
+        }
+    }
+}
+
+/// The columns, in order: the schema and how each is filled, in one table.
+fn columns() -> Vec<(Field, Column)> {
+    fn text(name: &str, nullable: bool, f: Text) -> (Field, Column) {
+        (
+            Field::new(name, DataType::Utf8, nullable),
+            Column::Text(StringBuilder::new(), f),
+        )
+    }
+    fn int64(name: &str, f: Number) -> (Field, Column) {
+        (
+            Field::new(name, DataType::Int64, true),
+            Column::Int64(Int64Builder::new(), f),
+        )
+    }
+    fn flag(name: &str, nullable: bool, f: Flag) -> (Field, Column) {
+        (
+            Field::new(name, DataType::Boolean, nullable),
+            Column::Bool(BooleanBuilder::new(), f),
+        )
+    }
+    vec![
+        text("url_surtkey", false, |r| Some(&r.capture.surt)),
+        text("url", false, |r| Some(&r.capture.url)),
+        text("url_host_name", true, |r| r.url.host.as_deref()),
+        text("url_host_tld", true, |r| r.label(0)),
+        text("url_host_2nd_last_part", true, |r| r.label(1)),
+        text("url_host_3rd_last_part", true, |r| r.label(2)),
+        text("url_host_4th_last_part", true, |r| r.label(3)),
+        text("url_host_5th_last_part", true, |r| r.label(4)),
+        text("url_host_name_reversed", true, |r| {
+            r.host_reversed.as_deref()
+        }),
+        text("url_protocol", true, |r| r.url.protocol.as_deref()),
+        (
+            Field::new("url_port", DataType::Int32, true),
+            Column::Int32(Int32Builder::new(), |r| r.url.port.map(i64::from)),
+        ),
+        text("url_path", true, |r| r.url.path.as_deref()),
+        text("url_query", true, |r| r.url.query.as_deref()),
+        (
+            Field::new(
+                "fetch_time",
+                DataType::Timestamp(TimeUnit::Millisecond, Some("UTC".into())),
+                true,
+            ),
+            Column::Time(
+                TimestampMillisecondBuilder::new().with_timezone("UTC"),
+                |r| fetch_time_ms(&r.capture.ts),
+            ),
+        ),
+        (
+            Field::new("fetch_status", DataType::Int16, true),
+            Column::Int16(Int16Builder::new(), |r| r.capture.status.map(i64::from)),
+        ),
+        text("fetch_redirect", true, |r| r.capture.redirect.as_deref()),
+        text("content_digest", true, |r| r.digest.as_deref()),
+        text("content_mime_type", true, |r| r.media_type.as_deref()),
+        text("content_mime_detected", true, |r| r.capture.mime.as_deref()),
+        text("content_charset", true, |r| r.charset.as_deref()),
+        int64("content_length", |r| to_i64(r.capture.size)),
+        text("warc_record_id", true, |r| r.capture.record_id.as_deref()),
+        text("warc_filename", true, |r| r.capture.warc.as_deref()),
+        int64("warc_record_offset", |r| to_i64(r.capture.offset)),
+        int64("warc_record_length", |r| to_i64(r.capture.c_size)),
+        text("subset", false, |r| Some(r.subset)),
+        // Sediment's own.
+        text("capture_kind", false, |r| {
+            Some(match r.capture.kind {
+                CaptureKind::Response => "response",
+                CaptureKind::Resource => "resource",
+                CaptureKind::Revisit => "revisit",
+            })
+        }),
+        text("capture_origin", false, |r| {
+            Some(match r.capture.origin {
+                Origin::Cdx => "cdx",
+                Origin::Warc => "warc",
+            })
+        }),
+        flag("capture_locates_file", false, |r| {
+            Some(r.capture.locates_file())
+        }),
+        flag("content_digest_ok", true, |r| r.capture.digest_ok),
+        text("content_digest_dechunked", true, |r| r.dechunked.as_deref()),
+        text("http_etag", true, |r| r.capture.etag.as_deref()),
+        text("http_last_modified", true, |r| {
+            r.capture.last_modified.as_deref()
+        }),
+        text("request_user_agent", true, |r| r.capture.ua.as_deref()),
+        text("warc_location", true, |r| r.capture.location.as_deref()),
+        text("capture_source", false, |r| Some(&r.capture.source)),
+        int64("capture_source_line", |r| to_i64(r.capture.line)),
+    ]
+}
+
+/// The Arrow schema of the files.
+pub fn schema() -> SchemaRef {
+    Arc::new(Schema::new(
+        columns().into_iter().map(|(f, _)| f).collect::<Vec<_>>(),
+    ))
+}
+
+/// What an export wrote.
+#[derive(Debug, Default, Clone, serde::Serialize)]
+pub struct ExportStats {
+    pub rows: u64,
+    pub files: Vec<PathBuf>,
+    pub row_groups: u64,
+}
+
+/// Writes captures, given in capture order, as Parquet files `part-NNNNN.parquet` in a
+/// directory; each file appears (renamed from a temporary name) only when complete.
+pub struct ParquetWriter {
+    dir: PathBuf,
+    layout: Layout,
+    schema: SchemaRef,
+    columns: Vec<Column>,
+    rows_in_batch: usize,
+    file: Option<(ArrowWriter<File>, PathBuf, u64)>,
+    stats: ExportStats,
+}
+
+impl ParquetWriter {
+    /// Starts an export into `dir` (created when missing), which must hold no export yet.
+    pub fn create(dir: &Path, layout: Layout) -> Result<ParquetWriter> {
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let taken = std::fs::read_dir(dir)?
+            .flatten()
+            .any(|e| e.file_name().to_string_lossy().starts_with("part-"));
+        if taken {
+            bail!(
+                "{} already holds part files of an export: remove them or choose another \
+                 directory",
+                dir.display()
+            );
+        }
+        let (fields, columns): (Vec<Field>, Vec<Column>) = columns().into_iter().unzip();
+        Ok(ParquetWriter {
+            dir: dir.to_path_buf(),
+            layout,
+            schema: Arc::new(Schema::new(fields)),
+            columns,
+            rows_in_batch: 0,
+            file: None,
+            stats: ExportStats::default(),
+        })
+    }
+
+    pub fn push(&mut self, capture: &Capture) -> Result<()> {
+        let row = Row::of(capture);
+        for column in &mut self.columns {
+            column.push(&row);
+        }
+        self.rows_in_batch += 1;
+        let file_rows = self.file.as_ref().map_or(0, |(_, _, rows)| *rows);
+        if self.rows_in_batch >= self.layout.batch_rows
+            || file_rows + self.rows_in_batch as u64 >= self.layout.file_rows
+        {
+            self.write_batch()?;
+        }
+        Ok(())
+    }
+
+    fn write_batch(&mut self) -> Result<()> {
+        if self.rows_in_batch == 0 {
+            return Ok(());
+        }
+        let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
+        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
+        let rows = self.rows_in_batch as u64;
+        self.rows_in_batch = 0;
+        if self.file.is_none() {
+            self.file = Some(self.open_file()?);
+        }
+        let (writer, _, written) = self.file.as_mut().expect("opened above");
+        writer.write(&batch)?;
+        *written += rows;
+        self.stats.rows += rows;
+        if *written >= self.layout.file_rows {
+            self.close_file()?;
+        }
+        Ok(())
+    }
+
+    fn open_file(&self) -> Result<(ArrowWriter<File>, PathBuf, u64)> {
+        let name = format!("part-{:05}.parquet", self.stats.files.len());
+        let path = self.dir.join(&name);
+        let temporary = self.dir.join(format!(".{name}.tmp"));
+        let file = File::create(&temporary)
+            .with_context(|| format!("cannot create {}", temporary.display()))?;
+        let properties = WriterProperties::builder()
+            .set_compression(Compression::SNAPPY)
+            .set_max_row_group_bytes(Some(self.layout.row_group_bytes))
+            .set_created_by(format!("sediment {}", env!("CARGO_PKG_VERSION")))
+            .build();
+        let writer = ArrowWriter::try_new(file, self.schema.clone(), Some(properties))?;
+        Ok((writer, path, 0))
+    }
+
+    fn close_file(&mut self) -> Result<()> {
+        let Some((writer, path, _)) = self.file.take() else {
+            return Ok(());
+        };
+        let metadata = writer.close()?;
+        self.stats.row_groups += metadata.num_row_groups() as u64;
+        let temporary = self.dir.join(format!(
+            ".{}.tmp",
+            path.file_name().unwrap_or_default().to_string_lossy()
+        ));
+        std::fs::rename(&temporary, &path)
+            .with_context(|| format!("cannot rename {}", temporary.display()))?;
+        self.stats.files.push(path);
+        Ok(())
+    }
+
+    /// Writes what is left and closes the last file.
+    pub fn finish(mut self) -> Result<ExportStats> {
+        self.write_batch()?;
+        self.close_file()?;
+        Ok(self.stats)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn url_parts_follow_common_crawl() {
+        let parts = UrlParts::of("https://www.Example.com:8443/a/b.html?q=1&x=2#frag");
+        assert_eq!(parts.host.as_deref(), Some("www.example.com"));
+        assert_eq!(parts.labels, ["com", "example", "www"]);
+        assert_eq!(parts.port, Some(8443));
+        assert_eq!(parts.path.as_deref(), Some("/a/b.html"));
+        assert_eq!(parts.query.as_deref(), Some("q=1&x=2"));
+        assert_eq!(UrlParts::of("http://example.com:80/").port, None);
+        assert!(UrlParts::of("http://127.0.0.1/").labels.is_empty());
+        assert_eq!(
+            media_type(Some("Text/HTML; charset=\"UTF-8\"")),
+            (Some("text/html".into()), Some("UTF-8".into()))
+        );
+        assert_eq!(fetch_time_ms("19700101000001"), Some(1000));
+        assert_eq!(schema().fields().len(), columns().len());
+    }
+}

@@ -1,0 +1,66 @@
+//! `sediment ingest-sst`: the key ranges of a distributed ingest into the store, as its
+//! one writer; the inputs are recorded and a version is published.
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::{Context, Result};
+
+use crate::report::Report;
+use crate::scaleout::ingest::{check_complete, ingest, load_inputs, load_ranges, store_plan};
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// Range directories written by `write-sst` (none when the inputs printed no record).
+    pub ranges: Vec<PathBuf>,
+    /// The input summaries (JSON lines: the last line of each `extract`).
+    #[arg(long, required_unless_present = "plan")]
+    pub inputs: Option<PathBuf>,
+    /// The timestamp (ms) of derived cells, the one given to `write-sst`.
+    #[arg(long, required_unless_present = "plan")]
+    pub ts: Option<u64>,
+    /// Print what a distributed ingest must know first (JSON: whether the store is
+    /// empty, the inputs it completed) and change nothing.
+    #[arg(long)]
+    pub plan: bool,
+}
+
+const COMMAND: &str = "ingest-sst";
+
+pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
+    if args.plan {
+        println!("{}", serde_json::to_string(&store_plan(store_path)?)?);
+        return super::finished();
+    }
+    let inputs_path = args.inputs.context("--inputs is required")?;
+    let inputs = load_inputs(
+        std::fs::File::open(&inputs_path)
+            .with_context(|| format!("cannot open {}", inputs_path.display()))?,
+    )?;
+    let ranges = load_ranges(&args.ranges)?;
+    check_complete(&ranges, &inputs)?;
+    let store = super::open_writer(store_path, COMMAND)?;
+    let report = Report::new(COMMAND);
+    let stats = ingest(
+        &store,
+        &report,
+        args.ts.context("--ts is required")?,
+        &ranges,
+        &inputs,
+    )?;
+    store.close()?;
+    let captures: u64 = inputs
+        .iter()
+        .filter(|g| !g.part.skipped)
+        .map(|g| g.counts.get("captures").copied().unwrap_or(0))
+        .sum();
+    report.count("inputs", stats.inputs);
+    report.count("inputs_skipped", stats.inputs_skipped);
+    report.count("captures", captures);
+    report.count("ranges", ranges.len() as u64);
+    report.count("sst_files", stats.sst_files);
+    report.count("rows_written", stats.rows);
+    report.count("duplicates", stats.duplicates);
+    report.finish("captures", None)?;
+    super::finished()
+}

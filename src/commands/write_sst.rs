@@ -1,0 +1,35 @@
+//! `sediment write-sst`: one sorted key range of record lines (standard input) into SST
+//! files for `ingest-sst`; prints the range's manifest.
+
+use std::io::Write;
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+
+use crate::scaleout::sst::RangeWriter;
+use crate::schema::Schema;
+
+#[derive(clap::Args)]
+pub struct Args {
+    /// The directory to create for the range's files (it must not exist).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// The timestamp (ms) of derived cells: the one `ingest-sst --ts` gets.
+    #[arg(long)]
+    pub ts: u64,
+    /// Derive the file rows of the range's digests (valid when the store holds no
+    /// capture yet; `ingest-sst` checks).
+    #[arg(long)]
+    pub derive: bool,
+}
+
+pub fn run(args: Args) -> Result<ExitCode> {
+    let schema = Schema::embedded()?;
+    let writer = RangeWriter::create(&args.out, &schema, args.ts, args.derive)?;
+    let manifest = writer.write_all(std::io::stdin().lock())?;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer(&mut out, &manifest)?;
+    out.write_all(b"\n")?;
+    super::finished()
+}

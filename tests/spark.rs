@@ -1,0 +1,339 @@
+//! The Spark application (scripts/spark/sediment_spark.py) against single-process imports
+//! of the same inputs: exports and captures byte for byte, with one and several key
+//! ranges, with tasks killed once and retried, for WARC and CDX inputs. Skips (with a
+//! message) when spark-submit, pyspark or Java is missing (scripts/setup.sh installs them).
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use common::{Run, corpus, fixture, ok, sediment};
+
+fn spark_available() -> bool {
+    let found = |program: &str, args: &[&str]| {
+        Command::new(program)
+            .args(args)
+            .output()
+            .is_ok_and(|o| o.status.success())
+    };
+    let available = found("java", &["-version"])
+        && found("python3", &["-c", "import pyspark"])
+        && found("sh", &["-c", "command -v spark-submit"]);
+    if !available {
+        eprintln!("spark-submit, pyspark or java not found (scripts/setup.sh): skipping");
+    }
+    available
+}
+
+/// Runs the Spark application on loopback; `master` like `local[2]`, `local[2,2]` to let
+/// a failed task run again.
+fn spark(master: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/spark/sediment_spark.py");
+    let output = Command::new("spark-submit")
+        .args(["--master", master])
+        .args(["--conf", "spark.ui.enabled=false"])
+        .args(["--conf", "spark.driver.host=127.0.0.1"])
+        .args(["--conf", "spark.driver.bindAddress=127.0.0.1"])
+        .args(["--conf", "spark.log.level=WARN"])
+        .arg(script)
+        .args(args)
+        .env("SEDIMENT_BIN", env!("CARGO_BIN_EXE_sediment"))
+        .env("SPARK_LOCAL_IP", "127.0.0.1")
+        .envs(env.iter().copied())
+        .output()
+        .expect("run spark-submit");
+    Run {
+        status: output.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&output.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+    }
+}
+
+fn spark_ok(master: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    let run = spark(master, args, env);
+    assert!(
+        run.status == 0 || run.status == 3,
+        "spark-submit {args:?} failed ({}):\n{}\n{}",
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    run
+}
+
+/// What must be equal between two stores: rows, captures, and the counts `stats` gives
+/// (rows, cells, MIME types, payload bytes, captures, inputs).
+fn contents(store: &Path) -> (String, String, serde_json::Value) {
+    let mut stats: serde_json::Value =
+        serde_json::from_str(&ok(store, &["stats", "--json"])).expect("stats JSON");
+    stats
+        .as_object_mut()
+        .expect("stats object")
+        .remove("store_bytes_on_disk");
+    (ok(store, &["export"]), ok(store, &["captures"]), stats)
+}
+
+fn assert_same_store(single: &Path, spark: &Path) {
+    let (a, b) = (contents(single), contents(spark));
+    assert!(!a.0.is_empty() && !a.1.is_empty(), "the import found rows");
+    assert!(a.0 == b.0, "exports differ");
+    assert!(a.1 == b.1, "captures differ");
+    assert_eq!(a.2, b.2, "stats differ");
+}
+
+fn strings(paths: &[PathBuf]) -> Vec<String> {
+    paths.iter().map(|p| p.display().to_string()).collect()
+}
+
+fn warc_inputs() -> Option<Vec<PathBuf>> {
+    let mut inputs = vec![
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+        fixture("crawl/crawl1-plain.warc"),
+    ];
+    for name in [
+        "pywb/sample_archive/warcs/iana.warc.gz",
+        "pywb/sample_archive/warcs/dupes.warc.gz",
+        "pywb/sample_archive/warcs/example-url-agnostic-revisit.warc.gz",
+        "pywb/sample_archive/warcs/example-url-agnostic-orig.warc.gz",
+        "warcio/test/data/example-iana.org-chunked.warc",
+        "warcio/test/data/example-trunc.warc",
+        "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
+    ] {
+        inputs.push(corpus(name)?);
+    }
+    Some(inputs)
+}
+
+#[test]
+fn spark_warc_import_equals_the_single_process_import_with_one_and_several_ranges() {
+    if !spark_available() {
+        return;
+    }
+    let Some(mut inputs) = warc_inputs() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    // A byte copy under another name: the same content hash, two inputs.
+    let copy = dir.path().join("copy-of-crawl1.warc.gz");
+    std::fs::copy(fixture("crawl/crawl1.warc.gz"), &copy).unwrap();
+    inputs.push(copy);
+    let inputs = strings(&inputs);
+    let single = dir.path().join("single");
+    let mut args = vec!["import-warc"];
+    args.extend(inputs.iter().map(String::as_str));
+    let run = sediment(&single, &args);
+    assert!(run.status == 0 || run.status == 3, "{}", run.stderr);
+
+    for ranges in ["1", "4"] {
+        let store = dir.path().join(format!("spark-{ranges}"));
+        let store_arg = store.display().to_string();
+        let mut args = vec!["import-warc", "--store", &store_arg, "--ranges", ranges];
+        args.extend(inputs.iter().map(String::as_str));
+        let run = spark_ok("local[2]", &args, &[]);
+        // Bad records are reported by the executors with file and offset, as by import-warc.
+        assert!(
+            run.stdout.contains("example-trunc.warc") || run.stderr.contains("example-trunc.warc"),
+            "the truncated WARC's problem is reported"
+        );
+        assert_same_store(&single, &store);
+        let staging: Vec<_> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .flatten()
+            .filter(|e| e.file_name().to_string_lossy().contains("sediment-spark"))
+            .collect();
+        assert!(staging.is_empty(), "the staging directory is removed");
+    }
+
+    // A re-run applies nothing: every input is skipped, the store is unchanged.
+    let store = dir.path().join("spark-4");
+    let before = contents(&store);
+    let store_arg = store.display().to_string();
+    let mut args = vec!["import-warc", "--store", &store_arg];
+    args.extend(inputs.iter().map(String::as_str));
+    let run = spark_ok("local[2]", &args, &[]);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(
+        said.contains(&format!("inputs_skipped {}", inputs.len())),
+        "{said}"
+    );
+    assert_eq!(before, contents(&store));
+}
+
+#[test]
+fn killed_tasks_run_again_and_the_store_is_the_same() {
+    if !spark_available() {
+        return;
+    }
+    let inputs = strings(&[
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
+    let store = dir.path().join("spark");
+    let store_arg = store.display().to_string();
+    let parquet = dir.path().join("parquet");
+    let parquet_arg = parquet.display().to_string();
+    // The first attempt of crawl2's extract and of range 1's write-sst are killed after
+    // part of their output; `local[2,2]` lets Spark run each again.
+    let run = spark_ok(
+        "local[2,2]",
+        &[
+            "import-warc",
+            "--store",
+            &store_arg,
+            "--ranges",
+            "3",
+            "--parquet",
+            &parquet_arg,
+            &inputs[0],
+            &inputs[1],
+        ],
+        &[("SEDIMENT_SPARK_FAIL_ONCE", "extract:crawl2.warc.gz,write:1")],
+    );
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
+    assert_same_store(&single, &store);
+    // --parquet: the capture index as the single-process store exports it, byte for byte.
+    let expected = dir.path().join("expected-parquet");
+    ok(
+        &single,
+        &["export-captures", "-o", expected.to_str().unwrap()],
+    );
+    let files = |d: &Path| {
+        let mut names: Vec<_> = std::fs::read_dir(d)
+            .unwrap()
+            .flatten()
+            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
+            .collect();
+        names.sort();
+        names
+    };
+    assert!(!files(&expected).is_empty());
+    assert!(
+        files(&expected) == files(&parquet),
+        "Parquet exports differ"
+    );
+}
+
+#[test]
+fn a_failing_child_fails_the_job_and_leaves_the_store_alone() {
+    if !spark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    // A sediment whose extract prints everything, then exits 1: output that looks whole
+    // must still not be used.
+    let wrapper = dir.path().join("sediment");
+    std::fs::write(
+        &wrapper,
+        format!(
+            "#!/bin/sh\n\"{}\" \"$@\"\nstatus=$?\n[ \"$1\" = extract ] && exit 1\nexit $status\n",
+            env!("CARGO_BIN_EXE_sediment")
+        ),
+    )
+    .unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&wrapper, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let store = dir.path().join("spark");
+    let store_arg = store.display().to_string();
+    let input = fixture("crawl/crawl1.warc.gz").display().to_string();
+    let run = spark(
+        "local[2]",
+        &["import-warc", "--store", &store_arg, &input],
+        &[("SEDIMENT_BIN", wrapper.to_str().unwrap())],
+    );
+    assert_eq!(run.status, 1, "{}\n{}", run.stdout, run.stderr);
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("failed (exit status 1)"), "{said}");
+    assert!(!store.exists(), "no store was made");
+}
+
+#[test]
+fn spark_cdx_backfill_equals_the_single_process_backfill_with_parts_and_retries() {
+    if !spark_available() {
+        return;
+    }
+    let mut inputs = vec![
+        fixture("crawl/crawl1.cdx"),
+        fixture("crawl/crawl2.cdx"),
+        fixture("crawl/crawl1-plain.cdx"),
+    ];
+    for name in [
+        "pywb/sample_archive/cdx/example.cdx",
+        "pywb/sample_archive/cdx/iana.cdx",
+        "pywb/sample_archive/cdx/bad.cdx",
+        "pywb/sample_archive/cdx/dupes.cdx",
+        "pywb/sample_archive/cdxj/example.cdxj",
+        "pywb/sample_archive/cdxj/example.cdx.gz",
+        "pywb/sample_archive/zipcdx/zipnum-sample.cdx.gz",
+    ] {
+        let Some(path) = corpus(name) else { return };
+        inputs.push(path);
+    }
+    // A CDX file large enough to be read in parts: 4 MB chunks of lines, 3 parts.
+    let dir = tempfile::tempdir().unwrap();
+    let big = dir.path().join("big.cdx");
+    let mut text = String::new();
+    for i in 0..120_000u32 {
+        if i == 60_000 {
+            // A bad line in the middle, read by one of the parts: reported at its line.
+            text.push_str("org,example)/short 2020 http://example.org/short\n");
+        }
+        text.push_str(&format!(
+            "org,example)/page/{} 2020{:02}{:02}000000 http://example.org/page/{} text/html 200 {} - - 1000 {} big-{}.warc.gz\n",
+            i % 20_000,
+            1 + i % 12,
+            1 + i % 28,
+            i % 20_000,
+            digest(i % 30_000),
+            i * 1000,
+            i % 7
+        ));
+    }
+    std::fs::write(&big, text).unwrap();
+    inputs.push(big);
+    let inputs = strings(&inputs);
+
+    let single = dir.path().join("single");
+    let mut args = vec!["backfill-cdx"];
+    args.extend(inputs.iter().map(String::as_str));
+    let run = sediment(&single, &args);
+    assert!(run.status == 0 || run.status == 3, "{}", run.stderr);
+
+    let store = dir.path().join("spark");
+    let store_arg = store.display().to_string();
+    let mut args = vec![
+        "backfill-cdx",
+        "--store",
+        &store_arg,
+        "--ranges",
+        "3",
+        "--split-mb",
+        "4",
+    ];
+    args.extend(inputs.iter().map(String::as_str));
+    let run = spark_ok(
+        "local[2,2]",
+        &args,
+        &[("SEDIMENT_SPARK_FAIL_ONCE", "extract:big.cdx,write:2")],
+    );
+    let said = format!("{}{}", run.stdout, run.stderr);
+    assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
+    assert!(
+        said.contains("big.cdx:60001:"),
+        "bad lines are reported with file:line"
+    );
+    assert_same_store(&single, &store);
+}
+
+/// A base32 SHA-1 spelling made from a number (valid as a CDX digest).
+fn digest(n: u32) -> String {
+    let mut bytes = [0u8; 20];
+    bytes[..4].copy_from_slice(&n.to_be_bytes());
+    bytes[19] = 1;
+    data_encoding::BASE32_NOPAD.encode(&bytes)
+}
