@@ -9,6 +9,9 @@ use crate::columnar::{Layout, ParquetWriter};
 use crate::report::Report;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment export-captures --format parquet -o captures/
+  duckdb -c \"SELECT count(*) FROM 'captures/*.parquet'\"")]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "parquet")]
@@ -49,5 +52,5 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     report.count("files", stats.files.len() as u64);
     report.count("row_groups", stats.row_groups);
     report.finish("captures", None)?;
-    super::finished()
+    super::finished(&report)
 }

@@ -13,16 +13,23 @@ use crate::report::Report;
 use crate::scaleout::extract::{Completed, Extraction};
 
 #[derive(clap::Args)]
+#[command(after_help = EXAMPLES)]
 pub struct Args {
     #[command(subcommand)]
     pub kind: Kind,
 }
 
+const EXAMPLES: &str = "Examples:
+  sediment extract import-warc crawl-00001.warc.gz > crawl-00001.records
+  sediment extract backfill-cdx --part 2/8 big.cdx.gz > big.part2.records";
+
 #[derive(clap::Subcommand)]
 pub enum Kind {
     /// The captures of one WARC file, as `import-warc` reads it.
+    #[command(after_help = EXAMPLES)]
     ImportWarc(InputArgs),
     /// The captures of one CDX file (or one part of it), as `backfill-cdx` reads it.
+    #[command(after_help = EXAMPLES)]
     BackfillCdx(InputArgs),
 }
 
@@ -109,7 +116,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     report.finish("captures", None)?;
-    super::finished()
+    super::finished(&report)
 }
 
 fn read_completed(path: Option<&Path>) -> Result<Vec<Completed>> {

@@ -10,6 +10,9 @@ use crate::report::Report;
 use crate::scaleout::ingest::{check_complete, ingest, load_inputs, load_ranges, store_plan};
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sediment --store STORE ingest-sst ranges/* --inputs summaries.jsonl --ts 1700000000000
+  (the Spark application runs it on the driver: scripts/spark/sediment_spark.py)")]
 pub struct Args {
     /// Range directories written by `write-sst` (none when the inputs printed no record).
     pub ranges: Vec<PathBuf>,
@@ -30,7 +33,7 @@ const COMMAND: &str = "ingest-sst";
 pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
     if args.plan {
         println!("{}", serde_json::to_string(&store_plan(store_path)?)?);
-        return super::finished();
+        return super::done();
     }
     let inputs_path = args.inputs.context("--inputs is required")?;
     let inputs = load_inputs(
@@ -62,5 +65,5 @@ pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
     report.count("rows_written", stats.rows);
     report.count("duplicates", stats.duplicates);
     report.finish("captures", None)?;
-    super::finished()
+    super::finished(&report)
 }

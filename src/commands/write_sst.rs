@@ -11,6 +11,9 @@ use crate::scaleout::sst::RangeWriter;
 use crate::schema::Schema;
 
 #[derive(clap::Args)]
+#[command(after_help = "Examples:
+  sort -k1,1 range-0003.records | sediment write-sst --out ranges/0003 --ts 1700000000000
+  (the Spark application runs it: scripts/spark/sediment_spark.py)")]
 pub struct Args {
     /// The directory to create for the range's files (it must not exist).
     #[arg(long)]
@@ -31,5 +34,5 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &manifest)?;
     out.write_all(b"\n")?;
-    super::finished()
+    super::done()
 }
