@@ -3,6 +3,7 @@
 //! two writers importing into one table at once.
 
 mod common;
+mod serve_support;
 
 use std::collections::BTreeSet;
 use std::path::Path;
@@ -10,6 +11,7 @@ use std::process::Command;
 
 use common::emulator::Emulator;
 use common::{corpus, fixture, json_lines, ok};
+use serve_support::{SITE, Server, enc};
 use sha1::{Digest, Sha1};
 
 fn path(p: &Path) -> &str {
@@ -246,4 +248,131 @@ fn two_writers_at_once_end_with_the_rows_of_one_import() {
             "round {round}"
         );
     }
+}
+
+/// Files of the fixture crawl that the shared corpus's GROBID replies are imported for.
+const PDFS: [&str; 3] = [
+    "G7ZJQB5QZECDT7S5KINMIAZ3VS4Z23VK",
+    "R65U7XLDOU4UUUDGDGYHD3LZL62VJT3A",
+    "ZU7MYY6R5K3HR4GC6TVCZKK5RDXZQVWO",
+];
+
+/// Every file under `dir` with its bytes, by relative path.
+fn tree(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut files = Vec::new();
+    let mut pending = vec![dir.to_path_buf()];
+    while let Some(d) = pending.pop() {
+        for entry in std::fs::read_dir(&d).unwrap() {
+            let p = entry.unwrap().path();
+            if p.is_dir() {
+                pending.push(p);
+            } else {
+                let name = p.strip_prefix(dir).unwrap().display().to_string();
+                files.push((name, std::fs::read(&p).unwrap()));
+            }
+        }
+    }
+    files.sort();
+    files
+}
+
+#[test]
+fn enrichment_projections_and_serve_give_on_bigtable_what_they_give_on_rocksdb() {
+    let Some(emulator) = Emulator::start() else {
+        return;
+    };
+    let teis: Option<Vec<_>> = [
+        "grobid/23b29ea36382680716be08fc71aa81bd226e8a85.xml",
+        "grobid/example.tei.xml",
+        "grobid/062RoisinAronAmericanNaturalist03.grobid.tei.xml",
+    ]
+    .iter()
+    .map(|name| corpus(name))
+    .collect();
+    let (Some(teis), Some(catalog)) = (teis, corpus("sandcrawler/crossref_sample.bibjson")) else {
+        eprintln!("the shared corpus is not here: skipping");
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let rocks = dir.path().join("rocks");
+    let bigtable = emulator.store("enriched");
+    emulator.ok(&bigtable, &["bigtable", "create"]);
+    let crawls = [
+        fixture("crawl/crawl1.warc.gz").display().to_string(),
+        fixture("crawl/crawl2.warc.gz").display().to_string(),
+    ];
+    let tei_dir = dir.path().join("tei");
+    std::fs::create_dir(&tei_dir).unwrap();
+    for (key, tei) in PDFS.iter().zip(&teis) {
+        let raw = data_encoding::BASE32_NOPAD.decode(key.as_bytes()).unwrap();
+        std::fs::copy(tei, tei_dir.join(format!("{}.tei.xml", hex::encode(raw)))).unwrap();
+    }
+    let warc_dir = fixture("crawl").display().to_string();
+    let (tei_dir, catalog) = (path(&tei_dir), path(&catalog));
+    let steps: [&[&str]; 4] = [
+        &["import-warc", &crawls[0], &crawls[1]],
+        &["import-tei", tei_dir],
+        &["catalog", "load", catalog],
+        &["match"],
+    ];
+    for step in steps {
+        ok(&rocks, step);
+        emulator.ok(&bigtable, step);
+    }
+    let export = ok(&rocks, &["export"]);
+    assert_eq!(
+        json_lines(&ok(&rocks, &["export", "--families", "grobid0"])).len(),
+        3
+    );
+    assert!(export.contains("match0:mstatus"), "{export}");
+    assert_eq!(emulator.ok(&bigtable, &["export"]), export, "export");
+
+    // The summary database, and the word indexes of the two older engines, file for file.
+    let out = |name: &str| dir.path().join(name).display().to_string();
+    let (a, b) = (out("rocks-summary.db"), out("bigtable-summary.db"));
+    ok(
+        &rocks,
+        &["project", "summary", "-o", &a, "--warc-dir", &warc_dir],
+    );
+    emulator.ok(
+        &bigtable,
+        &["project", "summary", "-o", &b, "--warc-dir", &warc_dir],
+    );
+    assert_eq!(table_counts(Path::new(&a)), table_counts(Path::new(&b)));
+    for engine in ["locust", "jdbm"] {
+        let (a, b) = (
+            out(&format!("rocks-{engine}")),
+            out(&format!("bigtable-{engine}")),
+        );
+        ok(
+            &rocks,
+            &["project", engine, "-o", &a, "--warc-dir", &warc_dir],
+        );
+        emulator.ok(
+            &bigtable,
+            &["project", engine, "-o", &b, "--warc-dir", &warc_dir],
+        );
+        let (a, b) = (tree(Path::new(&a)), tree(Path::new(&b)));
+        assert!(!a.is_empty());
+        assert!(a == b, "{engine}: the outputs differ");
+    }
+
+    // The wayback CDX server over each store.
+    let envs = [("BIGTABLE_EMULATOR_HOST", emulator.host.as_str())];
+    let served = |store: &std::ffi::OsStr| {
+        let server = Server::start_with(store, &[], &envs);
+        let query = format!(
+            "/cdx?url={}&matchType=prefix&output=json",
+            enc(&format!("{SITE}/"))
+        );
+        let reply = server.get(&query);
+        assert_eq!(reply.status, 200);
+        let row = server.get(&format!("/sha1/{}", PDFS[1]));
+        let payload = server.get(&format!("/payload/{}", PDFS[1]));
+        assert_eq!((row.status, payload.status), (200, 200));
+        (reply.text(), row.text(), payload.body)
+    };
+    let from_rocks = served(rocks.as_os_str());
+    assert!(from_rocks.0.lines().count() > 10, "{}", from_rocks.0);
+    assert_eq!(served(std::ffi::OsStr::new(&bigtable)), from_rocks, "serve");
 }

@@ -2,6 +2,7 @@
 //! HTTP client.
 #![allow(dead_code)]
 
+use std::ffi::OsStr;
 use std::io::{BufRead, BufReader, Read};
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -18,7 +19,13 @@ pub struct Server {
 
 impl Server {
     pub fn start(store: &Path, extra: &[&str]) -> Server {
+        Server::start_with(store.as_os_str(), extra, &[])
+    }
+
+    /// A server on any store (`bigtable://…` included), with extra environment.
+    pub fn start_with(store: &OsStr, extra: &[&str], envs: &[(&str, &str)]) -> Server {
         let mut child = Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .envs(envs.iter().copied())
             .arg("--store")
             .arg(store)
             .args(["serve", "--bind", "127.0.0.1:0", "--refresh", "1"])
