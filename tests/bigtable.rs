@@ -376,3 +376,20 @@ fn enrichment_projections_and_serve_give_on_bigtable_what_they_give_on_rocksdb()
     assert!(from_rocks.0.lines().count() > 10, "{}", from_rocks.0);
     assert_eq!(served(std::ffi::OsStr::new(&bigtable)), from_rocks, "serve");
 }
+
+#[test]
+fn a_bad_emulator_address_is_an_error_not_a_panic() {
+    for host in ["", "localhost", "127.0.0.1:1/x"] {
+        let run = Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .env("BIGTABLE_EMULATOR_HOST", host)
+            .args(["--store", "bigtable://p/i/t", "stats"])
+            .output()
+            .unwrap();
+        let stderr = String::from_utf8_lossy(&run.stderr);
+        assert_eq!(run.status.code(), Some(1), "{host:?}: {stderr}");
+        assert!(
+            stderr.contains("BIGTABLE_EMULATOR_HOST") && !stderr.contains("panicked"),
+            "{stderr}"
+        );
+    }
+}

@@ -44,6 +44,10 @@ const MAX_ROW_KEY: usize = 4000;
 /// Entries (rows) and bytes per MutateRows request.
 const ROWS_PER_REQUEST: usize = 2000;
 const BYTES_PER_REQUEST: usize = 16 << 20;
+/// MutateRows requests of one table sent at once: enough to hide a round trip, few enough
+/// that a batch's memory stays a few requests (Bigtable's client libraries default to a
+/// similar number of outstanding batches).
+const REQUESTS_IN_FLIGHT: usize = 4;
 /// Rows asked for by key per ReadRows request.
 const KEYS_PER_READ: usize = 1000;
 /// Attempts of a request that fails with a retryable code.
@@ -130,6 +134,8 @@ impl BigtableBackend {
     /// Connects to the tables of `address`; every table must exist (see
     /// [`create_tables`]).
     pub fn open(address: &Address, schema: &Schema, writer: bool) -> Result<BigtableBackend> {
+        // The client library panics on an emulator address it cannot parse.
+        emulator_host()?;
         let runtime = runtime()?;
         let connection = runtime
             .block_on(BigTableConnection::new(
@@ -291,22 +297,30 @@ impl BigtableBackend {
         let mut by_table: Vec<_> = by_table.into_iter().collect();
         by_table.sort_by_key(|(table, _)| order.iter().position(|t| t == table));
         for (table, entries) in by_table {
-            let mut request_entries = Vec::new();
+            let mut requests = vec![Vec::new()];
             let mut bytes = 0;
             for entry in entries {
                 bytes += entry_bytes(&entry);
-                request_entries.push(entry);
-                if request_entries.len() >= ROWS_PER_REQUEST || bytes >= BYTES_PER_REQUEST {
-                    self.mutate_rows(table, std::mem::take(&mut request_entries))?;
+                let request = requests.last_mut().expect("one request at least");
+                request.push(entry);
+                if request.len() >= ROWS_PER_REQUEST || bytes >= BYTES_PER_REQUEST {
+                    requests.push(Vec::new());
                     bytes = 0;
                 }
             }
-            self.mutate_rows(table, request_entries)?;
+            // One table's requests in parallel (their rows are distinct), the tables in order.
+            let sent: Vec<Result<()>> = self.runtime.block_on(
+                futures_util::stream::iter(requests)
+                    .map(|entries| self.mutate_rows(table, entries))
+                    .buffer_unordered(REQUESTS_IN_FLIGHT)
+                    .collect(),
+            );
+            sent.into_iter().collect::<Result<()>>()?;
         }
         Ok(())
     }
 
-    fn mutate_rows(
+    async fn mutate_rows(
         &self,
         table: Option<Space>,
         mut entries: Vec<mutate_rows_request::Entry>,
@@ -322,7 +336,7 @@ impl BigtableBackend {
                 ..Default::default()
             };
             let mut client = self.client.clone();
-            let outcome: Result<Vec<usize>, tonic::Status> = self.runtime.block_on(async {
+            let outcome: Result<Vec<usize>, tonic::Status> = async {
                 let mut stream = match client.mutate_rows(request).await {
                     Ok(s) => s,
                     Err(bigtable_rs::bigtable::Error::RpcError(status)) => return Err(status),
@@ -345,7 +359,8 @@ impl BigtableBackend {
                     }
                 }
                 Ok(failed)
-            });
+            }
+            .await;
             match outcome {
                 Ok(failed) if failed.is_empty() => return Ok(()),
                 Ok(failed) => {
@@ -362,7 +377,7 @@ impl BigtableBackend {
                     status.message()
                 ),
             }
-            std::thread::sleep(delay);
+            tokio::time::sleep(delay).await;
             delay = (delay * 2).min(Duration::from_secs(5));
         }
         bail!(
@@ -772,6 +787,29 @@ fn range(start: Option<&[u8]>, end: Option<&[u8]>) -> RowRange {
     }
 }
 
+/// `BIGTABLE_EMULATOR_HOST` when set: `HOST:PORT` (or `unix://PATH`), checked so that a
+/// typo is an error that names the variable rather than a panic in the client library.
+fn emulator_host() -> Result<Option<String>> {
+    let Some(value) = std::env::var_os("BIGTABLE_EMULATOR_HOST") else {
+        return Ok(None);
+    };
+    let host = value
+        .into_string()
+        .map_err(|_| anyhow::anyhow!("BIGTABLE_EMULATOR_HOST is not UTF-8"))?;
+    let valid = host.starts_with("unix://")
+        || (!host.is_empty()
+            && format!("http://{host}")
+                .parse::<tonic::transport::Uri>()
+                .is_ok_and(|uri| uri.port_u16().is_some() && uri.path() == "/"));
+    if !valid {
+        bail!(
+            "BIGTABLE_EMULATOR_HOST={host:?} is not HOST:PORT (the address the emulator prints, \
+             e.g. 127.0.0.1:8086); unset it to use Google Cloud"
+        );
+    }
+    Ok(Some(host))
+}
+
 /// Creates the files table and its companion tables with their families and GC
 /// policies (max versions from the schema), or completes them: idempotent.
 pub fn create_tables(address: &Address, schema: &Schema) -> Result<Vec<String>> {
@@ -834,15 +872,15 @@ mod admin {
     >;
 
     async fn connect() -> Result<Client> {
-        let (channel, token) = match std::env::var("BIGTABLE_EMULATOR_HOST") {
-            Ok(host) => (
+        let (channel, token) = match super::emulator_host()? {
+            Some(host) => (
                 Channel::from_shared(format!("http://{host}"))?
                     .connect()
                     .await
                     .with_context(|| format!("cannot reach the Bigtable emulator at {host}"))?,
                 None,
             ),
-            Err(_) => {
+            None => {
                 let provider = gcp_auth::provider()
                     .await
                     .context("no Google credentials for Bigtable's admin API")?;
