@@ -265,6 +265,9 @@ impl BigtableBackend {
     }
 }
 
+/// A row key and mutations of it.
+type RowMutations = (Vec<u8>, Vec<Mutation>);
+
 /// What sends a batch's mutations; owned by the task that sends them.
 #[derive(Clone)]
 struct Mutator {
@@ -276,7 +279,7 @@ impl Mutator {
     /// Sends mutations, grouped by table and row (a row's mutations in one entry, in
     /// order), in bounded requests, retrying what fails with a retryable code.
     async fn mutate(self, entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)>) -> Result<()> {
-        let mut by_table: HashMap<Option<Space>, Vec<(Vec<u8>, Vec<Mutation>)>> = HashMap::new();
+        let mut by_table: HashMap<Option<Space>, Vec<RowMutations>> = HashMap::new();
         for (table, row, mutations) in entries {
             by_table.entry(table).or_default().push((row, mutations));
         }
