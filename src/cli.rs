@@ -86,7 +86,10 @@ pub enum Command {
     Extract(commands::extract::Args),
     /// Distributed ingest: one sorted key range of record lines into SST files.
     WriteSst(commands::write_sst::Args),
-    /// Distributed ingest: key ranges of SST files into the store, inputs recorded.
+    /// Distributed ingest into a shared store (Bigtable): one key range written directly.
+    WriteRange(commands::write_range::Args),
+    /// Distributed ingest: key ranges of SST files into the store (or, on Bigtable, the
+    /// ranges' rows finished), inputs recorded.
     IngestSst(commands::ingest_sst::Args),
     /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
     ExportCaptures(commands::export_captures::Args),
@@ -175,6 +178,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::Search(args) => commands::search::run(args),
         Command::Extract(args) => commands::extract::run(args),
         Command::WriteSst(args) => commands::write_sst::run(args),
+        Command::WriteRange(args) => commands::write_range::run(&cli.store, args),
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
         Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
         Command::Serve(args) => commands::serve::run(&cli.store, args),

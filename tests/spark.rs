@@ -337,3 +337,72 @@ fn digest(n: u32) -> String {
     bytes[19] = 1;
     data_encoding::BASE32_NOPAD.encode(&bytes)
 }
+
+#[test]
+fn spark_into_bigtable_equals_the_single_process_import_with_retries() {
+    if !spark_available() {
+        return;
+    }
+    let Some(emulator) = common::emulator::Emulator::start() else {
+        return;
+    };
+    let host = [("BIGTABLE_EMULATOR_HOST", emulator.host.as_str())];
+    let dir = tempfile::tempdir().unwrap();
+    let warcs = strings(&warc_inputs().unwrap_or_else(|| {
+        vec![
+            fixture("crawl/crawl1.warc.gz"),
+            fixture("crawl/crawl2.warc.gz"),
+        ]
+    }));
+    let cdx = strings(&[fixture("crawl/crawl1.cdx"), fixture("crawl/crawl2.cdx")]);
+    for (command, inputs, kill) in [
+        ("import-warc", &warcs, "extract:crawl2.warc.gz,write:1"),
+        ("backfill-cdx", &cdx, "extract:crawl2.cdx,write:2"),
+    ] {
+        let single = dir.path().join(format!("single-{command}"));
+        let mut args = vec![command];
+        args.extend(inputs.iter().map(String::as_str));
+        let run = sediment(&single, &args);
+        assert!(run.status == 0 || run.status == 3, "{}", run.stderr);
+
+        let table = emulator.store(&command.replace('-', "_"));
+        emulator.ok(&table, &["bigtable", "create"]);
+        let mut args = vec![command, "--store", &table, "--ranges", "3"];
+        args.extend(inputs.iter().map(String::as_str));
+        let run = spark_ok(
+            "local[2,2]",
+            &args,
+            &[host[0], ("SEDIMENT_SPARK_FAIL_ONCE", kill)],
+        );
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
+        let export = ok(&single, &["export"]);
+        assert!(!export.is_empty());
+        assert!(
+            emulator.ok(&table, &["export"]) == export,
+            "{command}: exports differ"
+        );
+        assert!(
+            emulator.ok(&table, &["captures"]) == ok(&single, &["captures"]),
+            "{command}: captures differ"
+        );
+        let inputs_of = |stats: String| {
+            serde_json::from_str::<serde_json::Value>(&stats).unwrap()["inputs"].clone()
+        };
+        assert_eq!(
+            inputs_of(emulator.ok(&table, &["stats", "--json"])),
+            inputs_of(ok(&single, &["stats", "--json"])),
+            "{command}: the inputs are recorded"
+        );
+        // A re-run skips every input.
+        let mut args = vec![command, "--store", &table];
+        args.extend(inputs.iter().map(String::as_str));
+        let run = spark_ok("local[2]", &args, &host);
+        let said = format!("{}{}", run.stdout, run.stderr);
+        assert!(
+            said.contains(&format!("inputs_skipped {}", inputs.len())),
+            "{said}"
+        );
+        assert!(emulator.ok(&table, &["export"]) == export);
+    }
+}

@@ -28,9 +28,10 @@ The sediment binary: SEDIMENT_BIN, else `sediment` on PATH; executors also find 
 with `spark-submit --files /path/to/sediment`.
 
 Where the result goes is a target: a RocksDB store directory (SST files ingested by the
-driver) today. A Bigtable table (`bigtable://PROJECT/INSTANCE/TABLE`) is a second target that
-writes each sorted range as mutations from its task instead of SST files; it waits for the
-store's Bigtable backend, and only `target_for` and that class change when it comes.
+driver), or a Bigtable table (`--store bigtable://PROJECT/INSTANCE/TABLE`), where each range
+task writes its records into the table and derives its digests' rows itself
+(`sediment write-range`, under the table's derivation lease), and the driver only records
+the inputs (`ingest-sst --records-written`).
 """
 
 import argparse
@@ -176,7 +177,8 @@ def extract_task(task, config):
 
 
 def write_range_task(index, records, config):
-    """Runs `sediment write-sst` on one sorted key range; yields its manifest."""
+    """Runs the target's range writer (`sediment write-sst`, or `write-range` into a
+    Bigtable table) on one sorted key range; yields its manifest."""
     records = iter(records)
     first = next(records, None)
     if first is None:
@@ -184,13 +186,19 @@ def write_range_task(index, records, config):
     from pyspark import TaskContext
     context = TaskContext.get()
     attempt = context.attemptNumber() if context else 0
-    out = os.path.join(config["staging"], "ranges",
-                       f"r{index:05d}-a{attempt}-{uuid.uuid4().hex[:8]}")
-    os.makedirs(os.path.dirname(out), exist_ok=True)
-    command = [sediment_binary(config["driver_binary"]), "write-sst", "--out", out,
-               "--ts", str(config["ts"])]
-    if config["derive"]:
-        command.append("--derive")
+    binary = sediment_binary(config["driver_binary"])
+    out = None
+    if config["direct_store"]:
+        command = [binary, "--store", config["direct_store"], "write-range",
+                   "--ts", str(config["ts"])]
+    else:
+        out = os.path.join(config["staging"], "ranges",
+                           f"r{index:05d}-a{attempt}-{uuid.uuid4().hex[:8]}")
+        os.makedirs(os.path.dirname(out), exist_ok=True)
+        command = [binary, "write-sst", "--out", out, "--ts", str(config["ts"])]
+        if config["derive"]:
+            command.append("--derive")
+    writer = command[command.index("--ts") - 1]
     kill = fail_once("write", str(index))
     with tempfile.NamedTemporaryFile(prefix="sediment-write-", suffix=".err", delete=False) as err:
         err_path = err.name
@@ -210,7 +218,7 @@ def write_range_task(index, records, config):
                 if kill and fed == 2:
                     child.send_signal(signal.SIGKILL)
                     child.wait()
-                    raise ChildFailed(f"write-sst of range {index} killed (SEDIMENT_SPARK_FAIL_ONCE)")
+                    raise ChildFailed(f"{writer} of range {index} killed (SEDIMENT_SPARK_FAIL_ONCE)")
             child.stdin.write(b"".join(batch))
             child.stdin.close()
         except BrokenPipeError:
@@ -219,11 +227,11 @@ def write_range_task(index, records, config):
         code = child.wait()
         forward_stderr(err_path)
         if code != 0:
-            raise ChildFailed(f"sediment write-sst of range {index} failed (exit status {code}):\n"
+            raise ChildFailed(f"sediment {writer} of range {index} failed (exit status {code}):\n"
                               + stderr_tail(err_path))
         manifest = json.loads(output)
         if manifest["records"] != fed:
-            raise ChildFailed(f"write-sst of range {index} read {manifest['records']} records "
+            raise ChildFailed(f"{writer} of range {index} read {manifest['records']} records "
                               f"of {fed}")
         yield {"range": index, "dir": out, "manifest": manifest}
     finally:
@@ -331,6 +339,8 @@ class UsageError(Exception):
 class RocksTarget:
     """A store directory: ranges become SST files the driver ingests as the one writer."""
 
+    direct = False
+
     def __init__(self, store, binary):
         self.store = store
         self.binary = binary
@@ -364,12 +374,30 @@ class RocksTarget:
         return sst_bytes
 
 
+class BigtableTarget(RocksTarget):
+    """A Bigtable table: each range task writes its records into the table and derives the
+    rows of its digests under the table's lease (`write-range`); the driver only finishes
+    what a dead task left and records the inputs. Executors reach the table with the usual
+    Google credentials, or BIGTABLE_EMULATOR_HOST (spark.executorEnv on a cluster)."""
+
+    direct = True
+
+    def staging_dir(self, requested):
+        # Only the driver's small files (input summaries) live here.
+        if requested:
+            os.makedirs(requested, exist_ok=True)
+        return tempfile.mkdtemp(prefix="sediment-spark-", dir=requested or None)
+
+    def commit(self, ranges, summaries_path, ts):
+        written = sum(r["manifest"]["records"] for r in ranges)
+        self.sediment("ingest-sst", "--ts", str(ts), "--inputs", summaries_path,
+                      "--records-written", str(written), capture=False)
+        return 0
+
+
 def target_for(store, binary):
     if store.startswith("bigtable://"):
-        # The Bigtable target writes each sorted range as mutations from its task (no SST
-        # files, no driver-side ingest); it needs the store's Bigtable backend first.
-        raise UsageError("bigtable:// stores are not supported yet by the Spark application "
-                         "(it needs Sediment's Bigtable backend); use a store directory")
+        return BigtableTarget(store, binary)
     return RocksTarget(store, binary)
 
 
@@ -379,7 +407,8 @@ def parse_args(argv):
     parser = argparse.ArgumentParser(prog="sediment_spark.py", description=__doc__.split("\n\n")[0])
     parser.add_argument("command", choices=["import-warc", "backfill-cdx"])
     parser.add_argument("inputs", nargs="+", help="files, directories, globs or Hadoop URLs")
-    parser.add_argument("--store", required=True, help="the store directory")
+    parser.add_argument("--store", required=True,
+                        help="the store directory, or bigtable://PROJECT/INSTANCE/TABLE")
     parser.add_argument("--ranges", type=int, default=0,
                         help="key ranges of the shuffle (default: Spark's default parallelism)")
     parser.add_argument("--split-mb", type=float, default=256.0,
@@ -459,6 +488,7 @@ def run(argv):
             "staging": staging,
             "ts": ts,
             "derive": bool(plan["empty"]),
+            "direct_store": args.store if target.direct else None,
         }
         tasks = tasks_for(args.command, inputs, int(args.split_mb * (1 << 20)))
         ranges = args.ranges or sc.defaultParallelism

@@ -7,11 +7,15 @@ use std::process::ExitCode;
 use anyhow::{Context, Result};
 
 use crate::report::Report;
-use crate::scaleout::ingest::{check_complete, ingest, load_inputs, load_ranges, store_plan};
+use crate::scaleout::ingest::{
+    check_complete, finish_written, ingest, load_inputs, load_ranges, store_plan,
+};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment --store STORE ingest-sst ranges/* --inputs summaries.jsonl --ts 1700000000000
+  sediment --store bigtable://P/I/T ingest-sst --inputs summaries.jsonl --ts 1700000000000 \
+      --records-written 123456
   (the Spark application runs it on the driver: scripts/spark/sediment_spark.py)")]
 pub struct Args {
     /// Range directories written by `write-sst` (none when the inputs printed no record).
@@ -22,6 +26,10 @@ pub struct Args {
     /// The timestamp (ms) of derived cells, the one given to `write-sst`.
     #[arg(long, required_unless_present = "plan")]
     pub ts: Option<u64>,
+    /// For a shared store (Bigtable), whose ranges `write-range` wrote directly: the
+    /// records they wrote, in total. Derives what they left and records the inputs.
+    #[arg(long, conflicts_with_all = ["ranges", "plan"])]
+    pub records_written: Option<u64>,
     /// Print what a distributed ingest must know first (JSON: whether the store is
     /// empty, the inputs it completed) and change nothing.
     #[arg(long)]
@@ -40,17 +48,21 @@ pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
         std::fs::File::open(&inputs_path)
             .with_context(|| format!("cannot open {}", inputs_path.display()))?,
     )?;
+    let ts = args.ts.context("--ts is required")?;
     let ranges = load_ranges(&args.ranges)?;
-    check_complete(&ranges, &inputs)?;
-    let store = super::open_writer(store_path, COMMAND)?;
     let report = Report::new(COMMAND);
-    let stats = ingest(
-        &store,
-        &report,
-        args.ts.context("--ts is required")?,
-        &ranges,
-        &inputs,
-    )?;
+    let store;
+    let stats = match args.records_written {
+        Some(written) => {
+            store = super::open_writer(store_path, COMMAND)?;
+            finish_written(&store, &report, ts, written, &inputs)?
+        }
+        None => {
+            check_complete(&ranges, &inputs)?;
+            store = super::open_writer(store_path, COMMAND)?;
+            ingest(&store, &report, ts, &ranges, &inputs)?
+        }
+    };
     store.close()?;
     let captures: u64 = inputs
         .iter()

@@ -29,6 +29,7 @@ pub mod search;
 pub mod serve;
 pub mod stats;
 pub mod warcs;
+pub mod write_range;
 pub mod write_sst;
 
 use std::path::Path;

@@ -39,7 +39,8 @@ pub struct StorePlan {
 
 /// Reads the newest published version of the store (nothing when there is no store yet).
 pub fn store_plan(path: &Path) -> Result<StorePlan> {
-    if !directory::is_store(path) {
+    let shared = crate::store::bigtable::Address::parse(path)?.is_some();
+    if !shared && !directory::is_store(path) {
         return Ok(StorePlan {
             empty: true,
             completed: Vec::new(),
@@ -333,6 +334,61 @@ pub fn ingest(
         stats.inputs += 1;
     }
     store.mark_consistent()?;
+    Ok(stats)
+}
+
+/// Finishes a distributed ingest whose ranges were written straight into a shared store
+/// (`write-range`): derives what a range left marked (a task that died after writing),
+/// then records `inputs` as [`ingest`] does. `records_written`: the records the ranges
+/// reported, checked against what the extracts printed.
+pub fn finish_written(
+    store: &Store,
+    report: &Report,
+    ts: u64,
+    records_written: u64,
+    inputs: &[InputGroup],
+) -> Result<IngestStats> {
+    let printed: u64 = inputs
+        .iter()
+        .filter(|g| !g.part.skipped)
+        .map(|g| g.part.records.captures + g.part.records.index_entries)
+        .sum();
+    ensure!(
+        printed == records_written,
+        "the extracts printed {printed} records but the ranges wrote {records_written}: a \
+         task's output is missing or was taken twice"
+    );
+    let mut stats = IngestStats::default();
+    report
+        .progress()
+        .set_message("deriving the file rows the ranges left marked");
+    loop {
+        let derived = materialize_dirty(store, ts)?;
+        stats.rows += derived.rows;
+        stats.duplicates += derived.duplicates;
+        let mut marked = false;
+        store.scan_prefix(Space::Dirty, &[], &mut |_, _| {
+            marked = true;
+            Ok(false)
+        })?;
+        if !marked {
+            break;
+        }
+    }
+    for group in inputs.iter().filter(|g| !g.part.skipped) {
+        for info in &group.part.warcinfo {
+            store.put_warcinfo(info)?;
+        }
+    }
+    for group in inputs {
+        if group.part.skipped {
+            stats.inputs_skipped += 1;
+            continue;
+        }
+        record_input(store, group)?;
+        stats.inputs += 1;
+    }
+    store.flush()?;
     Ok(stats)
 }
 

@@ -13,7 +13,10 @@
 //! - [`records`]: the line format between the stages;
 //! - [`extract`]: one input into records, with the parsers of `import-warc`/`backfill-cdx`;
 //! - [`sst`]: one sorted key range into SST files (and, on an empty store, its file rows);
-//! - [`ingest`]: the ranges into the store, checked whole first.
+//! - [`ingest`]: the ranges into the store, checked whole first;
+//! - [`mutations`]: on a shared store (Bigtable), a range written straight into the
+//!   table by its own task, which then derives its digests' rows under the table's lease
+//!   (`write-range`); the driver only records the inputs (`ingest-sst --records-written`).
 //!
 //! The store ends up as a single-process import of the same inputs leaves it (the tests
 //! compare exports byte for byte), whatever the number of tasks or ranges, and a task that
@@ -22,5 +25,6 @@
 
 pub mod extract;
 pub mod ingest;
+pub mod mutations;
 pub mod records;
 pub mod sst;
