@@ -15,7 +15,7 @@ CREATE TABLE IF NOT EXISTS unobtanium_database_info (
     key   TEXT NOT NULL PRIMARY KEY,
     value TEXT NOT NULL
 );
--- The name the issues and DESIGN.md use for the same table; writable through the triggers.
+-- The name the design brief uses for the same table; writable through the triggers.
 CREATE VIEW IF NOT EXISTS database_info AS SELECT key, value FROM unobtanium_database_info;
 CREATE TRIGGER IF NOT EXISTS database_info_insert INSTEAD OF INSERT ON database_info
 BEGIN

@@ -2,7 +2,7 @@
 -- crawler schema version 1.0.0, on top of the base tables of schemas/base.sql).
 -- `sediment project crawl` writes it; the binary embeds this file.
 --
--- Conventions (DESIGN.md "Projection 1"): times are INTEGER unix seconds UTC, durations
+-- Conventions (those of the seed's reference implementation): times are INTEGER unix seconds UTC, durations
 -- INTEGER milliseconds, UUIDs 16-byte BLOBs, BOOL is 0/1, URLs are url_id references (URLs
 -- stored without fragment).
 --
@@ -74,7 +74,7 @@
 --     Crawlers archive what they fetched, and "unknown" is not representable in this NOT
 --     NULL column; Heritrix and wget obey robots.txt by default and say so in warcinfo
 --     (`robots: classic` / `obey`). CDX-only captures: 1.
---   exit_code: from the HTTP status (DESIGN.md): 2xx → 20 for HTML (171 when
+--   exit_code: from the HTTP status (the seed's mapping): 2xx → 20 for HTML (171 when
 --     `<meta name=robots>` says noindex, else 180 when the usable canonical URL is another
 --     URL; pages with 171 or 180 are kept out of the summary database's search index),
 --     29 for other types; 301/308 → 31; 302/303/307 → 32 (other 3xx: 32 with a Location,

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """Reference reading of CDX/CDXJ files for tests/cdx_corpus.rs, written independently of
-the Rust parser from the format rules (DESIGN.md "Inputs").
+the Rust parser from the format rules (the CDX dialects of ARCHITECTURE.md and README).
 
 Usage: cdx_reference.py FILE...  Writes one JSON object: {FILE: {"counts": {...},
 "records": [...]}}, each record with its line number and fields.

@@ -18,7 +18,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use crate::capture::file_name;
-use crate::ingest::warc::warc_date_to_ts14;
+use crate::ingest::warc::{Unindexable, index_fields};
 use crate::warc::{Compression, Record, WarcType, sha1_base32};
 
 pub const CDX11_HEADER: &str = " CDX N b a m s k r M S V g";
@@ -61,13 +61,15 @@ fn cut_parameters(value: &str) -> String {
     value[..end].trim().to_string()
 }
 
-/// The index entry of a record, `None` for records that get no line (or lack a date).
-pub fn index_entry(record: &Record, filename: &str) -> Option<IndexEntry> {
+/// The index entry of a record: `Ok(None)` for records of a kind that gets no line, an
+/// error (to report) for those that should but cannot (the rule `import-warc` applies
+/// to captures: [`index_fields`]).
+pub fn index_entry(record: &Record, filename: &str) -> Result<Option<IndexEntry>, Unindexable> {
     if !is_indexed(record) {
-        return None;
+        return Ok(None);
     }
-    let url = record.target_uri().unwrap_or_default().to_string();
-    let timestamp = record.date().and_then(warc_date_to_ts14)?;
+    let (url, timestamp) = index_fields(record)?;
+    let url = url.to_string();
     let http = record.http.as_ref();
     let mime = match record.warc_type {
         WarcType::Revisit => Some("warc/revisit".to_string()),
@@ -93,7 +95,7 @@ pub fn index_entry(record: &Record, filename: &str) -> Option<IndexEntry> {
         Compression::Gzip => record.length,
         Compression::None => record.header_length + record.content_length,
     };
-    Some(IndexEntry {
+    Ok(Some(IndexEntry {
         urlkey: crate::surt::surt(&url),
         timestamp,
         url,
@@ -103,7 +105,7 @@ pub fn index_entry(record: &Record, filename: &str) -> Option<IndexEntry> {
         length,
         offset: record.offset,
         filename: filename.to_string(),
-    })
+    }))
 }
 
 impl IndexEntry {

@@ -1,5 +1,5 @@
 //! Command-line interface: global options, dispatch to one module per subcommand, and the
-//! exit status (DESIGN.md, "Exit status and reports"): 0 done, 1 failed, 2 usage error,
+//! exit status (README, "Exit status and reports"): 0 done, 1 failed, 2 usage error,
 //! 3 done with skipped or unresolved input.
 
 use std::io::Write;
@@ -138,6 +138,8 @@ impl Command {
             Command::Grobid(a) => ("grobid", &a.reporting),
             Command::ImportTei(a) => ("import-tei", &a.reporting),
             Command::Match(a) => ("match", &a.reporting),
+            Command::ExportCaptures(a) => ("export-captures", &a.reporting),
+            Command::IngestSst(a) => ("ingest-sst", &a.reporting),
             Command::Catalog(a) => match &a.command {
                 CatalogCommand::Load(a) => ("catalog load", &a.reporting),
                 CatalogCommand::Get(_) => return None,
@@ -272,6 +274,15 @@ mod tests {
         let mut cmd = Cli::command();
         cmd.build();
         check(&mut cmd, "sediment");
+    }
+
+    #[test]
+    fn serve_binds_loopback_unless_told_otherwise() {
+        let cli = Cli::try_parse_from(["sediment", "serve"]).unwrap();
+        let Command::Serve(args) = cli.command else {
+            panic!("serve parses as serve");
+        };
+        assert!(args.bind.ip().is_loopback(), "{}", args.bind);
     }
 
     #[test]

@@ -1,7 +1,7 @@
 //! The file filter: which captures become rows of the `files` table.
 //!
 //! Every capture is kept in the capture key space; only captures passing the filter
-//! locate a file row. Default (DESIGN.md, "Which files get rows"): HTTP 200 responses (and
+//! locate a file row. Default (README, "Which files get rows"): HTTP 200 responses (and
 //! WARC resource records), not revisits, with a valid SHA-1 and a full-text MIME type from
 //! `schemas/fulltext-types.json`. `--mime` replaces the type list, `--all-types` accepts
 //! every type, `--status` / `--all-statuses` change the statuses. Shared by `backfill-cdx`

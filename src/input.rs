@@ -2,6 +2,7 @@
 
 use std::fs::File;
 use std::io::{self, BufRead, BufReader, Read};
+use std::os::unix::fs::FileTypeExt;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
@@ -9,7 +10,7 @@ use anyhow::{Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
-use crate::report::Report;
+use crate::report::{Location, Report, StrictStop};
 use crate::store::Store;
 use crate::store::registry::{ContentHash, InputRecord, content_hash};
 
@@ -22,11 +23,7 @@ pub fn is_gzip(prefix: &[u8]) -> bool {
 
 /// Opens a line-oriented input: `-` is stdin; gzip is detected from the bytes, not the name.
 pub fn open_lines(path: &Path) -> Result<Box<dyn BufRead + Send>> {
-    let raw: Box<dyn Read + Send> = if path == Path::new("-") {
-        Box::new(io::stdin())
-    } else {
-        Box::new(File::open(path).with_context(|| format!("cannot open {}", path.display()))?)
-    };
+    let raw = open_raw(path)?;
     let mut reader = BufReader::with_capacity(READ_BUFFER, raw);
     let head = reader
         .fill_buf()
@@ -62,11 +59,15 @@ impl PlannedInput {
                     .len(),
             )
         };
-        Ok(PlannedInput {
+        Ok(PlannedInput::with_size(path, size))
+    }
+
+    fn with_size(path: PathBuf, size: Option<u64>) -> PlannedInput {
+        PlannedInput {
             path,
             size,
             content: OnceLock::new(),
-        })
+        }
     }
 
     pub fn display(&self) -> String {
@@ -172,25 +173,85 @@ impl<R: Read> HashingReader<'_, R> {
     }
 }
 
-/// Expands directories (recursively, files whose name passes `accept`).
-pub fn plan_inputs(paths: &[PathBuf], accept: impl Fn(&Path) -> bool) -> Result<Vec<PlannedInput>> {
-    expand_paths(paths, accept)?
+/// Expands directories (recursively, files whose name passes `accept`); see
+/// [`expand_paths`] for what is left out and reported.
+pub fn plan_inputs(
+    paths: &[PathBuf],
+    accept: impl Fn(&Path) -> bool,
+    report: &Report,
+) -> Result<Vec<PlannedInput>> {
+    Ok(list_inputs(paths, accept, report)?
         .into_iter()
-        .map(PlannedInput::new)
-        .collect()
+        .map(|(path, size)| PlannedInput::with_size(path, size))
+        .collect())
 }
 
 /// The files named on a command line, directories replaced by the files under them
 /// (recursively, in name order) whose name passes `accept`.
-pub fn expand_paths(paths: &[PathBuf], accept: impl Fn(&Path) -> bool) -> Result<Vec<PathBuf>> {
-    let mut files = Vec::new();
-    for path in paths {
-        if path.is_dir() {
-            collect_dir(path, &accept, &mut files)
-                .with_context(|| format!("cannot list {}", path.display()))?;
-        } else {
-            files.push(path.clone());
+///
+/// An entry that cannot be read is left out and reported as a problem (counted, so the
+/// run ends with exit status 3), never opened and never allowed to stop the other files:
+/// a FIFO, socket or device (opening one waits for a writer, or reads forever), a dangling
+/// symbolic link, a directory reached through a symbolic link (not followed), a file or
+/// directory that cannot be opened, and an empty file (which holds no record, and must
+/// not be recorded as ingested). `-` (standard input) is kept as it is. The error
+/// returned is `--strict` stopping the run at the first such problem.
+pub fn expand_paths(
+    paths: &[PathBuf],
+    accept: impl Fn(&Path) -> bool,
+    report: &Report,
+) -> Result<Vec<PathBuf>> {
+    Ok(list_inputs(paths, accept, report)?
+        .into_iter()
+        .map(|(path, _)| path)
+        .collect())
+}
+
+/// Why an entry is not read: a stable reason for reports, and a message.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Refused {
+    pub path: PathBuf,
+    pub reason: &'static str,
+    pub message: String,
+}
+
+impl Refused {
+    fn new(path: &Path, reason: &'static str, message: impl Into<String>) -> Refused {
+        Refused {
+            path: path.to_path_buf(),
+            reason,
+            message: message.into(),
         }
+    }
+
+    pub fn report(&self, report: &Report) -> Result<(), StrictStop> {
+        let at = Location::named(self.path.display().to_string());
+        report.problem(at, self.reason, &self.message, None)
+    }
+}
+
+/// The inputs to read with their sizes (`None` for stdin); refused entries are reported.
+fn list_inputs(
+    paths: &[PathBuf],
+    accept: impl Fn(&Path) -> bool,
+    report: &Report,
+) -> Result<Vec<(PathBuf, Option<u64>)>> {
+    let mut files = Vec::new();
+    let mut refused = Vec::new();
+    for path in paths {
+        if path.as_os_str() == "-" {
+            files.push((path.clone(), None));
+        } else if path.is_dir() {
+            collect_dir(path, &accept, &mut files, &mut refused);
+        } else {
+            match check_file(path) {
+                Ok(size) => files.push((path.clone(), Some(size))),
+                Err(r) => refused.push(r),
+            }
+        }
+    }
+    for r in &refused {
+        r.report(report)?;
     }
     Ok(files)
 }
@@ -198,19 +259,123 @@ pub fn expand_paths(paths: &[PathBuf], accept: impl Fn(&Path) -> bool) -> Result
 fn collect_dir(
     dir: &Path,
     accept: &impl Fn(&Path) -> bool,
-    out: &mut Vec<PathBuf>,
-) -> io::Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)?.collect::<Result<_, _>>()?;
+    out: &mut Vec<(PathBuf, Option<u64>)>,
+    refused: &mut Vec<Refused>,
+) {
+    let listing = match std::fs::read_dir(dir) {
+        Ok(listing) => listing,
+        Err(e) => {
+            refused.push(Refused::new(
+                dir,
+                "unreadable_input",
+                format!("cannot list the directory: {e}"),
+            ));
+            return;
+        }
+    };
+    let mut entries = Vec::new();
+    for entry in listing {
+        match entry {
+            Ok(entry) => entries.push(entry),
+            Err(e) => refused.push(Refused::new(
+                dir,
+                "unreadable_input",
+                format!("cannot read an entry of the directory: {e}"),
+            )),
+        }
+    }
     entries.sort_by_key(|e| e.path());
     for entry in entries {
         let path = entry.path();
-        if entry.file_type()?.is_dir() {
-            collect_dir(&path, accept, out)?;
-        } else if accept(&path) {
-            out.push(path);
+        match entry.file_type() {
+            Ok(t) if t.is_dir() => collect_dir(&path, accept, out, refused),
+            Ok(_) if !accept(&path) => {}
+            Ok(_) => match check_file(&path) {
+                Ok(size) => out.push((path, Some(size))),
+                Err(r) => refused.push(r),
+            },
+            Err(e) => refused.push(Refused::new(
+                &path,
+                "unreadable_input",
+                format!("cannot read the directory entry: {e}"),
+            )),
         }
     }
-    Ok(())
+}
+
+/// The size of a file that can be read as an input, or why it cannot.
+fn check_file(path: &Path) -> Result<u64, Refused> {
+    let unreadable = |message: String| Refused::new(path, "unreadable_input", message);
+    let meta = match std::fs::metadata(path) {
+        Ok(meta) => meta,
+        Err(e) => {
+            let link = std::fs::symlink_metadata(path).is_ok_and(|m| m.file_type().is_symlink());
+            return Err(unreadable(if link {
+                format!("symbolic link to nothing readable: {e}")
+            } else {
+                format!("cannot read: {e}")
+            }));
+        }
+    };
+    let kind = meta.file_type();
+    if !kind.is_file() {
+        return Err(Refused::new(
+            path,
+            "not_a_regular_file",
+            format!(
+                "{}: not read (only regular files and `-` for standard input are inputs)",
+                describe_kind(kind)
+            ),
+        ));
+    }
+    // Opening finds a file the run may not read now rather than in the middle of it.
+    open_file(path).map_err(|e| unreadable(format!("cannot open: {e}")))?;
+    if meta.len() == 0 {
+        return Err(Refused::new(
+            path,
+            "empty_input",
+            "empty file (0 bytes): nothing to read, not recorded as ingested",
+        ));
+    }
+    Ok(meta.len())
+}
+
+fn describe_kind(kind: std::fs::FileType) -> &'static str {
+    if kind.is_fifo() {
+        "a FIFO (named pipe), which would wait for a writer"
+    } else if kind.is_socket() {
+        "a socket"
+    } else if kind.is_char_device() {
+        "a character device"
+    } else if kind.is_block_device() {
+        "a block device"
+    } else if kind.is_dir() {
+        "a directory reached through a symbolic link (links to directories are not followed)"
+    } else {
+        "not a regular file"
+    }
+}
+
+/// Opens an input file for reading, refusing anything but a regular file: the type is
+/// checked before opening (opening a FIFO waits there for a writer) and again on the open
+/// file, so that an entry swapped in between is refused too, if only once opened.
+pub fn open_file(path: &Path) -> io::Result<File> {
+    let refuse = |kind| {
+        io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("{}: not read", describe_kind(kind)),
+        )
+    };
+    let kind = std::fs::metadata(path)?.file_type();
+    if !kind.is_file() {
+        return Err(refuse(kind));
+    }
+    let file = File::open(path)?;
+    let kind = file.metadata()?.file_type();
+    if !kind.is_file() {
+        return Err(refuse(kind));
+    }
+    Ok(file)
 }
 
 /// Records a finished input in the registry (no-op for stdin).
@@ -270,6 +435,9 @@ pub struct LineChunks<R> {
     next_line: u64,
     /// Bytes read so far (uncompressed), for progress.
     pub bytes_read: u64,
+    /// A read error met after the lines of a chunk, given by the next call.
+    failed: Option<io::Error>,
+    ended: bool,
 }
 
 impl<R: BufRead> LineChunks<R> {
@@ -279,20 +447,46 @@ impl<R: BufRead> LineChunks<R> {
             chunk_bytes,
             next_line: 1,
             bytes_read: 0,
+            failed: None,
+            ended: false,
         }
     }
 
-    /// The next chunk, `None` at the end of the input.
+    /// The next chunk, `None` at the end of the input. A read error (a gzip file cut
+    /// short, say) comes after the complete lines read before it, so that they can be
+    /// kept; the incomplete line it interrupted is dropped, and [`LineChunks::last_line`]
+    /// is then the last complete line. After an error the input ends.
     pub fn next_chunk(&mut self) -> io::Result<Option<LineChunk>> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
+        if self.ended {
+            return Ok(None);
+        }
         let mut data = Vec::with_capacity(self.chunk_bytes + 4096);
         while data.len() < self.chunk_bytes {
-            let n = self.reader.read_until(b'\n', &mut data)?;
-            if n == 0 {
-                break;
+            match self.reader.read_until(b'\n', &mut data) {
+                Ok(0) => break,
+                Ok(_) => {}
+                Err(e) => {
+                    let complete = memchr::memrchr(b'\n', &data).map_or(0, |p| p + 1);
+                    let dropped = data.len() - complete;
+                    data.truncate(complete);
+                    let last =
+                        self.next_line - 1 + memchr::memchr_iter(b'\n', &data).count() as u64;
+                    let read = self.bytes_read + complete as u64;
+                    self.failed = Some(cut_short(e, last, read, dropped as u64));
+                    self.ended = true;
+                    break;
+                }
             }
         }
         if data.is_empty() {
-            return Ok(None);
+            self.ended = true;
+            return match self.failed.take() {
+                Some(e) => Err(e),
+                None => Ok(None),
+            };
         }
         self.bytes_read += data.len() as u64;
         let lines =
@@ -304,6 +498,77 @@ impl<R: BufRead> LineChunks<R> {
         self.next_line += lines;
         Ok(Some(chunk))
     }
+
+    /// The number of the last line given (0 before the first).
+    pub fn last_line(&self) -> u64 {
+        self.next_line - 1
+    }
+}
+
+/// The error of an input that could not be read past line `last_line` (0: not even the
+/// first line), with where it stopped; `bytes_read` counts the (decompressed) bytes of the
+/// complete lines, `dropped` those of the incomplete line that was cut.
+pub fn cut_short(error: io::Error, last_line: u64, bytes_read: u64, dropped: u64) -> io::Error {
+    let at = if last_line == 0 {
+        "cannot read the first line".to_string()
+    } else {
+        format!("cannot read past line {last_line}")
+    };
+    let tail = if dropped > 0 {
+        format!("; the incomplete line after it ({dropped} bytes) was dropped")
+    } else {
+        String::new()
+    };
+    io::Error::new(
+        error.kind(),
+        format!(
+            "{at}: {error} (after {bytes_read} bytes of data){tail}; the lines before were kept"
+        ),
+    )
+}
+
+/// Reports an input that could not be read to its end (see [`cut_short`]) at its last
+/// complete line: `truncated_input` when the data ended early (a gzip file cut short),
+/// `unreadable_input` for other read errors.
+pub fn report_cut_short(
+    report: &Report,
+    file: &str,
+    last_line: u64,
+    error: &io::Error,
+) -> Result<(), StrictStop> {
+    let reason = if error.kind() == io::ErrorKind::UnexpectedEof {
+        "truncated_input"
+    } else {
+        "unreadable_input"
+    };
+    let at = if last_line == 0 {
+        Location::named(file)
+    } else {
+        Location::line(file, last_line)
+    };
+    report.problem(at, reason, &error.to_string(), None)
+}
+
+/// Reports an input that held no data at all (e.g. an empty standard input, or a gzip
+/// file of nothing); empty files are refused before (see [`expand_paths`]).
+pub fn report_empty(report: &Report, file: &str) -> Result<(), StrictStop> {
+    report.problem(
+        Location::named(file),
+        "empty_input",
+        "no data: nothing to read, not recorded as ingested",
+        None,
+    )
+}
+
+/// A piece of input text for a message: the whole text when short, else its first
+/// characters and its length, so that a huge bad value never floods a terminal or a
+/// report. Quoted the way `{:?}` quotes.
+pub fn excerpt(text: &str) -> String {
+    const SHOWN: usize = 64;
+    match text.char_indices().nth(SHOWN) {
+        None => format!("{text:?}"),
+        Some((cut, _)) => format!("{:?}…({} bytes)", &text[..cut], text.len()),
+    }
 }
 
 /// Opens an input for reading as it is (no decompression): `-` is stdin.
@@ -311,7 +576,7 @@ pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
     if path == Path::new("-") {
         return Ok(Box::new(io::stdin()));
     }
-    Ok(Box::new(File::open(path).with_context(|| {
+    Ok(Box::new(open_file(path).with_context(|| {
         format!("cannot open {}", path.display())
     })?))
 }
@@ -382,5 +647,121 @@ mod tests {
             .read_to_string(&mut text)
             .unwrap();
         assert_eq!(text, "one\ntwo\n");
+    }
+    fn problems(report: &Report) -> Vec<(String, String)> {
+        report
+            .problem_examples()
+            .into_iter()
+            .map(|p| (p.location.file, p.reason))
+            .collect()
+    }
+
+    #[test]
+    fn listing_leaves_out_and_reports_what_cannot_be_an_input() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = dir.path();
+        std::fs::write(root.join("a.cdx"), b"x\n").unwrap();
+        std::fs::create_dir(root.join("sub")).unwrap();
+        std::fs::write(root.join("sub/b.cdx"), b"y\n").unwrap();
+        std::fs::write(root.join("empty.cdx"), b"").unwrap();
+        std::fs::write(root.join("ignored.txt"), b"").unwrap();
+        let fifo = root.join("fifo.cdx");
+        let made = std::process::Command::new("mkfifo").arg(&fifo).status();
+        assert!(made.is_ok_and(|s| s.success()), "mkfifo");
+        let _socket = std::os::unix::net::UnixListener::bind(root.join("socket.cdx")).unwrap();
+        std::os::unix::fs::symlink(root.join("nowhere"), root.join("dangling.cdx")).unwrap();
+        std::os::unix::fs::symlink(root.join("loop2.cdx"), root.join("loop1.cdx")).unwrap();
+        std::os::unix::fs::symlink(root.join("loop1.cdx"), root.join("loop2.cdx")).unwrap();
+        std::os::unix::fs::symlink(root.join("sub"), root.join("linked.cdx")).unwrap();
+
+        let report = Report::new("test");
+        let accept = |p: &Path| p.extension().is_some_and(|e| e == "cdx");
+        let named = [root.to_path_buf(), PathBuf::from("-"), fifo.clone()];
+        let inputs = plan_inputs(&named, accept, &report).unwrap();
+        let listed: Vec<(PathBuf, Option<u64>)> =
+            inputs.iter().map(|i| (i.path.clone(), i.size)).collect();
+        assert_eq!(
+            listed,
+            vec![
+                (root.join("a.cdx"), Some(2)),
+                (root.join("sub/b.cdx"), Some(2)),
+                (PathBuf::from("-"), None),
+            ]
+        );
+        let at = |name: &str| root.join(name).display().to_string();
+        let mut got = problems(&report);
+        got.sort();
+        let mut want = vec![
+            (at("dangling.cdx"), "unreadable_input".to_string()),
+            (at("empty.cdx"), "empty_input".to_string()),
+            (at("fifo.cdx"), "not_a_regular_file".to_string()),
+            (at("fifo.cdx"), "not_a_regular_file".to_string()),
+            (at("linked.cdx"), "not_a_regular_file".to_string()),
+            (at("loop1.cdx"), "unreadable_input".to_string()),
+            (at("loop2.cdx"), "unreadable_input".to_string()),
+            (at("socket.cdx"), "not_a_regular_file".to_string()),
+        ];
+        want.sort();
+        assert_eq!(got, want);
+        assert_eq!(report.problems().total(), 8);
+
+        // Named, a missing file is refused the same way; --strict stops at it.
+        let strict = Report::new("test").strict(true);
+        let missing = [root.join("missing.cdx"), root.join("a.cdx")];
+        assert!(expand_paths(&missing, accept, &strict).is_err());
+        let lenient = Report::new("test");
+        let found = expand_paths(&missing, accept, &lenient).unwrap();
+        assert_eq!(found, vec![root.join("a.cdx")]);
+        assert_eq!(lenient.problems().get("unreadable_input"), 1);
+
+        // Opening refuses what is not a regular file, without waiting on a FIFO.
+        let e = open_file(&fifo).unwrap_err();
+        assert!(e.to_string().contains("FIFO"), "{e}");
+    }
+
+    #[test]
+    fn a_read_error_comes_after_the_complete_lines_before_it() {
+        use std::io::Write;
+        let text: String = (1..=5000).map(|i| format!("line {i}\n")).collect();
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        gz.write_all(text.as_bytes()).unwrap();
+        let whole = gz.finish().unwrap();
+        let cut = &whole[..whole.len() * 2 / 3];
+        let reader = BufReader::new(MultiGzDecoder::new(cut));
+        let mut chunks = LineChunks::new(reader, 1000);
+        let mut seen = Vec::new();
+        let error = loop {
+            match chunks.next_chunk() {
+                Ok(Some(chunk)) => {
+                    for (n, line) in chunk.lines() {
+                        assert_eq!(line, format!("line {n}").as_bytes());
+                        seen.push(n);
+                    }
+                }
+                Ok(None) => panic!("a cut gzip stream must end in an error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(seen.len() > 1000, "{} lines before the cut", seen.len());
+        assert_eq!(seen, (1..=seen.len() as u64).collect::<Vec<_>>());
+        assert_eq!(chunks.last_line(), seen.len() as u64);
+        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
+        let message = error.to_string();
+        assert!(
+            message.contains(&format!("cannot read past line {}", seen.len())),
+            "{message}"
+        );
+        assert!(
+            chunks.next_chunk().unwrap().is_none(),
+            "the input ends there"
+        );
+    }
+
+    #[test]
+    fn excerpts_are_short() {
+        assert_eq!(excerpt("abc"), "\"abc\"");
+        let long = "é".repeat(1000);
+        let shown = excerpt(&long);
+        assert_eq!(shown, format!("{:?}…(2000 bytes)", "é".repeat(64)));
     }
 }

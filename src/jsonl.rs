@@ -7,6 +7,7 @@
 use serde_json::Value;
 
 use crate::codec::write_json_string;
+use crate::input::excerpt;
 use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
 use crate::store::cells::Row;
@@ -119,16 +120,25 @@ pub fn parse_row(schema: &Schema, line: &[u8]) -> Result<ParsedRow, LineError> {
                 if !matches {
                     return Err(line_error(
                         "bad_key",
-                        format!("sha1hex {value} does not match key {key_text}"),
+                        format!(
+                            "sha1hex {} does not match key {}",
+                            value
+                                .as_str()
+                                .map_or_else(|| excerpt(&value.to_string()), excerpt),
+                            excerpt(key_text)
+                        ),
                     ));
                 }
                 continue;
             }
             _ => {}
         }
-        let column = schema
-            .column_id(name)
-            .ok_or_else(|| line_error("unknown_column", format!("unknown column {name:?}")))?;
+        let column = schema.column_id(name).ok_or_else(|| {
+            line_error(
+                "unknown_column",
+                format!("unknown column {}", excerpt(name)),
+            )
+        })?;
         let value_type = schema.column(column).value_type;
         let encode = |v: &Value| {
             value_type

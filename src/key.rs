@@ -8,20 +8,23 @@ use std::fmt;
 
 use data_encoding::{BASE32_NOPAD, HEXLOWER_PERMISSIVE};
 
+use crate::input::excerpt;
+
 /// A SHA-1 digest used as a row key.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]
 pub struct Sha1Key(pub [u8; 20]);
 
-/// Why a key spelling was refused.
+/// Why a key spelling was refused. The refused text is kept as an excerpt (quoted, cut
+/// after 64 characters with its length), so that a huge bad key never floods a message.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum KeyError {
     #[error("empty key")]
     Empty,
-    #[error("key {0:?} is {1} characters long: expected 32 (base32) or 40 (hex)")]
+    #[error("key {0} is {1} characters long: expected 32 (base32) or 40 (hex)")]
     BadLength(String, usize),
-    #[error("key {0:?} is not valid base32 (A-Z, 2-7)")]
+    #[error("key {0} is not valid base32 (A-Z, 2-7)")]
     BadBase32(String),
-    #[error("key {0:?} is not valid hex")]
+    #[error("key {0} is not valid hex")]
     BadHex(String),
 }
 
@@ -32,14 +35,12 @@ impl Sha1Key {
     pub fn parse(text: &str) -> Result<Self, KeyError> {
         let trimmed = text.trim();
         let bare = strip_sha1_prefix(trimmed);
+        let shown = || excerpt(trimmed);
         match bare.len() {
             0 => Err(KeyError::Empty),
-            32 => Self::from_base32(bare.as_bytes())
-                .ok_or_else(|| KeyError::BadBase32(trimmed.to_string())),
-            40 => {
-                Self::from_hex(bare.as_bytes()).ok_or_else(|| KeyError::BadHex(trimmed.to_string()))
-            }
-            n => Err(KeyError::BadLength(trimmed.to_string(), n)),
+            32 => Self::from_base32(bare.as_bytes()).ok_or_else(|| KeyError::BadBase32(shown())),
+            40 => Self::from_hex(bare.as_bytes()).ok_or_else(|| KeyError::BadHex(shown())),
+            n => Err(KeyError::BadLength(shown(), n)),
         }
     }
 
@@ -161,5 +162,18 @@ mod tests {
         ));
         let msg = Sha1Key::parse("ABC").unwrap_err().to_string();
         assert!(msg.contains("expected 32"), "{msg}");
+    }
+
+    #[test]
+    fn a_huge_bad_key_is_not_echoed_in_full() {
+        let huge = "Q".repeat(100_000);
+        let msg = Sha1Key::parse(&huge).unwrap_err().to_string();
+        assert!(msg.len() < 200, "{} bytes: {}", msg.len(), &msg[..200]);
+        assert!(msg.contains(&"Q".repeat(64)), "{msg}");
+        assert!(msg.contains("(100000 bytes)"), "{msg}");
+        assert!(msg.contains("100000 characters long"), "{msg}");
+        // Short keys are shown whole.
+        let msg = Sha1Key::parse("ABC").unwrap_err().to_string();
+        assert!(msg.starts_with("key \"ABC\" is 3"), "{msg}");
     }
 }

@@ -1,6 +1,6 @@
 //! Sediment: web archives (WARC, CDX) into a content-addressed wide-column store on
 //! RocksDB, and from there into JSON lines, SQLite crawl/summary databases and word
-//! indexes. See DESIGN.md for the data model.
+//! indexes. See ARCHITECTURE.md for the data model.
 //!
 //! Modules follow the data flow: inputs (`input`, `warc`, `cdx`) become captures
 //! (`capture`), the store (`store`, shaped by `schema` and `codec`) keeps them, outputs

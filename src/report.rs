@@ -21,7 +21,7 @@ use anyhow::{Context, Result};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 use serde::Serialize;
 
-/// Exit statuses (DESIGN.md, "Exit status and reports").
+/// Exit statuses (README, "Exit status and reports").
 pub mod exit {
     /// Done, nothing skipped.
     pub const OK: u8 = 0;

@@ -325,22 +325,37 @@ fn json_report_on_stdout_and_in_a_file() {
     );
     assert_eq!(object["problems_total"], 0);
 
-    // A failed run leaves a failure object, so a pipeline never reads a stale report.
+    // An input that cannot be read is a skipped input: the run goes on and says so.
+    let absent = dir.path().join("absent.jsonl");
     let run = sediment(
         &clean,
-        &[
-            "import-jsonl",
-            "--report",
-            path(&report),
-            path(&dir.path().join("absent.jsonl")),
-        ],
+        &["import-jsonl", "--report", path(&report), path(&absent)],
+    );
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let object = json(&std::fs::read_to_string(&report).unwrap());
+    assert_eq!(object["status"], "problems");
+    assert_eq!(object["problems"]["unreadable_input"], 1);
+    assert!(
+        object["problem_examples"][0]["file"]
+            .as_str()
+            .unwrap()
+            .contains("absent.jsonl"),
+        "{object}"
+    );
+
+    // A failed run leaves a failure object, so a pipeline never reads a stale report.
+    let not_a_store = dir.path().join("not-a-store");
+    std::fs::write(&not_a_store, "a regular file").unwrap();
+    let run = sediment(
+        &not_a_store,
+        &["import-jsonl", "--report", path(&report), path(&absent)],
     );
     assert_eq!(run.status, 1, "{}", run.stderr);
     let object = json(&std::fs::read_to_string(&report).unwrap());
     assert_eq!(object["status"], "failed");
     assert_eq!(object["exit_code"], 1);
     assert!(
-        object["error"].as_str().unwrap().contains("absent.jsonl"),
+        object["error"].as_str().unwrap().contains("not-a-store"),
         "{object}"
     );
 

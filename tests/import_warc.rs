@@ -409,25 +409,44 @@ fn corrupt_warcs_report_offsets_and_keep_every_valid_record() {
         for p in &problems {
             assert_eq!(p["file"], path.to_str().unwrap());
         }
+        // Records read but not indexable are reported where they are, not captured.
+        let bare = |v: &Value| {
+            v.as_str()
+                .unwrap()
+                .trim_start_matches('<')
+                .trim_end_matches('>')
+                .to_string()
+        };
+        let unindexed = case["unindexed"].as_array().cloned().unwrap_or_default();
+        for skipped in &unindexed {
+            assert!(
+                problems
+                    .iter()
+                    .any(|p| p["reason"] == skipped["reason"] && p["offset"] == skipped["offset"]),
+                "{file}: expected {skipped} among {problems:?}"
+            );
+        }
+        let unindexed: Vec<String> = unindexed.iter().map(|u| bare(&u["id"])).collect();
         // every valid capture record before and after the damage is imported
-        let valid: Vec<&str> = case["valid_ids"]
+        let valid: Vec<String> = case["valid_ids"]
             .as_array()
             .unwrap()
             .iter()
-            .map(|v| {
-                v.as_str()
-                    .unwrap()
-                    .trim_start_matches('<')
-                    .trim_end_matches('>')
-            })
+            .map(bare)
+            .filter(|id| !unindexed.contains(id))
             .collect();
-        let want: Vec<&String> = intact_ids
-            .iter()
-            .filter(|id| valid.contains(&id.as_str()))
-            .collect();
+        let want: Vec<&String> = intact_ids.iter().filter(|id| valid.contains(id)).collect();
         let got = capture_ids(&store);
         let got: Vec<&String> = got.iter().collect();
         assert_eq!(got, want, "{file}");
+        // and nothing else: no capture of a record stored inside another's payload
+        let captures = json_lines(&ok(&store, &["captures"]));
+        for uri in case["phantom_uris"].as_array().into_iter().flatten() {
+            assert!(
+                captures.iter().all(|c| &c["url"] != uri),
+                "{file}: a capture of {uri}: {captures:?}"
+            );
+        }
     }
 }
 

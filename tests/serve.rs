@@ -334,6 +334,48 @@ fn bad_requests_get_clean_answers_and_the_server_stays_up() {
     assert!(server.log_shows("stopped after"));
 }
 
+#[test]
+fn connections_past_the_cap_wait_for_a_free_one_and_sigint_stops_the_server() {
+    let fixture = imported();
+    let mut server = Server::start(
+        &fixture.store,
+        &["--max-connections", "1", "--header-timeout", "60"],
+    );
+    let port = server.port;
+    // The one connection allowed, held open by a client that has not finished its request.
+    let mut first = TcpStream::connect(("127.0.0.1", port)).unwrap();
+    first
+        .write_all(b"GET /health HTTP/1.1\r\nHost: x\r\n")
+        .unwrap();
+    std::thread::sleep(Duration::from_millis(300));
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let answer = raw_request(
+            port,
+            b"GET /health HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
+        );
+        let _ = tx.send(answer);
+    });
+    assert!(
+        rx.recv_timeout(Duration::from_secs(1)).is_err(),
+        "a second connection is not served while the first holds the only slot"
+    );
+    // The first client finishes its request: its answer comes, its slot frees, and the
+    // waiting connection is served.
+    first.write_all(b"Connection: close\r\n\r\n").unwrap();
+    let mut answer = String::new();
+    first
+        .set_read_timeout(Some(Duration::from_secs(30)))
+        .unwrap();
+    let _ = first.read_to_string(&mut answer);
+    assert!(answer.starts_with("HTTP/1.1 200"), "{answer}");
+    let second = rx.recv_timeout(Duration::from_secs(30)).unwrap();
+    assert!(second.contains(" 200"), "{second}");
+
+    assert_eq!(server.stop_with("-INT"), 0, "SIGINT stops it cleanly");
+    assert!(server.log_shows("stopped after"));
+}
+
 /// Flips one byte inside the payload of the record `sediment cdx` places at `offset`
 /// in an uncompressed WARC.
 fn damage_payload(warc: &Path, offset: u64, length: u64) {

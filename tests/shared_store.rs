@@ -575,3 +575,97 @@ fn a_long_run_publishes_each_wave_of_whole_inputs() {
     );
     assert_eq!(ok(&bulk, &["export"]), ok(&bulk_reference, &["export"]));
 }
+
+/// What a reader of one published version sees: rows, captures and inputs counted by one
+/// process (so they come from the same version), and the export.
+/// The counts and the export a reader sees, or `None` before the first publication and
+/// when a publication came between the reads (versions only grow, so equal counts before
+/// and after the export mean all three read one version).
+fn observed_state(store: &Path) -> Option<(String, String)> {
+    let counts = || {
+        let stats = sediment(store, &["stats", "--json"]);
+        if stats.status != 0 {
+            return None;
+        }
+        let stats: serde_json::Value = serde_json::from_str(&stats.stdout).unwrap();
+        Some(format!(
+            "rows {} captures {} inputs {}",
+            stats["rows"], stats["captures"], stats["inputs"]
+        ))
+    };
+    let before = counts()?;
+    let export = sediment(store, &["export"]);
+    let after = counts()?;
+    (export.status == 0 && before == after).then_some((before, export.stdout))
+}
+
+#[test]
+fn exports_taken_while_an_import_runs_show_only_whole_inputs() {
+    // A real multi-input import publishes after each input; readers running meanwhile must
+    // see one of the states "the first k inputs, whole" and nothing in between.
+    let dir = tempfile::tempdir().unwrap();
+    let inputs: Vec<String> = [
+        "crawl/crawl1.warc.gz",
+        "crawl/crawl2.warc.gz",
+        "crawl-run/run-00000.warc.gz",
+        "crawl-run/run-00001.warc.gz",
+        "crawl-run/run-00002.warc.gz",
+        "crawl-run/run-meta.warc.gz",
+    ]
+    .iter()
+    .map(|f| fixture(f).display().to_string())
+    .collect();
+    fn import(inputs: &[String]) -> Vec<&str> {
+        let mut args = vec!["import-warc", "--threads", "1", "--commit-every", "0"];
+        args.extend(inputs.iter().map(String::as_str));
+        args
+    }
+    // The states a reader may see: the first k inputs imported, k = 1..=n, each counted
+    // by stats and exported.
+    let mut states = Vec::new();
+    for k in 1..=inputs.len() {
+        let reference = dir.path().join(format!("reference-{k}"));
+        let run = sediment(&reference, &import(&inputs[..k]));
+        assert!(run.status == 0 || run.status == 3, "{}", run.stderr);
+        states.push(observed_state(&reference).expect("a reference store"));
+    }
+
+    let store = dir.path().join("store");
+    let mut child = Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .arg("--store")
+        .arg(&store)
+        .args(import(&inputs))
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(120);
+    let mut seen = BTreeSet::new();
+    loop {
+        let finished = child.try_wait().unwrap().is_some();
+        if let Some((counts, export)) = observed_state(&store) {
+            let k = states
+                .iter()
+                .position(|(c, e)| *c == counts && *e == export)
+                .unwrap_or_else(|| {
+                    panic!("a reader saw a state no whole prefix of the inputs gives: {counts}")
+                });
+            seen.insert(k + 1);
+        }
+        if finished {
+            break;
+        }
+        assert!(Instant::now() < deadline, "the import finishes");
+    }
+    assert!(
+        child
+            .wait()
+            .unwrap()
+            .code()
+            .is_some_and(|c| c == 0 || c == 3)
+    );
+    assert!(
+        seen.contains(&inputs.len()),
+        "the finished import is seen whole: {seen:?}"
+    );
+    eprintln!("readers saw the states after inputs {seen:?}");
+}

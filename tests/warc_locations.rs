@@ -125,6 +125,24 @@ fn a_moved_collection_is_re_pointed_without_re_import() {
     ok(&store, &["import-warc", old.to_str().unwrap()]);
     let captures = ok(&store, &["captures"]).lines().count();
     assert!(warcs(&store).iter().all(|(_, found)| *found));
+    // Each WARC's capture count is what importing that file alone gives.
+    let listed = json_lines(&ok(&store, &["warcs", "--json"]));
+    assert_eq!(listed.len(), 2);
+    for warc in &listed {
+        let name = warc["name"].as_str().unwrap();
+        let alone = dir
+            .path()
+            .join(format!("alone-{}", name.rsplit('/').next().unwrap()));
+        ok(&alone, &["import-warc", name]);
+        let own = ok(&alone, &["captures"]).lines().count();
+        assert_eq!(warc["captures"].as_u64().unwrap() as usize, own, "{name}");
+    }
+    let tsv = ok(&store, &["warcs"]);
+    let total: u64 = tsv
+        .lines()
+        .map(|l| l.split('\t').nth(1).unwrap().parse::<u64>().unwrap())
+        .sum();
+    assert_eq!(total as usize, captures);
 
     let new = dir.path().join("new-disk");
     std::fs::create_dir_all(&new).unwrap();

@@ -231,8 +231,8 @@ pub(crate) fn parse_header(line: &[u8]) -> Result<ColumnLayout, Reject> {
                 return Err(Reject::new(
                     RejectReason::BadHeader,
                     format!(
-                        "CDX header field {:?} is not a single letter",
-                        String::from_utf8_lossy(token)
+                        "CDX header field {} is not a single letter",
+                        crate::input::excerpt(&String::from_utf8_lossy(token))
                     ),
                 ));
             }

@@ -14,9 +14,19 @@ use memchr::{memchr, memchr_iter, memrchr};
 
 /// Bytes read at a time, and the initial buffer size.
 const READ_SIZE: usize = 1 << 20;
-/// A line longer than this is an error (a binary file read as CDX, most likely), rather
-/// than an unbounded buffer.
+/// A line longer than this is skipped (a binary file read as CDX, most likely, or a
+/// damaged line) rather than buffered: the reader reads on to the next line break, keeping
+/// none of it, and goes on with the next line (see [`LineReader::take_overlong`]).
 pub const MAX_LINE_LEN: usize = 64 << 20;
+
+/// A line skipped for being longer than [`MAX_LINE_LEN`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Overlong {
+    /// Its 1-based number.
+    pub line: u64,
+    /// Its length without the line break (as far as it could be read).
+    pub bytes: u64,
+}
 
 /// Numbered lines (1-based) from plain or gzip input.
 pub struct LineReader<'r> {
@@ -33,6 +43,12 @@ pub struct LineReader<'r> {
     next_line_no: u64,
     /// Bytes consumed from the decompressed stream (for error positions).
     consumed: u64,
+    /// A read error; the input ends there, once the complete lines before it are given.
+    failed: Option<io::Error>,
+    /// Lines skipped for their length, not yet taken by the caller.
+    overlong: Vec<Overlong>,
+    /// The largest the buffer has been (the memory bound the tests check).
+    largest_buffer: usize,
 }
 
 impl<'r> LineReader<'r> {
@@ -68,7 +84,26 @@ impl<'r> LineReader<'r> {
             eof: false,
             next_line_no: 1,
             consumed: 0,
+            failed: None,
+            overlong: Vec::new(),
+            largest_buffer: READ_SIZE,
         })
+    }
+
+    /// The number of the last line given or skipped (0 before the first).
+    pub fn last_line(&self) -> u64 {
+        self.next_line_no - 1
+    }
+
+    /// Bytes of (decompressed) input consumed so far.
+    pub fn bytes_consumed(&self) -> u64 {
+        self.consumed
+    }
+
+    /// The lines skipped for their length since the last call, in order. Each is counted
+    /// in the line numbers: the line after one has the next number.
+    pub fn take_overlong(&mut self) -> Vec<Overlong> {
+        std::mem::take(&mut self.overlong)
     }
 
     /// Whether the input was gzip.
@@ -92,6 +127,9 @@ impl<'r> LineReader<'r> {
             }
             self.scanned = self.end;
             if self.eof {
+                if let Some(e) = self.failed.take() {
+                    return Err(self.drop_incomplete(e));
+                }
                 if self.start == self.end {
                     return Ok(None);
                 }
@@ -102,46 +140,66 @@ impl<'r> LineReader<'r> {
                 self.next_line_no += 1;
                 return Ok(Some((no, strip_cr(&self.buf[line_start..self.end]))));
             }
-            self.fill()?;
+            self.fill();
         }
+    }
+
+    /// Ends the input at a read error: the incomplete line it cut is dropped, and the
+    /// error names the last complete line.
+    fn drop_incomplete(&mut self, error: io::Error) -> io::Error {
+        let dropped = (self.end - self.start) as u64;
+        self.start = self.end;
+        self.scanned = self.end;
+        crate::input::cut_short(error, self.last_line(), self.consumed, dropped)
     }
 
     /// Moves whole lines, at least `min_bytes` of them unless the input ends first, into
     /// `out` (cleared first; each line keeps its line break, the last line of the input may
     /// lack one). Returns the number of the chunk's first line, or `None` at the end.
     /// Iterate the chunk with [`lines`].
+    ///
+    /// A read error comes after the complete lines read before it (the incomplete line it
+    /// cut is dropped); lines skipped for their length are not in any chunk, but counted
+    /// in the numbering (see [`LineReader::take_overlong`]).
     pub fn next_chunk(&mut self, min_bytes: usize, out: &mut Vec<u8>) -> io::Result<Option<u64>> {
         out.clear();
         loop {
             let have = self.end - self.start;
             if self.eof || have >= min_bytes {
                 let data = &self.buf[self.start..self.end];
-                let cut = if self.eof {
+                let cut = if self.eof && self.failed.is_none() {
                     Some(data.len())
                 } else {
                     memrchr(b'\n', data).map(|p| p + 1)
                 };
-                if let Some(cut) = cut {
-                    if cut == 0 {
-                        return Ok(None);
+                match cut {
+                    Some(cut) if cut > 0 => {
+                        out.extend_from_slice(&data[..cut]);
+                        let first = self.next_line_no;
+                        let breaks = memchr_iter(b'\n', &out[..]).count() as u64;
+                        let unterminated = u64::from(!out.ends_with(b"\n"));
+                        self.next_line_no += breaks + unterminated;
+                        self.start += cut;
+                        self.scanned = self.start;
+                        self.consumed += cut as u64;
+                        return Ok(Some(first));
                     }
-                    out.extend_from_slice(&data[..cut]);
-                    let first = self.next_line_no;
-                    let breaks = memchr_iter(b'\n', &out[..]).count() as u64;
-                    let unterminated = u64::from(!out.ends_with(b"\n"));
-                    self.next_line_no += breaks + unterminated;
-                    self.start += cut;
-                    self.scanned = self.start;
-                    self.consumed += cut as u64;
-                    return Ok(Some(first));
+                    _ if self.eof => {
+                        return match self.failed.take() {
+                            Some(e) => Err(self.drop_incomplete(e)),
+                            None => Ok(None),
+                        };
+                    }
+                    _ => {}
                 }
             }
-            self.fill()?;
+            self.fill();
         }
     }
 
-    /// Reads more input after the unconsumed data, growing the buffer for long lines.
-    fn fill(&mut self) -> io::Result<()> {
+    /// Reads more input after the unconsumed data, growing the buffer for long lines up to
+    /// [`MAX_LINE_LEN`]. A read error is kept in `failed` and ends the input like its end.
+    fn fill(&mut self) {
         if self.start > 0 {
             self.buf.copy_within(self.start..self.end, 0);
             self.scanned -= self.start;
@@ -149,45 +207,109 @@ impl<'r> LineReader<'r> {
             self.start = 0;
         }
         if self.buf.len() - self.end < READ_SIZE / 4 {
-            if self.end >= MAX_LINE_LEN {
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "line {} (at byte {} of the {}input) is longer than {} MiB",
-                        self.next_line_no,
-                        self.consumed,
-                        if self.gzip { "decompressed " } else { "" },
-                        MAX_LINE_LEN >> 20
-                    ),
-                ));
+            // Callers ask for more only when what they have holds no line break they can
+            // use: without one, the buffer holds the start of a single line.
+            let one_line = memchr(b'\n', &self.buf[..self.end]).is_none();
+            if one_line && self.end > MAX_LINE_LEN {
+                self.skip_overlong();
+                return;
             }
-            let grown = (self.buf.len() * 2).max(READ_SIZE);
+            let cap = if one_line {
+                MAX_LINE_LEN + READ_SIZE
+            } else {
+                usize::MAX
+            };
+            let grown = (self.buf.len() * 2)
+                .max(READ_SIZE)
+                .min(cap)
+                .max(self.end + READ_SIZE / 4);
             self.buf.resize(grown, 0);
+            self.largest_buffer = self.largest_buffer.max(grown);
         }
         loop {
             match self.source.read(&mut self.buf[self.end..]) {
                 Ok(0) => {
                     self.eof = true;
-                    return Ok(());
+                    self.drop_overlong_tail();
+                    return;
                 }
                 Ok(n) => {
                     self.end += n;
-                    return Ok(());
+                    return;
                 }
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
                 Err(e) => {
-                    return Err(io::Error::new(
-                        e.kind(),
-                        format!(
-                            "reading line {} (byte {} of the {}input): {e}",
-                            self.next_line_no,
-                            self.consumed + (self.end - self.start) as u64,
-                            if self.gzip { "decompressed " } else { "" }
-                        ),
-                    ));
+                    self.failed = Some(e);
+                    self.eof = true;
+                    return;
                 }
             }
         }
+    }
+
+    /// At the end of the input, leaves out a last line (without a line break) longer than
+    /// [`MAX_LINE_LEN`], as a longer line followed by one is left out.
+    fn drop_overlong_tail(&mut self) {
+        let data = &self.buf[self.start..self.end];
+        let tail_start = memrchr(b'\n', data).map_or(0, |p| p + 1);
+        let tail = data.len() - tail_start;
+        if tail > MAX_LINE_LEN {
+            let breaks = memchr_iter(b'\n', &data[..tail_start]).count() as u64;
+            self.overlong.push(Overlong {
+                line: self.next_line_no + breaks,
+                bytes: tail as u64,
+            });
+            self.consumed += tail as u64;
+            self.end = self.start + tail_start;
+            self.scanned = self.scanned.min(self.end);
+        }
+    }
+
+    /// Skips the line that fills the buffer (`buf[..end]`, no line break in it): reads on
+    /// to its line break keeping nothing, records it in `overlong`, and shrinks the buffer
+    /// back, so that memory stays bounded whatever the line's length.
+    fn skip_overlong(&mut self) {
+        let mut bytes = self.end as u64;
+        let mut ended_by_break = false;
+        self.start = 0;
+        self.end = 0;
+        loop {
+            match self.source.read(&mut self.buf[..READ_SIZE]) {
+                Ok(0) => {
+                    self.eof = true;
+                    break;
+                }
+                Ok(n) => match memchr(b'\n', &self.buf[..n]) {
+                    Some(p) => {
+                        bytes += p as u64;
+                        self.start = p + 1;
+                        self.end = n;
+                        ended_by_break = true;
+                        break;
+                    }
+                    None => bytes += n as u64,
+                },
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    self.failed = Some(e);
+                    self.eof = true;
+                    break;
+                }
+            }
+        }
+        let line_break = u64::from(ended_by_break);
+        self.overlong.push(Overlong {
+            line: self.next_line_no,
+            bytes,
+        });
+        self.next_line_no += 1;
+        self.consumed += bytes + line_break;
+        self.buf.copy_within(self.start..self.end, 0);
+        self.end -= self.start;
+        self.start = 0;
+        self.scanned = 0;
+        self.buf.truncate(READ_SIZE);
+        self.buf.shrink_to_fit();
     }
 }
 
@@ -425,5 +547,118 @@ mod tests {
         let tail = split_at_line_boundaries(b"a\nb", 1, 10);
         assert_eq!(tail.len(), 2);
         assert_eq!(tail[1].first_line, 11);
+    }
+    #[test]
+    fn a_cut_gzip_gives_its_complete_lines_then_names_the_last() {
+        let input: String = (1..=20_000).map(|i| format!("line {i}\n")).collect();
+        let whole = gz(input.as_bytes());
+        let cut = &whole[..whole.len() / 2];
+        // Line by line.
+        let mut r = LineReader::new(cut).unwrap();
+        let mut last = 0;
+        let error = loop {
+            match r.next_line() {
+                Ok(Some((n, l))) => {
+                    assert_eq!(l, format!("line {n}").as_bytes());
+                    last = n;
+                }
+                Ok(None) => panic!("a cut gzip stream must end in an error"),
+                Err(e) => break e,
+            }
+        };
+        assert!(last > 1000, "{last}");
+        assert_eq!(r.last_line(), last);
+        assert!(
+            error
+                .to_string()
+                .contains(&format!("cannot read past line {last}")),
+            "{error}"
+        );
+        assert!(r.next_line().unwrap().is_none());
+        // In chunks: the same lines, then the same error.
+        let mut r = LineReader::new(cut).unwrap();
+        let mut chunk = Vec::new();
+        let mut seen = 0;
+        let error = loop {
+            match r.next_chunk(1000, &mut chunk) {
+                Ok(Some(first)) => {
+                    for (n, l) in lines(&chunk, first) {
+                        assert_eq!(l, format!("line {n}").as_bytes());
+                        seen = n;
+                    }
+                }
+                Ok(None) => panic!("a cut gzip stream must end in an error"),
+                Err(e) => break e,
+            }
+        };
+        assert_eq!(seen, last);
+        assert_eq!(error.kind(), io::ErrorKind::UnexpectedEof);
+        assert!(r.next_chunk(1000, &mut chunk).unwrap().is_none());
+    }
+
+    /// A line of `len` bytes made on the fly (never held in memory by the test).
+    fn with_long_line(len: u64) -> impl Read + Send {
+        Cursor::new(b"first\n".to_vec())
+            .chain(io::repeat(b'x').take(len))
+            .chain(Cursor::new(b"\nthird\r\nfourth".to_vec()))
+    }
+
+    #[test]
+    fn an_overlong_line_is_skipped_in_bounded_memory() {
+        let len = MAX_LINE_LEN as u64 * 2 + 12_345;
+        let mut r = LineReader::new(with_long_line(len)).unwrap();
+        let mut got = Vec::new();
+        while let Some((n, l)) = r.next_line().unwrap() {
+            got.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        let peak = r.largest_buffer;
+        assert_eq!(
+            got,
+            vec![
+                (1, "first".into()),
+                (3, "third".into()),
+                (4, "fourth".into())
+            ]
+        );
+        assert_eq!(
+            r.take_overlong(),
+            vec![Overlong {
+                line: 2,
+                bytes: len
+            }]
+        );
+        assert!(peak <= MAX_LINE_LEN + READ_SIZE, "buffer of {peak} bytes");
+        assert!(r.buf.capacity() <= READ_SIZE, "the buffer shrinks back");
+        assert_eq!(r.bytes_consumed(), 6 + len + 1 + 7 + 6);
+
+        let mut r = LineReader::new(with_long_line(len)).unwrap();
+        let mut chunk = Vec::new();
+        let mut seen = Vec::new();
+        while let Some(first) = r.next_chunk(4096, &mut chunk).unwrap() {
+            seen.extend(lines(&chunk, first).map(|(n, _)| n));
+        }
+        assert!(r.largest_buffer <= MAX_LINE_LEN + READ_SIZE);
+        assert_eq!(seen, [1, 3, 4]);
+        assert_eq!(
+            r.take_overlong(),
+            vec![Overlong {
+                line: 2,
+                bytes: len
+            }]
+        );
+
+        // An overlong last line without a line break.
+        let tail =
+            Cursor::new(b"a\n".to_vec()).chain(io::repeat(b'y').take(MAX_LINE_LEN as u64 + 1));
+        let mut r = LineReader::new(tail).unwrap();
+        assert_eq!(r.next_line().unwrap().map(|(n, _)| n), Some(1));
+        assert!(r.next_line().unwrap().is_none());
+        assert_eq!(
+            r.take_overlong(),
+            vec![Overlong {
+                line: 2,
+                bytes: MAX_LINE_LEN as u64 + 1
+            }]
+        );
     }
 }

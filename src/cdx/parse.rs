@@ -9,12 +9,19 @@ use serde_json::value::RawValue;
 use super::dialect::{self, ColumnLayout, Dialect, Field, MAX_COLUMNS};
 use super::timestamp::Timestamp14;
 use super::{CdxLine, CdxRecord, Reject, RejectReason, SkipReason};
+use crate::input::excerpt;
 use crate::key::{Sha1Key, strip_sha1_prefix};
 
-/// Parses the lines of one CDX file in order. The dialect comes from a header line when
-/// the file has one (a later header replaces it, as in concatenated files), otherwise from
-/// the first data line: CDXJ when its third part is a JSON object, else the 11-, 10- or
-/// 9-column layout by column count.
+/// Parses the lines of one CDX file in order. The dialect comes from the first line that
+/// decides it: a header line, or else the first data line (CDXJ when its third part is a
+/// JSON object, else the 11-, 10- or 9-column layout by column count).
+///
+/// Once decided, the dialect stays for the whole file: a later header naming the same
+/// columns (files concatenated with their headers) is skipped, and a later header that is
+/// malformed or names other columns is rejected as a `bad_header` line, the layout in
+/// force being kept. A damaged or stray header thus costs one line, not every line after
+/// it; and the layout of a line never depends on which chunk of the file it was parsed in.
+/// (Files of different layouts must be given as separate files.)
 #[derive(Debug, Clone, Default)]
 pub struct CdxParser {
     dialect: Option<Dialect>,
@@ -26,7 +33,8 @@ impl CdxParser {
     }
 
     /// A parser for a file whose dialect is already known (e.g. a chunk of a file whose
-    /// start was examined with [`detect_dialect`]). Header lines still replace it.
+    /// start was examined with [`detect_dialect`]). A header line naming other columns is
+    /// rejected (see [`CdxParser`]).
     pub fn with_dialect(dialect: Dialect) -> Self {
         CdxParser {
             dialect: Some(dialect),
@@ -54,9 +62,7 @@ impl CdxParser {
             return Ok(CdxLine::Skipped(SkipReason::Filedesc));
         }
         if dialect::is_header_line(line) {
-            let layout = dialect::parse_header(line)?;
-            self.dialect = Some(Dialect::Columns(layout));
-            return Ok(CdxLine::Skipped(SkipReason::Header));
+            return self.header(line);
         }
         let dialect = match self.dialect {
             Some(d) => d,
@@ -75,6 +81,37 @@ impl CdxParser {
         match dialect {
             Dialect::Columns(layout) => parse_columns(&layout, text),
             Dialect::Cdxj => parse_cdxj(text).map(CdxLine::Record),
+        }
+    }
+}
+
+impl CdxParser {
+    fn header<'a>(&mut self, line: &[u8]) -> Result<CdxLine<'a>, Reject> {
+        let Some(current) = self.dialect else {
+            let layout = dialect::parse_header(line)?;
+            self.dialect = Some(Dialect::Columns(layout));
+            return Ok(CdxLine::Skipped(SkipReason::Header));
+        };
+        let kept = || format!("the layout in force ({}) is kept", current.describe());
+        match dialect::parse_header(line) {
+            Ok(layout) => match current {
+                Dialect::Columns(c) if c.fields() == layout.fields() => {
+                    Ok(CdxLine::Skipped(SkipReason::Header))
+                }
+                _ => Err(Reject::new(
+                    RejectReason::BadHeader,
+                    format!(
+                        "a later CDX header names other columns ({}): {}; a file has one \
+                         layout",
+                        layout.letters(),
+                        kept()
+                    ),
+                )),
+            },
+            Err(reject) => Err(Reject::new(
+                reject.reason,
+                format!("{}: {}", reject.detail, kept()),
+            )),
         }
     }
 }
@@ -379,7 +416,10 @@ fn parse_status(token: &str) -> Result<Option<u16>, Reject> {
     } else {
         Err(Reject::new(
             RejectReason::BadStatus,
-            format!("status {t:?} is not an HTTP status code (1 to 3 digits)"),
+            format!(
+                "status {} is not an HTTP status code (1 to 3 digits)",
+                excerpt(t)
+            ),
         ))
     }
 }
@@ -414,7 +454,7 @@ fn digits_value(b: &[u8]) -> Option<u64> {
 fn bad_integer(reason: RejectReason, what: &str, t: &str) -> Reject {
     Reject::new(
         reason,
-        format!("{what} {t:?} is not a non-negative integer"),
+        format!("{what} {} is not a non-negative integer", excerpt(t)),
     )
 }
 
@@ -431,12 +471,13 @@ fn parse_digest(token: &str) -> Result<Option<Sha1Key>, Reject> {
     }
     let bare = strip_sha1_prefix(t);
     let bad = |why: String| Err(Reject::new(RejectReason::BadDigest, why));
+    let shown = excerpt(t);
     if bare.len() == t.len() && !matches!(t.len(), 32 | 40) {
         // Another algorithm's label (`sha256:…`, `md5:…`) is not a SHA-1.
         if let Some(colon) = t.find(':') {
             return bad(format!(
-                "digest {t:?} is a {} digest, not SHA-1",
-                &t[..colon]
+                "digest {shown} is a {} digest, not SHA-1",
+                excerpt(&t[..colon])
             ));
         }
     }
@@ -444,22 +485,22 @@ fn parse_digest(token: &str) -> Result<Option<Sha1Key>, Reject> {
         32 => match decode_base32_sha1(bare.as_bytes()) {
             Some(k) => Ok(Some(k)),
             None => bad(format!(
-                "digest {t:?} is 32 characters but not base32 (A-Z, 2-7)"
+                "digest {shown} is 32 characters but not base32 (A-Z, 2-7)"
             )),
         },
         40 => match Sha1Key::from_hex(bare.as_bytes()) {
             Some(k) => Ok(Some(k)),
-            None => bad(format!("digest {t:?} is 40 characters but not hex")),
+            None => bad(format!("digest {shown} is 40 characters but not hex")),
         },
         27 | 28 => match decode_base64_sha1(bare.as_bytes()) {
             Some(k) => Ok(Some(k)),
             None => bad(format!(
-                "digest {t:?} is {} characters but not a base64 SHA-1",
+                "digest {shown} is {} characters but not a base64 SHA-1",
                 bare.len()
             )),
         },
         n => bad(format!(
-            "digest {t:?} is {n} characters: a SHA-1 is 32 (base32) or 40 (hex)"
+            "digest {shown} is {n} characters: a SHA-1 is 32 (base32) or 40 (hex)"
         )),
     }
 }
@@ -550,7 +591,10 @@ fn json_text<'a>(raw: Option<&'a RawValue>, key: &str) -> Result<Option<Cow<'a, 
     } else {
         return Err(Reject::new(
             RejectReason::BadJson,
-            format!("CDXJ {key:?} is {text}: expected a string or a number"),
+            format!(
+                "CDXJ {key:?} is {}: expected a string or a number",
+                excerpt(text)
+            ),
         ));
     };
     Ok((value != "-" && !value.is_empty()).then_some(value))
@@ -801,6 +845,12 @@ mod tests {
             reject(&mut p, "k u m 200").reason,
             RejectReason::MissingTimestamp
         );
+        // One layout per file: a later header naming other columns is rejected.
+        assert_eq!(
+            reject(&mut p, " CDX N b m s").reason,
+            RejectReason::BadHeader
+        );
+        let mut p = CdxParser::new();
         p.parse_line(b" CDX N b m s").unwrap();
         assert_eq!(
             reject(&mut p, "k 2014 m 200").reason,
@@ -838,6 +888,85 @@ mod tests {
                 "{line:?}"
             );
         }
+    }
+
+    #[test]
+    fn a_later_header_does_not_replace_the_layout() {
+        let mut p = CdxParser::new();
+        let header = " CDX N b a m s k r M S V g";
+        assert!(matches!(
+            p.parse_line(header.as_bytes()),
+            Ok(CdxLine::Skipped(_))
+        ));
+        assert!(matches!(
+            p.parse_line(LINE11.as_bytes()),
+            Ok(CdxLine::Record(_))
+        ));
+        // The same columns again (concatenated files): skipped.
+        assert!(matches!(
+            p.parse_line(header.as_bytes()),
+            Ok(CdxLine::Skipped(_))
+        ));
+        // Fewer columns, garbage, a field that is not a letter: each one rejected line.
+        for bad in [
+            " CDX N b a",
+            " CDX ??? xx",
+            " CDX",
+            " CDX N b a m s k r M S V g u",
+        ] {
+            let r = reject(&mut p, bad);
+            assert_eq!(r.reason, RejectReason::BadHeader, "{bad}");
+            assert!(
+                r.detail.contains("CDX NbamskrMSVg) is kept"),
+                "{}",
+                r.detail
+            );
+            assert!(matches!(
+                p.parse_line(LINE11.as_bytes()),
+                Ok(CdxLine::Record(_))
+            ));
+        }
+        // The same with a layout inferred from the first data line.
+        let mut p = CdxParser::new();
+        assert!(matches!(
+            p.parse_line(LINE11.as_bytes()),
+            Ok(CdxLine::Record(_))
+        ));
+        assert!(matches!(
+            p.parse_line(header.as_bytes()),
+            Ok(CdxLine::Skipped(_))
+        ));
+        assert_eq!(reject(&mut p, " CDX N b a").reason, RejectReason::BadHeader);
+        assert!(matches!(
+            p.parse_line(LINE11.as_bytes()),
+            Ok(CdxLine::Record(_))
+        ));
+        // A bad first header leaves the layout to the next deciding line.
+        let mut p = CdxParser::new();
+        assert_eq!(
+            reject(&mut p, " CDX N b urlkey").reason,
+            RejectReason::BadHeader
+        );
+        assert!(matches!(
+            p.parse_line(LINE11.as_bytes()),
+            Ok(CdxLine::Record(_))
+        ));
+    }
+
+    #[test]
+    fn rejects_quote_a_huge_value_in_part() {
+        let huge = "7".repeat(100_000);
+        let line = LINE11.replace("B2LTWWPUOYAH7UIPQ7ZUPQ4VMBSVC36A", &huge);
+        let r = reject(&mut CdxParser::new(), &line);
+        assert_eq!(r.reason, RejectReason::BadDigest);
+        assert!(r.detail.len() < 200, "{}", &r.detail[..300]);
+        assert!(r.detail.contains("(100000 bytes)"), "{}", r.detail);
+        let line = LINE11.replace("20140103030321", &huge);
+        let r = reject(&mut CdxParser::new(), &line);
+        assert_eq!(r.reason, RejectReason::BadTimestamp);
+        assert!(r.detail.len() < 200, "{}", &r.detail[..300]);
+        let r = reject(&mut CdxParser::new(), &format!(" CDX N b {huge}"));
+        assert!(r.detail.len() < 200, "{}", &r.detail[..300]);
     }
 
     #[test]

@@ -72,13 +72,13 @@ impl Timestamp14 {
 /// The error text for a bad timestamp (kept out of the parsing path).
 #[cold]
 fn describe_bad(digits: &[u8], padded: Option<&[u8; 14]>) -> String {
-    let shown = String::from_utf8_lossy(digits);
+    let shown = crate::input::excerpt(&String::from_utf8_lossy(digits));
     let Some(out) = padded else {
         return if (4..=14).contains(&digits.len()) {
-            format!("timestamp {shown:?} is not all digits")
+            format!("timestamp {shown} is not all digits")
         } else {
             format!(
-                "timestamp {shown:?} has {} characters: expected 4 to 14 digits",
+                "timestamp {shown} has {} characters: expected 4 to 14 digits",
                 digits.len()
             )
         };
@@ -93,12 +93,10 @@ fn describe_bad(digits: &[u8], padded: Option<&[u8; 14]>) -> String {
     ];
     for (name, value, min, max) in checks {
         if !(min..=max).contains(&value) {
-            return format!(
-                "timestamp {shown:?}: {name} {value:02} out of range {min:02}-{max:02}"
-            );
+            return format!("timestamp {shown}: {name} {value:02} out of range {min:02}-{max:02}");
         }
     }
-    format!("timestamp {shown:?} is not valid")
+    format!("timestamp {shown} is not valid")
 }
 
 impl fmt::Display for Timestamp14 {

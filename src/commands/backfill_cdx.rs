@@ -11,8 +11,8 @@ use rayon::prelude::*;
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
 use crate::ingest::{IngestRun, Wave, thread_count};
-use crate::input::{PlannedInput, open_raw};
-use crate::report::{Counts, Report, ReportArgs};
+use crate::input::{PlannedInput, open_raw, report_cut_short, report_empty};
+use crate::report::{Counts, Location, Report, ReportArgs, StrictStop};
 use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
 use crate::store::writer::Writer;
 
@@ -169,7 +169,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 }
 
 /// The chunks of one input, tagged with the input's index. The file is opened when the
-/// first chunk is wanted; a read error ends the input (and, through `?`, the run).
+/// first chunk is wanted. An input that cannot be opened or read to its end is a problem
+/// of that input, not of the run: the lines read before a read error are kept (their
+/// chunks were given), the error is reported at the last complete line, and the input is
+/// not recorded as ingested, so that a run over a repaired file applies it. Errors come
+/// out only for the run to stop: `--strict`, or the store failing.
 struct InputChunks<'a> {
     index: usize,
     input: &'a PlannedInput,
@@ -198,6 +202,13 @@ impl<'a> InputChunks<'a> {
             done: false,
         }
     }
+
+    /// Ends the input after a problem: reported, and the input not recorded.
+    fn fail(&mut self, reported: Result<(), StrictStop>) -> Option<Result<(usize, CdxChunk)>> {
+        self.done = true;
+        self.applied.store(false, Ordering::SeqCst);
+        reported.err().map(|stop| Err(stop.into()))
+    }
 }
 
 impl<'a> Iterator for InputChunks<'a> {
@@ -207,6 +218,8 @@ impl<'a> Iterator for InputChunks<'a> {
         if self.done {
             return None;
         }
+        let report = self.run.report;
+        let name = self.input.display();
         if self.chunks.is_none() {
             match self.run.should_apply(self.input, self.force) {
                 Ok(true) => self.applied.store(true, Ordering::SeqCst),
@@ -220,29 +233,34 @@ impl<'a> Iterator for InputChunks<'a> {
                 }
             }
             let input = self.input;
-            let opened = open_raw(&input.path)
-                .and_then(|read| Ok(CdxChunks::new(input.hashing(read), input.display())?));
+            let opened = open_raw(&input.path).and_then(|read| {
+                CdxChunks::new(input.hashing(read), input.display())
+                    .with_context(|| format!("cannot read {}", input.display()))
+            });
             match opened {
                 Ok(chunks) => self.chunks = Some(chunks),
                 Err(e) => {
-                    self.done = true;
-                    return Some(Err(e));
+                    let at = Location::named(name);
+                    return self.fail(report.problem(
+                        at,
+                        "unreadable_input",
+                        &format!("{e:#}"),
+                        None,
+                    ));
                 }
             }
         }
         let chunks = self.chunks.as_mut()?;
-        let read = chunks
-            .next_chunk()
-            .with_context(|| format!("cannot read {}", self.input.display()));
-        match read {
+        match chunks.next_chunk() {
             Ok(Some(chunk)) => Some(Ok((self.index, chunk))),
+            Ok(None) if chunks.bytes_read() == 0 => self.fail(report_empty(report, &name)),
             Ok(None) => {
                 self.done = true;
                 None
             }
             Err(e) => {
-                self.done = true;
-                Some(Err(e))
+                let last = chunks.last_line();
+                self.fail(report_cut_short(report, &name, last, &e))
             }
         }
     }

@@ -77,7 +77,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
-    for input in plan_inputs(&args.files, |_| true)? {
+    for input in plan_inputs(&args.files, |_| true, &report)? {
         let skipped = "already loaded, skipped (use --force to load again)";
         if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {
             continue;

@@ -12,6 +12,7 @@ use rayon::prelude::*;
 use crate::cdx_writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_filename};
 use crate::commands::import_warc::is_warc_name;
 use crate::ingest::thread_count;
+use crate::ingest::warc::record_despite;
 use crate::input::expand_paths;
 use crate::report::{Location, Report, ReportArgs};
 use crate::warc::WarcReader;
@@ -36,6 +37,9 @@ pub struct Args {
     /// Memory for sorting before spilling to temporary files, in MB.
     #[arg(long, default_value_t = 512)]
     pub sort_memory_mb: usize,
+    /// Write every problem to this file (JSON lines: file, offset, reason).
+    #[arg(long)]
+    pub rejects: Option<PathBuf>,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -51,15 +55,16 @@ pub fn run(args: Args) -> Result<ExitCode> {
     } else {
         CdxFormat::Cdx11
     };
-    let files = expand_paths(&args.inputs, is_warc_name)?;
+    let report = Report::new("cdx")
+        .output(&args.reporting)
+        .rejects_to(args.rejects.as_deref())?;
+    let files = expand_paths(&args.inputs, is_warc_name, &report)?;
     let total: u64 = files
         .iter()
         .filter_map(|f| f.metadata().ok())
         .map(|m| m.len())
         .sum();
-    let report = Report::new("cdx")
-        .output(&args.reporting)
-        .with_progress(Some(total), "bytes");
+    report.start_progress(Some(total), "bytes");
     let sorter = Mutex::new(LineSorter::new(args.sort_memory_mb << 20));
     if format == CdxFormat::Cdx11 {
         sorter
@@ -86,18 +91,33 @@ pub fn run(args: Args) -> Result<ExitCode> {
             let mut lines = Vec::new();
             let mut last = 0;
             while let Some(item) = reader.next_record(None) {
-                report.progress().inc(reader.position() - last);
-                last = reader.position();
-                match item {
-                    Ok(record) => {
-                        if let Some(entry) = index_entry(&record, &filename) {
-                            lines.push(entry.line(format));
+                // The position moves back when the reader reads damaged stretches again.
+                if reader.position() > last {
+                    report.progress().inc(reader.position() - last);
+                    last = reader.position();
+                }
+                let record = match item {
+                    Ok(record) => record,
+                    Err(mut e) => {
+                        report.problem(at(e.offset), e.kind.name(), &e.message, None)?;
+                        match record_despite(&mut e) {
+                            Some(record) => record,
+                            None => continue,
                         }
                     }
-                    Err(e) => report.problem(at(e.offset), e.kind.name(), &e.message, None)?,
+                };
+                match index_entry(&record, &filename) {
+                    Ok(Some(entry)) => lines.push(entry.line(format)),
+                    Ok(None) => {}
+                    Err(skip) => {
+                        report.problem(at(record.offset), skip.reason, &skip.message, None)?
+                    }
                 }
             }
             report.count("lines", lines.len() as u64);
+            if reader.resyncs() > 0 {
+                report.count("resyncs", reader.resyncs());
+            }
             let mut sorter = sorter.lock().unwrap_or_else(|e| e.into_inner());
             for line in lines {
                 sorter.push(line)?;

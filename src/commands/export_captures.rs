@@ -6,7 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 
 use crate::columnar::{Layout, ParquetWriter};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -25,6 +25,8 @@ pub struct Args {
     /// Size of a row group (MB, encoded): the unit readers scan and skip by.
     #[arg(long, default_value_t = Layout::default().row_group_bytes >> 20)]
     pub row_group_mb: usize,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 #[derive(Clone, Copy, clap::ValueEnum)]
@@ -35,7 +37,9 @@ pub enum Format {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
-    let report = Report::new("export-captures");
+    let report = Report::new("export-captures")
+        .output(&args.reporting)
+        .with_progress(super::project::capture_estimate(&store), "captures");
     let Format::Parquet = args.format;
     let layout = Layout {
         file_rows: args.file_rows.max(1),
@@ -45,6 +49,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let mut writer = ParquetWriter::create(&args.output, layout)?;
     store.for_each_capture(|capture| {
         writer.push(&capture)?;
+        report.progress().inc(1);
         Ok(true)
     })?;
     let stats = writer.finish()?;

@@ -9,7 +9,7 @@ use anyhow::{Context, Result};
 
 use super::UsageError;
 use crate::filter::{FileFilter, FilterArgs};
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::scaleout::extract::{Completed, Extraction};
 
 #[derive(clap::Args)]
@@ -56,6 +56,10 @@ pub struct InputArgs {
     /// Write every problem to this file (JSON lines).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    /// `--report FILE` and `--quiet` (standard output carries the records, so the JSON
+    /// report goes to a file).
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 fn parse_part(text: &str) -> Result<(u32, u32), String> {
@@ -94,7 +98,13 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         _ => {}
     }
+    if args.reporting.json {
+        crate::usage_error!(
+            "--json prints to standard output, which carries the records here: write the report with --report FILE"
+        );
+    }
     let report = Report::new(&format!("extract {command}"))
+        .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
     let completed = read_completed(args.completed.as_deref())?;

@@ -6,7 +6,9 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
+use crate::input::{
+    LineChunks, open_lines, plan_inputs, record_done, report_cut_short, report_empty,
+};
 use crate::key::Sha1Key;
 use crate::report::{Location, Report, ReportArgs};
 use crate::schema::{ColumnId, Schema};
@@ -114,7 +116,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     let ts = now_millis();
-    for input in plan_inputs(&args.files, |_| true)? {
+    for input in plan_inputs(&args.files, |_| true, &report)? {
         let skipped = "already imported, skipped (use --force to apply again)";
         if input.skip_if_done(&store, COMMAND, &options, args.force, &report, skipped)? {
             continue;
@@ -122,9 +124,34 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         store.mark_inconsistent()?;
         let name = input.display();
         let rows_before = report.counts().get("rows");
-        let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
+        let reader = match open_lines(&input.path) {
+            Ok(reader) => reader,
+            Err(e) => {
+                let at = Location::named(name);
+                report.problem(at, "unreadable_input", &format!("{e:#}"), None)?;
+                continue;
+            }
+        };
+        let mut chunks = LineChunks::new(reader, 8 << 20);
         let mut writer = Writer::sorted(&store, ts);
-        while let Some(chunk) = chunks.next_chunk()? {
+        // The lines before a read error are kept; the input is then not recorded, so
+        // that a run over the repaired file applies it.
+        let mut complete = true;
+        loop {
+            let chunk = match chunks.next_chunk() {
+                Ok(Some(chunk)) => chunk,
+                Ok(None) if chunks.bytes_read == 0 => {
+                    report_empty(&report, &name)?;
+                    complete = false;
+                    break;
+                }
+                Ok(None) => break,
+                Err(e) => {
+                    report_cut_short(&report, &name, chunks.last_line(), &e)?;
+                    complete = false;
+                    break;
+                }
+            };
             for (line_no, line) in chunk.lines() {
                 report.count("lines", 1);
                 if line.iter().all(u8::is_ascii_whitespace) {
@@ -150,13 +177,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         writer.finish()?;
         store.flush()?;
         let rows = report.counts().get("rows") - rows_before;
-        record_done(
-            &store,
-            COMMAND,
-            &options,
-            &input,
-            serde_json::json!({ "rows": rows }),
-        )?;
+        if complete {
+            record_done(
+                &store,
+                COMMAND,
+                &options,
+                &input,
+                serde_json::json!({ "rows": rows }),
+            )?;
+        }
         store.mark_consistent()?;
         store.publish_if_due(PUBLISH_INTERVAL)?;
     }

@@ -11,11 +11,12 @@ use crate::grobid::{GrobidCells, tei_file_key};
 use crate::input::expand_paths;
 use crate::key::Sha1Key;
 use crate::report::{Counts, Location, Report, ReportArgs};
+use crate::schema::{ColumnId, Schema};
 use crate::stage::StageBatch;
 use crate::store::Store;
 use crate::store::cells::Projection;
 use crate::store::writer::now_millis;
-use crate::tei::{TeiOptions, TeiShape};
+use crate::tei::{Quality, TeiOptions, TeiShape};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -44,8 +45,12 @@ pub struct Args {
 
 const COMMAND: &str = "import-tei";
 
-/// Files converted in parallel, then written in one batch.
+/// Files converted in parallel, then written in one batch: at most this many files and,
+/// whatever their number, at most `BATCH_BYTES` of TEI. A converted file's cells take about
+/// three times its size (the XML, its JSON and the metadata), so a byte bound rather than a
+/// file count is what keeps memory flat when GROBID outputs run to tens of megabytes.
 const FILES_PER_BATCH: usize = 64;
+const BATCH_BYTES: u64 = 16 << 20;
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let Some(shape) = TeiShape::parse(&args.shape) else {
@@ -79,25 +84,17 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     };
 
     // Named files must follow the naming rule; directories contribute the files that do.
-    let mut files = Vec::new();
-    for path in &args.paths {
-        if path.is_dir() {
-            files.extend(expand_paths(std::slice::from_ref(path), |p| {
-                tei_file_key(p).is_some()
-            })?);
-        } else {
-            files.push(path.clone());
-        }
-    }
+    let files = expand_paths(&args.paths, |p| tei_file_key(p).is_some(), &report)?;
     let ts = now_millis();
     let mut batch = StageBatch::new(&store, ts);
-    for group in files.chunks(FILES_PER_BATCH) {
+    for group in batches(&files) {
         let converted: Vec<(PathBuf, Converted)> = group
             .par_iter()
             .map(|path| {
                 (
                     path.clone(),
-                    convert(&store, &projection, path, options, args.force),
+                    convert(&store, &projection, path, options, args.force)
+                        .map(|(key, cells)| (key, cells.map(|c| Encoded::of(c, schema)))),
                 )
             })
             .collect();
@@ -106,10 +103,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             counts.incr("files");
             match outcome {
                 Ok((_, None)) => counts.incr("skipped_done"),
-                Ok((key, Some(cells))) => {
-                    batch.replace_row(&key, &replaced, &cells.to_cells(schema))?;
+                Ok((key, Some(encoded))) => {
+                    batch.replace_row(&key, &replaced, &encoded.cells)?;
                     counts.incr("rows_written");
-                    if let Some(quality) = cells.quality {
+                    if let Some(quality) = encoded.quality {
                         counts.incr(&format!("quality_{quality}"));
                     }
                 }
@@ -124,6 +121,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             }
         }
         batch.commit()?;
+        if group_bytes(group) > BATCH_BYTES {
+            // A document larger than a batch: its cells leave memory now, not while the
+            // next one is converted.
+            store.flush()?;
+        }
         report.progress().inc(group.len() as u64);
         report.add_counts(&counts);
     }
@@ -133,8 +135,51 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     super::finished(&report)
 }
 
+/// Groups of files for one batch each: at most `FILES_PER_BATCH` files and `BATCH_BYTES`
+/// of TEI (a larger file is a batch of its own). Sizes come from the directory listing;
+/// a file that cannot be measured counts as empty and fails later with its own problem.
+fn batches(files: &[PathBuf]) -> Vec<&[PathBuf]> {
+    let mut groups = Vec::new();
+    let (mut start, mut bytes) = (0, 0u64);
+    for (i, path) in files.iter().enumerate() {
+        let size = std::fs::metadata(path).map_or(0, |m| m.len());
+        if i > start && (i - start == FILES_PER_BATCH || bytes + size > BATCH_BYTES) {
+            groups.push(&files[start..i]);
+            (start, bytes) = (i, 0);
+        }
+        bytes += size;
+    }
+    if start < files.len() {
+        groups.push(&files[start..]);
+    }
+    groups
+}
+
+fn group_bytes(group: &[PathBuf]) -> u64 {
+    group
+        .iter()
+        .map(|path| std::fs::metadata(path).map_or(0, |m| m.len()))
+        .sum()
+}
+
+/// A converted file as the cells written to the store: encoded on the converting thread,
+/// so the JSON trees are freed before the batch collects the next file.
+struct Encoded {
+    cells: Vec<(ColumnId, Vec<u8>)>,
+    quality: Option<Quality>,
+}
+
+impl Encoded {
+    fn of(cells: GrobidCells, schema: &Schema) -> Encoded {
+        Encoded {
+            quality: cells.quality,
+            cells: cells.into_cells(schema),
+        }
+    }
+}
+
 /// A file's row and cells (`None` when already processed), or why it was refused.
-type Converted = Result<(Sha1Key, Option<GrobidCells>), Problem>;
+type Converted = Result<(Sha1Key, Option<Encoded>), Problem>;
 
 /// A file that could not be imported.
 struct Problem {
@@ -150,7 +195,7 @@ fn convert(
     path: &Path,
     options: TeiOptions,
     force: bool,
-) -> Converted {
+) -> Result<(Sha1Key, Option<GrobidCells>), Problem> {
     let Some(key) = tei_file_key(path) else {
         return Err(Problem {
             code: "bad_name",
@@ -176,7 +221,7 @@ fn convert(
         message: format!("cannot read: {e}"),
         offset: None,
     })?;
-    match GrobidCells::from_tei(&xml, options) {
+    match GrobidCells::from_tei_owned(xml, options) {
         Ok(cells) => Ok((key, Some(cells))),
         Err(e) => Err(Problem {
             code: "bad_tei",

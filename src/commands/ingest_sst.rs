@@ -6,7 +6,7 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use crate::report::Report;
+use crate::report::{Report, ReportArgs};
 use crate::scaleout::ingest::{
     check_complete, finish_written, ingest, load_inputs, load_ranges, store_plan,
 };
@@ -34,6 +34,8 @@ pub struct Args {
     /// empty, the inputs it completed) and change nothing.
     #[arg(long)]
     pub plan: bool,
+    #[command(flatten)]
+    pub reporting: ReportArgs,
 }
 
 const COMMAND: &str = "ingest-sst";
@@ -50,7 +52,7 @@ pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
     )?;
     let ts = args.ts.context("--ts is required")?;
     let ranges = load_ranges(&args.ranges)?;
-    let report = Report::new(COMMAND);
+    let report = Report::new(COMMAND).output(&args.reporting);
     let store;
     let stats = match args.records_written {
         Some(written) => {

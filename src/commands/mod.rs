@@ -58,6 +58,19 @@ pub fn open_reader(store_path: &Path) -> anyhow::Result<Store> {
     Store::open_reader(store_path)
 }
 
+/// [`open_reader`] with a block cache of at most `block_cache_bytes`, for commands that
+/// bound their memory (`--memory-mb`).
+pub fn open_reader_with_cache(
+    store_path: &Path,
+    block_cache_bytes: usize,
+) -> anyhow::Result<Store> {
+    Store::open_reader_with(
+        store_path,
+        crate::schema::Schema::embedded()?,
+        block_cache_bytes,
+    )
+}
+
 /// The exit status of a run that finished, decided from its report
 /// ([`Report::outcome`]): 0 when nothing was skipped or unresolved, 3 when problems were
 /// found. A run that stops (including `--strict` on the first problem) returns an error

@@ -52,8 +52,8 @@ pub struct Args {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_reader(store_path)?;
     let memory = MemoryBudget::new(args.memory_mb);
+    let store = super::open_reader_with_cache(store_path, memory.block_cache_bytes())?;
     let conn = open_crawl_db_with(&args.output, memory)?;
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,

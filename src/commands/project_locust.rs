@@ -7,6 +7,7 @@ use anyhow::Result;
 
 use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
+use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::locust::write_locust;
 use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
 use crate::report::{Report, ReportArgs};
@@ -30,12 +31,22 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Memory budget in MiB (caches, the sorts' buffers, the scratch database's and the
+    /// store's block caches); a larger budget is faster, a smaller one gives the same
+    /// files. The URLs, pages and words beyond it go to temporary files in the output
+    /// directory.
+    #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
+    pub memory_mb: usize,
+    /// Bytes of each sorted run spilled to disk (default: from --memory-mb).
+    #[arg(long, hide = true)]
+    pub sort_run_bytes: Option<usize>,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_reader(store_path)?;
+    let memory = MemoryBudget::new(args.memory_mb);
+    let store = super::open_reader_with_cache(store_path, memory.block_cache_bytes())?;
     let report = Report::new("project locust").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
     prepare_output_dir(&args.output)?;
@@ -46,13 +57,16 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         keep_forward: false,
         spill_dir: args.output.clone(),
         threads: thread_count(args.threads),
+        memory,
+        sort_run_bytes: args.sort_run_bytes,
         progress: report.progress().clone(),
     };
     let mut snapshot = Snapshot::build(&store, &options)?;
-    let order = snapshot.crawl_order();
+    let order = snapshot.crawl_order()?;
     let written = write_locust(&mut snapshot, &order, &args.output)?;
     report.add_counts(&snapshot.counts);
     report.add_counts(&written.counts);
+    report.count("sort_runs_spilled", snapshot.spilled_runs());
     report.count("files", written.files.len() as u64);
     report.count("output_bytes", written.bytes);
     report_unread_bodies(&report, "body_");

@@ -43,14 +43,15 @@ pub struct Args {
 const COMMAND: &str = "project summary";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_reader(store_path)?;
+    let memory = MemoryBudget::new(args.memory_mb);
+    let store = super::open_reader_with_cache(store_path, memory.block_cache_bytes())?;
     let report = Report::new(COMMAND).output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
         max_body_bytes: args.max_body_bytes,
         batch_captures: args.batch,
-        memory: MemoryBudget::new(args.memory_mb),
+        memory,
     };
     let run = || summarize(&store, &args.output, &options, &report);
     match args.threads {

@@ -47,11 +47,17 @@ impl GrobidCells {
     /// A TEI document, converted (an imported file: no status code). Fails (with the
     /// position and reason) when the bytes are not a GROBID TEI document.
     pub fn from_tei(xml: &[u8], options: TeiOptions) -> Result<GrobidCells, TeiError> {
-        let json = tei::tei_to_json(xml, options)?;
+        GrobidCells::from_tei_owned(xml.to_vec(), options)
+    }
+
+    /// [`GrobidCells::from_tei`] keeping `xml` as the `tei_xml` cell without a copy (TEI
+    /// documents run to tens of megabytes).
+    pub fn from_tei_owned(xml: Vec<u8>, options: TeiOptions) -> Result<GrobidCells, TeiError> {
+        let json = tei::tei_to_json(&xml, options)?;
         Ok(GrobidCells {
             status_code: None,
             status: json!({"status": "success"}),
-            tei_xml: Some(xml.to_vec()),
+            tei_xml: Some(xml),
             metadata: Some(tei::metadata(&json)),
             quality: Some(tei::quality(&json)),
             tei_json: Some(json),
@@ -127,6 +133,12 @@ impl GrobidCells {
 
     /// The cells to store, as (column, stored bytes).
     pub fn to_cells(&self, schema: &Schema) -> Vec<(ColumnId, Vec<u8>)> {
+        self.clone().into_cells(schema)
+    }
+
+    /// [`GrobidCells::to_cells`] without copying the TEI document; each JSON tree is freed
+    /// as soon as it is encoded.
+    pub fn into_cells(self, schema: &Schema) -> Vec<(ColumnId, Vec<u8>)> {
         let column = |name: &str| {
             schema
                 .column_id(name)
@@ -136,11 +148,11 @@ impl GrobidCells {
         if let Some(code) = self.status_code {
             cells.push((column("grobid0:status_code"), code.to_be_bytes().to_vec()));
         }
-        if let Some(xml) = &self.tei_xml {
-            cells.push((column("grobid0:tei_xml"), xml.clone()));
+        if let Some(xml) = self.tei_xml {
+            cells.push((column("grobid0:tei_xml"), xml));
         }
-        if let Some(json) = &self.tei_json {
-            cells.push((column("grobid0:tei_json"), canonical_json(json)));
+        if let Some(json) = self.tei_json {
+            cells.push((column("grobid0:tei_json"), canonical_json(&json)));
         }
         if let Some(metadata) = &self.metadata {
             cells.push((column("grobid0:metadata"), canonical_json(metadata)));

@@ -1,14 +1,15 @@
 //! CDX lines → captures.
 //!
 //! A CDX file is read in chunks of whole lines; chunks are parsed in parallel (the
-//! dialect is fixed by the file's first lines) and each line that parses is one capture.
+//! dialect is fixed by the file's first deciding line, a header or a data line) and each
+//! line that parses is one capture.
 
 use std::io::Read;
 
 use anyhow::Result;
 
 use crate::capture::{Capture, CaptureKind, Origin};
-use crate::cdx::lines::{LineReader, lines};
+use crate::cdx::lines::{LineReader, MAX_LINE_LEN, Overlong, lines};
 use crate::cdx::{CdxLine, CdxParser, CdxRecord, Dialect, detect_dialect};
 use crate::filter::FileFilter;
 use crate::report::{Counts, Location, Report};
@@ -81,15 +82,19 @@ pub struct CdxChunk {
     pub dialect: Option<Dialect>,
     pub first_line: u64,
     pub data: Vec<u8>,
+    /// Lines before `first_line` skipped for being longer than [`MAX_LINE_LEN`]: each is
+    /// a rejected line.
+    pub overlong: Vec<Overlong>,
 }
 
-/// Reads a CDX input as chunks of whole lines; the first chunk decides the dialect
-/// (from a header line or the first data line) for the whole file.
+/// Reads a CDX input as chunks of whole lines; the first line that decides the dialect
+/// (a header or a data line) decides it for the whole file.
 pub struct CdxChunks<'r> {
     reader: LineReader<'r>,
     source: String,
     dialect: Option<Dialect>,
-    started: bool,
+    /// A read error, given after the chunk that carries the overlong lines before it.
+    failed: Option<std::io::Error>,
 }
 
 impl<'r> CdxChunks<'r> {
@@ -98,17 +103,33 @@ impl<'r> CdxChunks<'r> {
             reader: LineReader::new(read)?,
             source,
             dialect: None,
-            started: false,
+            failed: None,
         })
     }
 
+    /// The next chunk; `None` at the end. A read error (a gzip file cut short) comes after
+    /// the chunks of the complete lines before it; [`CdxChunks::last_line`] then names
+    /// the last of them.
     pub fn next_chunk(&mut self) -> std::io::Result<Option<CdxChunk>> {
+        if let Some(e) = self.failed.take() {
+            return Err(e);
+        }
         let mut data = Vec::with_capacity(CHUNK_BYTES + 4096);
-        let Some(first_line) = self.reader.next_chunk(CHUNK_BYTES, &mut data)? else {
-            return Ok(None);
+        let read = self.reader.next_chunk(CHUNK_BYTES, &mut data);
+        let overlong = self.reader.take_overlong();
+        let first_line = match read {
+            Ok(Some(first)) => first,
+            // Overlong lines at the end (or before an error) still need their report.
+            Ok(None) | Err(_) if !overlong.is_empty() => {
+                if let Err(e) = read {
+                    self.failed = Some(e);
+                }
+                self.reader.last_line() + 1
+            }
+            Ok(None) => return Ok(None),
+            Err(e) => return Err(e),
         };
-        if !self.started {
-            self.started = true;
+        if self.dialect.is_none() {
             self.dialect = detect_dialect(&data);
         }
         Ok(Some(CdxChunk {
@@ -116,7 +137,18 @@ impl<'r> CdxChunks<'r> {
             dialect: self.dialect,
             first_line,
             data,
+            overlong,
         }))
+    }
+
+    /// The number of the last line read (0 before the first).
+    pub fn last_line(&self) -> u64 {
+        self.reader.last_line()
+    }
+
+    /// Bytes of (decompressed) input read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.reader.bytes_consumed()
     }
 }
 
@@ -132,6 +164,20 @@ pub fn parse_chunk(
         Some(d) => CdxParser::with_dialect(d),
         None => CdxParser::new(),
     };
+    for skipped in &chunk.overlong {
+        counts.incr("lines");
+        counts.incr("rejected");
+        report.problem(
+            Location::line(chunk.source.clone(), skipped.line),
+            "line_too_long",
+            &format!(
+                "{} bytes: longer than {} MiB, skipped without reading it into memory",
+                skipped.bytes,
+                MAX_LINE_LEN >> 20
+            ),
+            None,
+        )?;
+    }
     for (line_no, line) in lines(&chunk.data, chunk.first_line) {
         counts.incr("lines");
         match parser.parse_line(line) {

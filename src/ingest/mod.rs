@@ -101,13 +101,15 @@ impl<'s> IngestRun<'s> {
         Ok(self.completed_sizes.get_or_init(|| sizes))
     }
 
-    /// Lists the inputs (directories expanded with `accept`).
+    /// Lists the inputs (directories expanded with `accept`); entries that cannot be
+    /// inputs (FIFOs, dangling links, empty files, …) are reported and left out (see
+    /// [`crate::input::expand_paths`]).
     pub fn plan(
         &self,
         paths: &[PathBuf],
         accept: impl Fn(&std::path::Path) -> bool,
     ) -> Result<Vec<PlannedInput>> {
-        plan_inputs(paths, accept)
+        plan_inputs(paths, accept, self.report)
     }
 
     /// Whether an input must be applied: an input ingested before with the same options

@@ -18,8 +18,8 @@ use crate::key::Sha1Key;
 use crate::report::{Counts, Location, Report};
 use crate::store::Store;
 use crate::warc::{
-    DigestCheck, ErrorKind, MandatoryHeader, ParsedDigest, PayloadSink, Record, WarcReader,
-    WarcType, parse_digest, parse_warc_fields,
+    DigestCheck, ErrorKind, MandatoryHeader, ParsedDigest, PayloadSink, Record, WarcError,
+    WarcReader, WarcType, Warning, parse_digest, parse_warc_fields,
 };
 
 /// A record's fetch time as 14 digits, from WARC-Date (`2017-10-27T22:21:13Z`, maybe with
@@ -32,6 +32,47 @@ pub fn warc_date_to_ts14(date: &str) -> Option<String> {
         .filter(char::is_ascii_digit)
         .collect();
     (digits.len() == 14).then_some(digits)
+}
+
+/// Why a record that would be a capture (or a CDX line) is left out: a problem reason and
+/// message for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unindexable {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// The target URI and 14-digit timestamp every capture and every CDX line needs. The one
+/// rule `import-warc` and `cdx` share, so that both keep and report the same records.
+pub fn index_fields(record: &Record) -> Result<(&str, String), Unindexable> {
+    let Some(url) = record.target_uri().filter(|u| !u.is_empty()) else {
+        return Err(Unindexable {
+            reason: "missing-target-uri",
+            message: format!(
+                "{} record without WARC-Target-URI: no capture",
+                record.warc_type
+            ),
+        });
+    };
+    let Some(ts) = record.date().and_then(warc_date_to_ts14) else {
+        let shown: String = record.date().unwrap_or_default().chars().take(40).collect();
+        return Err(Unindexable {
+            reason: "bad-warc-date",
+            message: format!("WARC-Date {shown:?} is not a date and time: no capture"),
+        });
+    };
+    Ok((url, ts))
+}
+
+/// The record a reader error still carries when that record is sound enough to index:
+/// only its WARC-Record-ID is missing (the error itself is reported all the same).
+pub fn record_despite(error: &mut WarcError) -> Option<Record> {
+    match error.kind {
+        ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId) => {
+            error.record.take().map(|record| *record)
+        }
+        _ => None,
+    }
 }
 
 /// The MIME type of a file: the declared type normalized, or sniffed from the first bytes
@@ -135,28 +176,40 @@ impl WarcImporter<'_> {
         let mut agents: VecDeque<(String, String)> = VecDeque::new();
         let mut last_position = 0;
         while let Some(item) = reader.next_record(Some(&mut sink)) {
+            // The position moves back when the reader reads damaged stretches again.
             let position = reader.position();
-            self.report.progress().inc(position - last_position);
-            last_position = position;
+            if position > last_position {
+                self.report.progress().inc(position - last_position);
+                last_position = position;
+            }
             let record = match item {
                 Ok(record) => record,
-                Err(error) => {
+                Err(mut error) => {
                     self.report.problem(
                         self.at(error.offset),
                         error.kind.name(),
                         &error.message,
                         None,
                     )?;
-                    counts.incr("record_errors");
-                    // A record lacking only its id is otherwise sound: keep its capture.
-                    match (error.kind, error.record) {
-                        (ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId), Some(record)) => {
-                            *record
-                        }
-                        _ => continue,
+                    // A damaged gzip trailer after a complete record lost nothing: the
+                    // record came just before.
+                    counts.incr(match error.kind {
+                        ErrorKind::GzipTrailer => "gzip_trailers_damaged",
+                        _ => "record_errors",
+                    });
+                    match record_despite(&mut error) {
+                        Some(record) => record,
+                        None => continue,
                     }
                 }
             };
+            if record
+                .warnings
+                .iter()
+                .any(|w| matches!(w, Warning::HttpHeadTooLong { .. }))
+            {
+                counts.incr("http_heads_over_limit");
+            }
             counts.incr(&format!("records_{}", record.warc_type.as_str()));
             match record.warc_type {
                 WarcType::Warcinfo => writer.warcinfo(self.warcinfo(&record, &sink.bytes))?,
@@ -219,6 +272,9 @@ impl WarcImporter<'_> {
             writer.add_capture(&capture);
             writer.end_record()?;
         }
+        if reader.resyncs() > 0 {
+            counts.add("resyncs", reader.resyncs());
+        }
         Ok(counts)
     }
 
@@ -246,19 +302,16 @@ impl WarcImporter<'_> {
     }
 
     /// The capture of a response, resource or revisit record; `None` (reported) when the
-    /// record cannot be a capture (no URI or date).
+    /// record cannot be a capture (see [`index_fields`]).
     fn capture(&self, record: &Record, counts: &mut Counts) -> Result<Option<Capture>> {
-        let (Some(url), Some(ts)) = (
-            record.target_uri(),
-            record.date().and_then(warc_date_to_ts14),
-        ) else {
-            self.report.problem(
-                self.at(record.offset),
-                "capture-without-uri-or-date",
-                "a capture record needs WARC-Target-URI and WARC-Date",
-                None,
-            )?;
-            return Ok(None);
+        let (url, ts) = match index_fields(record) {
+            Ok(fields) => fields,
+            Err(skip) => {
+                self.report
+                    .problem(self.at(record.offset), skip.reason, &skip.message, None)?;
+                counts.incr("records_not_indexed");
+                return Ok(None);
+            }
         };
         let http = record.http.as_ref();
         let kind = match record.warc_type {

@@ -28,8 +28,20 @@ impl MemoryBudget {
         MemoryBudget { mb: mb.max(1) }
     }
 
-    fn bytes(&self) -> usize {
+    pub fn bytes(&self) -> usize {
         self.mb.saturating_mul(1 << 20)
+    }
+
+    /// The store's block cache of a projection that reads with this budget: an eighth
+    /// (the capture scan does not fill it; body lookups by digest do).
+    pub fn block_cache_bytes(&self) -> usize {
+        (self.bytes() / 8).max(4 << 20)
+    }
+
+    /// Bytes buffered by each external sort before it spills a sorted run: a
+    /// thirty-second, as the word indexes keep several sorts filling at once.
+    pub fn sort_run_bytes(&self) -> usize {
+        (self.bytes() / 32).max(64 << 10)
     }
 
     /// SQLite's page cache, in KiB (for `PRAGMA cache_size = -N`): an eighth.

@@ -1,5 +1,5 @@
 //! The crawl exit codes of the seed schema and how a capture maps to them (the mapping is
-//! DESIGN.md's, documented again in `schemas/crawl.sql`). The crawl database
+//! the seed's, documented in `schemas/crawl.sql`). The crawl database
 //! (`crawl_log.exit_code`) and the summary database (`crawl_summary.exit_code`) both use
 //! [`exit_code_of`], so a capture has the same exit code in both.
 

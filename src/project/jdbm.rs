@@ -29,7 +29,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::wordindex::{CrawlOrder, Snapshot};
+use super::extsort::{Sorter, keyed, split_keyed};
+use super::wordindex::{CrawlOrder, KeyIds, Snapshot};
 use crate::html::parse_datetime;
 use crate::report::Counts;
 
@@ -60,13 +61,6 @@ pub fn java_date(unix: i64) -> String {
         .unwrap_or_default()
         .format("%a %b %d %H:%M:%S UTC %Y")
         .to_string()
-}
-
-/// Ids ordered by their decimal text (the key order of the id-keyed files).
-fn ids_in_text_order(n: usize) -> Vec<u32> {
-    let mut ids: Vec<u32> = (0..n as u32).collect();
-    ids.sort_by_cached_key(|id| id.to_string());
-    ids
 }
 
 struct MapWriter {
@@ -109,163 +103,175 @@ impl MapWriter {
     }
 }
 
-/// Writes the nine maps into `dir`.
-pub fn write_jdbm(snapshot: &Snapshot, order: &CrawlOrder, dir: &Path) -> Result<JdbmFiles> {
+/// Kind of the scratch database's key map of words.
+const WORD_IDS: i64 = 3;
+
+/// Writes the nine maps into `dir`. One pass over the snapshot in crawl order numbers
+/// the words and feeds external sorts, one per key order the maps need; each map is then
+/// written from its sort, so memory stays within the snapshot's budget.
+pub fn write_jdbm(snapshot: &mut Snapshot, order: &CrawlOrder, dir: &Path) -> Result<JdbmFiles> {
     let mut written = JdbmFiles::default();
-    let pages = order.order.len();
-    let url = |page: u32| snapshot.urls[order.order[page as usize] as usize].as_str();
-
-    // Word ids by first occurrence in page order; per page the forward list.
-    let mut word_id = vec![u32::MAX; snapshot.words.len()];
-    let mut words_by_id: Vec<u32> = Vec::new();
-    let mut forward: Vec<Vec<(u32, u32)>> = vec![Vec::new(); pages];
-    for (page, &node) in order.order.iter().enumerate() {
-        let Some(doc) = snapshot.pages[node as usize]
-            .as_ref()
-            .and_then(|p| p.document.as_ref())
-        else {
-            continue;
+    // Keyed by page id: URL, time, children and forward list, 0-separated.
+    let mut by_page = snapshot.sorter();
+    let mut by_url = snapshot.sorter();
+    let mut word_by_id = snapshot.sorter();
+    let mut id_by_word = snapshot.sorter();
+    // (child id, parent) and (word id, page, frequency) pairs, grouped when written.
+    let mut parents = snapshot.sorter();
+    let mut inverted = snapshot.sorter();
+    let mut words = KeyIds::new(WORD_IDS, snapshot.cache_limit());
+    let mut record = Vec::new();
+    let mut out = Vec::new();
+    let mut key = itoa::Buffer::new();
+    let mut other = itoa::Buffer::new();
+    snapshot.for_each_in_order(|snapshot, entry| {
+        let page_id = entry.position;
+        let page_text = key.format(page_id);
+        let page = match entry.page {
+            Some(location) => Some(snapshot.page(location, &mut record)?),
+            None => None,
         };
-        let mut list = Vec::with_capacity(doc.forward.len());
-        for &(w, freq) in &doc.forward {
-            if word_id[w as usize] == u32::MAX {
-                word_id[w as usize] = words_by_id.len() as u32;
-                words_by_id.push(w);
-            }
-            list.push((word_id[w as usize], freq));
-        }
-        list.sort_unstable();
-        forward[page] = list;
-    }
-    let word = |id: u32| snapshot.words[words_by_id[id as usize] as usize].as_str();
-
-    let page_keys = ids_in_text_order(pages);
-    let mut map = MapWriter::create(dir, "PageIDtoURL")?;
-    for &page in &page_keys {
-        map.entry(&page.to_string(), url(page))?;
-    }
-    map.finish(&mut written, "PageIDtoURL")?;
-
-    let mut by_url: Vec<u32> = (0..pages as u32).collect();
-    by_url.sort_by(|&a, &b| url(a).cmp(url(b)));
-    let mut map = MapWriter::create(dir, "URLtoPageID")?;
-    for &page in &by_url {
-        map.entry(url(page), &page.to_string())?;
-    }
-    map.finish(&mut written, "URLtoPageID")?;
-
-    let mut map = MapWriter::create(dir, "PageIDtoTime")?;
-    for &page in &page_keys {
-        let node = order.order[page as usize];
-        let time = snapshot.pages[node as usize].as_ref().map_or(0, |p| {
+        let time = page.as_ref().map_or(0, |p| {
             p.capture
                 .last_modified
                 .as_deref()
                 .and_then(parse_datetime)
                 .unwrap_or_else(|| super::locust::unix_time(&p.capture.ts))
         });
-        map.entry(&page.to_string(), &java_date(time))?;
-    }
-    map.finish(&mut written, "PageIDtoTime")?;
-
-    let word_keys = ids_in_text_order(words_by_id.len());
-    let mut map = MapWriter::create(dir, "WordIDtoWord")?;
-    for &w in &word_keys {
-        map.entry(&w.to_string(), word(w))?;
-    }
-    map.finish(&mut written, "WordIDtoWord")?;
-
-    let mut by_word: Vec<u32> = (0..words_by_id.len() as u32).collect();
-    by_word.sort_by(|&a, &b| word(a).cmp(word(b)));
-    let mut map = MapWriter::create(dir, "WordtoWordID")?;
-    for &w in &by_word {
-        map.entry(word(w), &w.to_string())?;
-    }
-    map.finish(&mut written, "WordtoWordID")?;
-
-    // The link graph in page ids, and its transpose.
-    let mut children: Vec<Vec<u32>> = vec![Vec::new(); pages];
-    let mut parents: Vec<Vec<u32>> = vec![Vec::new(); pages];
-    for (page, &node) in order.order.iter().enumerate() {
-        if let Some(p) = &snapshot.pages[node as usize] {
-            let mut list: Vec<u32> = p
-                .edges()
-                .map(|t| order.position[t as usize])
-                .filter(|&c| c as usize != page)
-                .collect();
-            list.sort_unstable();
-            list.dedup();
-            for &child in &list {
-                parents[child as usize].push(page as u32);
+        let mut children: Vec<u32> = Vec::new();
+        let mut forward: Vec<(u32, u32)> = Vec::new();
+        if let Some(p) = &page {
+            for target in p.edges() {
+                let child = snapshot.target(target)?.0;
+                if child != page_id {
+                    children.push(child);
+                }
             }
-            children[page] = list;
+            children.sort_unstable();
+            children.dedup();
+            if let Some(doc) = &p.document {
+                for (word, freq) in &doc.forward {
+                    let (id, new) = words.get_or_insert(snapshot.db(), word.as_bytes())?;
+                    if new {
+                        let id_text = other.format(id);
+                        keyed(&mut out, id_text.as_bytes(), word.as_bytes());
+                        word_by_id.push(&out)?;
+                        keyed(&mut out, word.as_bytes(), id_text.as_bytes());
+                        id_by_word.push(&out)?;
+                    }
+                    forward.push((id, *freq));
+                }
+                forward.sort_unstable();
+            }
         }
-    }
-    write_lists(
-        dir,
-        "ParenttoChild",
-        &page_keys,
-        &children,
-        id_entry,
-        &mut written,
-    )?;
-    write_lists(
-        dir,
-        "ChildtoParent",
-        &page_keys,
-        &parents,
-        id_entry,
-        &mut written,
-    )?;
+        for &child in &children {
+            keyed(
+                &mut out,
+                other.format(child).as_bytes(),
+                &page_id.to_be_bytes(),
+            );
+            parents.push(&out)?;
+        }
+        for &(word, freq) in &forward {
+            let mut value = page_id.to_be_bytes().to_vec();
+            value.extend_from_slice(&freq.to_be_bytes());
+            keyed(&mut out, other.format(word).as_bytes(), &value);
+            inverted.push(&out)?;
+        }
+        keyed(&mut out, entry.url.as_bytes(), page_text.as_bytes());
+        by_url.push(&out)?;
+        let mut value = Vec::with_capacity(entry.url.len() + 64);
+        value.extend_from_slice(entry.url.as_bytes());
+        value.push(0);
+        value.extend_from_slice(java_date(time).as_bytes());
+        value.push(0);
+        let mut list = String::new();
+        for child in &children {
+            id_entry(child, &mut list);
+            list.push(';');
+        }
+        value.extend_from_slice(list.as_bytes());
+        value.push(0);
+        list.clear();
+        for item in &forward {
+            posting_entry(item, &mut list);
+            list.push(';');
+        }
+        value.extend_from_slice(list.as_bytes());
+        keyed(&mut out, page_text.as_bytes(), &value);
+        by_page.push(&out)
+    })?;
+    debug_assert_eq!(u64::from(order.len), by_url.len);
+    written.counts.add("words", u64::from(words.len));
 
-    let mut inverted: Vec<Vec<(u32, u32)>> = vec![Vec::new(); words_by_id.len()];
-    for (page, list) in forward.iter().enumerate() {
-        for &(w, freq) in list {
-            inverted[w as usize].push((page as u32, freq));
+    let mut maps = [
+        MapWriter::create(dir, "PageIDtoURL")?,
+        MapWriter::create(dir, "PageIDtoTime")?,
+        MapWriter::create(dir, "ParenttoChild")?,
+        MapWriter::create(dir, "PageIDtoWordID")?,
+    ];
+    let mut sorted = by_page.finish()?;
+    while let Some(record) = sorted.next()? {
+        let (page, values) = split_keyed(record);
+        let page = std::str::from_utf8(page)?;
+        for (i, value) in values.split(|&b| b == 0).enumerate().take(maps.len()) {
+            // Every page has a URL and a time; the lists only when they are not empty.
+            if i < 2 || !value.is_empty() {
+                maps[i].entry(page, std::str::from_utf8(value)?)?;
+            }
         }
     }
-    write_lists(
-        dir,
-        "PageIDtoWordID",
-        &page_keys,
-        &forward,
-        posting_entry,
-        &mut written,
-    )?;
-    write_lists(
-        dir,
-        "WordIDtoPageID",
-        &word_keys,
-        &inverted,
-        posting_entry,
-        &mut written,
-    )?;
+    drop(sorted);
+    let [url, time, children, forward] = maps;
+    url.finish(&mut written, "PageIDtoURL")?;
+    write_sorted(dir, "URLtoPageID", by_url, &mut written)?;
+    time.finish(&mut written, "PageIDtoTime")?;
+    write_sorted(dir, "WordIDtoWord", word_by_id, &mut written)?;
+    write_sorted(dir, "WordtoWordID", id_by_word, &mut written)?;
+    children.finish(&mut written, "ParenttoChild")?;
+    write_grouped(dir, "ChildtoParent", parents, &mut written)?;
+    forward.finish(&mut written, "PageIDtoWordID")?;
+    write_grouped(dir, "WordIDtoPageID", inverted, &mut written)?;
     Ok(written)
 }
 
-/// Writes one map whose values are lists, each entry written by `entry` and followed by
-/// `;` (the seed's `id;id;` and `id freq;` formats); keys with an empty list are left out.
-fn write_lists<T>(
-    dir: &Path,
-    name: &str,
-    keys: &[u32],
-    lists: &[Vec<T>],
-    entry: impl Fn(&T, &mut String),
-    written: &mut JdbmFiles,
-) -> Result<()> {
+/// Writes a map from a sort of `key 0 value` records.
+fn write_sorted(dir: &Path, name: &str, sorter: Sorter, written: &mut JdbmFiles) -> Result<()> {
     let mut map = MapWriter::create(dir, name)?;
+    let mut sorted = sorter.finish()?;
+    while let Some(record) = sorted.next()? {
+        let (key, value) = split_keyed(record);
+        map.entry(std::str::from_utf8(key)?, std::str::from_utf8(value)?)?;
+    }
+    map.finish(written, name)
+}
+
+/// Writes a map whose values are lists from a sort of `key 0 id [frequency]` records
+/// (ids and frequencies 4 bytes big-endian, so a key's entries come in ascending id
+/// order), each entry followed by `;` (the seed's `id;id;` and `id freq;` formats).
+fn write_grouped(dir: &Path, name: &str, sorter: Sorter, written: &mut JdbmFiles) -> Result<()> {
+    let mut map = MapWriter::create(dir, name)?;
+    let mut sorted = sorter.finish()?;
+    let mut current: Vec<u8> = Vec::new();
     let mut value = String::new();
-    for &key in keys {
-        let list = &lists[key as usize];
-        if list.is_empty() {
-            continue;
+    while let Some(record) = sorted.next()? {
+        let (key, entry) = split_keyed(record);
+        if key != current.as_slice() && !value.is_empty() {
+            map.entry(std::str::from_utf8(&current)?, &value)?;
+            value.clear();
         }
-        value.clear();
-        for item in list {
-            entry(item, &mut value);
-            value.push(';');
+        current.clear();
+        current.extend_from_slice(key);
+        let number = |at: usize| u32::from_be_bytes(entry[at..at + 4].try_into().unwrap_or([0; 4]));
+        match entry.len() {
+            4 => id_entry(&number(0), &mut value),
+            8 => posting_entry(&(number(0), number(4)), &mut value),
+            n => bail!("{name}: a sort record of {n} bytes"),
         }
-        map.entry(itoa::Buffer::new().format(key), &value)?;
+        value.push(';');
+    }
+    if !value.is_empty() {
+        map.entry(std::str::from_utf8(&current)?, &value)?;
     }
     map.finish(written, name)
 }

@@ -37,7 +37,6 @@
 //! same whatever `sql_mode` says about backslashes. The server's `max_allowed_packet` must
 //! exceed twice the largest document (the body limit) plus a little.
 
-use std::collections::HashMap;
 use std::fs::File;
 use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
@@ -45,7 +44,7 @@ use std::path::{Path, PathBuf};
 use anyhow::{Context, Result};
 use url::Url;
 
-use super::wordindex::{CrawlOrder, Snapshot, unpack_words_blob};
+use super::wordindex::{CrawlOrder, KeyIds, Snapshot, unpack_words_blob};
 use crate::report::Counts;
 
 /// The DDL (`schemas/locust.sql`).
@@ -70,7 +69,12 @@ pub struct LocustFiles {
     pub counts: Counts,
 }
 
-/// Writes `schema.sql` and the data files into `dir`.
+/// Kinds of the scratch database's key maps used here.
+const SITE_IDS: i64 = 1;
+const DIGESTS: i64 = 2;
+
+/// Writes `schema.sql` and the data files into `dir`, reading the snapshot in crawl
+/// order: once for the sites and robots.txt rules, once for the URLs and documents.
 pub fn write_locust(
     snapshot: &mut Snapshot,
     order: &CrawlOrder,
@@ -85,64 +89,57 @@ pub fn write_locust(
     let mut sql = SqlWriter::new(dir);
 
     // wordurl: words in byte order.
-    let mut word_order: Vec<u32> = (0..snapshot.words.len() as u32).collect();
-    word_order.sort_by(|&a, &b| snapshot.words[a as usize].cmp(&snapshot.words[b as usize]));
-    for (i, &w) in word_order.iter().enumerate() {
+    let mut vocabulary = snapshot.take_vocabulary()?;
+    let mut words = 0u64;
+    let mut last: Vec<u8> = Vec::new();
+    while let Some(word) = vocabulary.next()? {
+        if words > 0 && word == last.as_slice() {
+            continue;
+        }
+        words += 1;
         sql.row(
             "wordurl",
             "word, word_id",
-            &[
-                Value::Str(snapshot.words[w as usize].as_bytes()),
-                Value::Int(i as i64 + 1),
-            ],
+            &[Value::Str(word), Value::Int(words as i64)],
         )?;
+        last.clear();
+        last.extend_from_slice(word);
     }
-    written.counts.add("wordurl", word_order.len() as u64);
+    drop(vocabulary);
+    written.counts.add("wordurl", words);
+    written.counts.add("words", words);
 
-    // sites, in url_id order of first appearance.
-    let mut site_ids: HashMap<String, i64> = HashMap::new();
-    let mut node_site = vec![0i64; snapshot.urls.len()];
-    for &node in &order.order {
-        let Some(site) = site_of(&snapshot.urls[node as usize]) else {
-            continue;
+    // sites, in url_id order of first appearance; robots.txt rules, which mark the URLs
+    // never fetched that they disallow.
+    snapshot.db().execute_batch(
+        "CREATE TABLE robots (seq INTEGER PRIMARY KEY, site TEXT NOT NULL, path TEXT NOT NULL);
+         CREATE INDEX robots_site ON robots (site);",
+    )?;
+    let mut site_ids = KeyIds::new(SITE_IDS, snapshot.cache_limit());
+    let mut record = Vec::new();
+    let mut blob = Vec::new();
+    let mut robots = 0u64;
+    snapshot.for_each_in_order(|snapshot, entry| {
+        let Some(site) = site_of(&entry.url) else {
+            return Ok(());
         };
-        let next = site_ids.len() as i64 + 1;
-        let id = *site_ids.entry(site.clone()).or_insert_with(|| next);
-        if id == next {
+        let (id, new) = site_ids.get_or_insert(snapshot.db(), site.as_bytes())?;
+        if new {
             sql.row(
                 "sites",
                 "site_id, site",
-                &[Value::Int(id), Value::Str(cut_bytes(&site, 255).as_bytes())],
+                &[
+                    Value::Int(i64::from(id) + 1),
+                    Value::Str(cut_bytes(&site, 255).as_bytes()),
+                ],
             )?;
         }
-        node_site[node as usize] = id;
-    }
-    written.counts.add("sites", site_ids.len() as u64);
-
-    // Originals: the first document (in url_id order) of each MD5.
-    let mut original_of: HashMap<[u8; 16], u32> = HashMap::new();
-    for &node in &order.order {
-        if let Some(doc) = snapshot.pages[node as usize]
-            .as_ref()
-            .and_then(|p| p.document.as_ref())
-        {
-            original_of.entry(doc.md5).or_insert(node);
-        }
-    }
-
-    // robots.txt first: its rules mark the URLs never fetched that it disallows.
-    let mut blob = Vec::new();
-    let mut robots: Vec<(String, String)> = Vec::new();
-    for &node in &order.order {
-        let url = &snapshot.urls[node as usize];
-        let Some(page) = &snapshot.pages[node as usize] else {
-            continue;
+        let Some(location) = entry.page.filter(|_| is_robots_txt(&entry.url)) else {
+            return Ok(());
         };
-        let (Some(location), Some(site)) = (
-            page.document.as_ref().and_then(|d| d.blob),
-            site_of(url).filter(|_| is_robots_txt(url)),
-        ) else {
-            continue;
+        let page = snapshot.page(location, &mut record)?;
+        let Some(location) = page.document.as_ref().and_then(|d| d.blob) else {
+            return Ok(());
         };
         let agent = page
             .capture
@@ -154,41 +151,69 @@ pub fn write_locust(
         snapshot.read_blob(location, &mut blob)?;
         if let Some(text) = unpack_words_blob(&blob) {
             for path in disallowed_paths(&String::from_utf8_lossy(&text), &agent) {
-                robots.push((site.clone(), path));
+                snapshot
+                    .db()
+                    .prepare_cached("INSERT INTO robots (site, path) VALUES (?1, ?2)")?
+                    .execute([&site, &path])?;
+                robots += 1;
             }
         }
-    }
-    let disallowed = |url: &str| -> bool {
+        Ok(())
+    })?;
+    written.counts.add("sites", u64::from(site_ids.len));
+    let disallowed = |snapshot: &Snapshot, url: &str| -> Result<bool> {
         let Ok(parsed) = Url::parse(url) else {
-            return false;
+            return Ok(false);
         };
         let Some(site) = site_of(url) else {
-            return false;
+            return Ok(false);
         };
         let path = &url[parsed[..url::Position::BeforePath].len()..];
-        robots
-            .iter()
-            .any(|(s, prefix)| *s == site && path.starts_with(prefix.as_str()))
+        let mut stmt = snapshot
+            .db()
+            .prepare_cached("SELECT path FROM robots WHERE site = ?1")?;
+        let mut rows = stmt.query([&site])?;
+        while let Some(row) = rows.next()? {
+            if path.starts_with(row.get_ref(0)?.as_str()?) {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     };
 
-    let url_id = |node: u32| order.position[node as usize] as i64 + 1;
-    for &node in &order.order {
-        let url = snapshot.urls[node as usize].clone();
+    // The first document (in url_id order) of each MD5 is the original, the others its
+    // clones: a digest seen before marks a clone.
+    let mut digests = KeyIds::new(DIGESTS, snapshot.cache_limit());
+    snapshot.for_each_in_order(|snapshot, entry| {
+        let url = entry.url;
+        let page = match entry.page {
+            Some(location) => Some(snapshot.page(location, &mut record)?),
+            None => None,
+        };
+        let clone = match page.as_ref().and_then(|p| p.document.as_ref()) {
+            Some(doc) => Some(!digests.get_or_insert(snapshot.db(), &doc.md5)?.1),
+            None => None,
+        };
         if url.len() > MAX_URL_BYTES {
             written.counts.incr("urls_too_long");
-            continue;
+            return Ok(());
         }
-        let id = url_id(node);
-        let referrer = order.referrer[node as usize].map_or(0, url_id);
-        let hops = order.hops[node as usize].min(255) as i64;
-        let Some(page) = snapshot.pages[node as usize].clone() else {
+        let id = i64::from(entry.position) + 1;
+        let url_id = |node: u32| -> Result<i64> { Ok(i64::from(snapshot.target(node)?.0) + 1) };
+        let referrer = entry.referrer.map_or(0, |r| i64::from(r) + 1);
+        let hops = entry.hops.min(255) as i64;
+        let site_id = match site_of(&url) {
+            Some(site) => i64::from(site_ids.get_or_insert(snapshot.db(), site.as_bytes())?.0) + 1,
+            None => 0,
+        };
+        let Some(page) = page else {
             sql.row(
                 "urlword",
                 URLWORD_COLUMNS,
                 &[
                     Value::Int(id),
-                    Value::Int(node_site[node as usize]),
-                    Value::Int(i64::from(disallowed(&url))),
+                    Value::Int(site_id),
+                    Value::Int(i64::from(disallowed(snapshot, &url)?)),
                     Value::Str(url.as_bytes()),
                     Value::Int(0),
                     Value::Int(0),
@@ -204,7 +229,7 @@ pub fn write_locust(
                 ],
             )?;
             written.counts.incr("urlword");
-            continue;
+            return Ok(());
         };
         let capture = &page.capture;
         let status = capture.status.unwrap_or(0) as i64;
@@ -214,16 +239,20 @@ pub fn write_locust(
             .as_ref()
             .map(|d| hex::encode(d.md5))
             .unwrap_or_default();
-        let origin = match &page.document {
-            Some(doc) => Value::Int(i64::from(original_of.get(&doc.md5) != Some(&node))),
+        let origin = match clone {
+            Some(clone) => Value::Int(i64::from(clone)),
             None => Value::Null,
+        };
+        let redir = match page.redirect {
+            Some(target) => url_id(target)?,
+            None => 0,
         };
         sql.row(
             "urlword",
             URLWORD_COLUMNS,
             &[
                 Value::Int(id),
-                Value::Int(node_site[node as usize]),
+                Value::Int(site_id),
                 Value::Int(i64::from(status >= 400)),
                 Value::Str(url.as_bytes()),
                 Value::Int(time + REINDEX_PERIOD_SECONDS),
@@ -237,20 +266,21 @@ pub fn write_locust(
                 Value::Int(referrer),
                 Value::Int(0),
                 Value::Int(hops),
-                Value::Int(page.redirect.map_or(0, url_id)),
+                Value::Int(redir),
                 origin,
             ],
         )?;
         written.counts.incr("urlword");
         let Some(doc) = &page.document else {
-            continue;
+            return Ok(());
         };
-        let mut hrefs: Vec<u32> = page
-            .links
-            .iter()
-            .filter(|&&t| snapshot.urls[t as usize].len() <= MAX_URL_BYTES)
-            .map(|&t| url_id(t) as u32)
-            .collect();
+        let mut hrefs: Vec<u32> = Vec::with_capacity(page.links.len());
+        for &target in &page.links {
+            let (position, url_bytes) = snapshot.target(target)?;
+            if url_bytes <= MAX_URL_BYTES {
+                hrefs.push(position + 1);
+            }
+        }
         hrefs.sort_unstable();
         hrefs.dedup();
         let href_bytes: Vec<u8> = hrefs.iter().flat_map(|h| h.to_le_bytes()).collect();
@@ -286,18 +316,28 @@ pub fn write_locust(
             ],
         )?;
         written.counts.incr("urlwords");
+        Ok(())
+    })?;
+    debug_assert!(order.len as u64 >= written.counts.get("urlword"));
+    {
+        let mut stmt = snapshot
+            .db()
+            .prepare("SELECT site, path FROM robots ORDER BY seq")?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let site = row.get_ref(0)?.as_str()?;
+            let path = row.get_ref(1)?.as_str()?;
+            sql.row(
+                "robots",
+                "hostinfo, path",
+                &[
+                    Value::Str(cut_bytes(site, 255).as_bytes()),
+                    Value::Str(cut_bytes(path, 255).as_bytes()),
+                ],
+            )?;
+        }
     }
-    for (site, path) in &robots {
-        sql.row(
-            "robots",
-            "hostinfo, path",
-            &[
-                Value::Str(cut_bytes(site, 255).as_bytes()),
-                Value::Str(cut_bytes(path, 255).as_bytes()),
-            ],
-        )?;
-    }
-    written.counts.add("robots", robots.len() as u64);
+    written.counts.add("robots", robots);
     let (files, bytes) = sql.finish()?;
     written.files.extend(files);
     written.bytes += bytes;

@@ -32,16 +32,31 @@
 //! first capture; each URL's referrer is the document it was first discovered from. Pages
 //! a crawl from the seeds does not reach (a group of pages that only link each other)
 //! start a further crawl, earliest first capture first.
+//!
+//! # Memory
+//! Nothing here is held per URL in memory, so `--memory-mb` bounds a run whatever the
+//! archive's size: URLs get node ids in a scratch SQLite database (behind a bounded
+//! cache), pages go to a spill file as records, the crawl queue and every position are
+//! rows of that database, and what must be ordered (seeds, words, the maps' keys) goes
+//! through external sorts. All of it lives in a temporary directory in the output
+//! directory and is removed at the end.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Read, Write};
+use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use md5::{Digest, Md5};
+use rusqlite::{Connection, OptionalExtension, params};
+use serde::{Deserialize, Serialize};
 use url::Url;
 
+use super::budget::MemoryBudget;
+use super::extsort::{Sorted, Sorter};
 use super::source::{BodyReader, for_each_capture};
 use super::tokenize::{Scratch, Tokenizer};
 use crate::capture::Capture;
@@ -64,17 +79,23 @@ pub struct Options {
     pub max_body_bytes: usize,
     /// Keep each document's words blob ([`words_blob`]) in a spill file next to the output.
     pub keep_bodies: bool,
-    /// Keep each document's word list (the forward index).
+    /// Keep each document's word list (the forward index); without it the words of all
+    /// documents are gathered into one sorted vocabulary instead.
     pub keep_forward: bool,
-    /// Where the spill file goes (the output directory).
+    /// Where the temporary files go (the output directory).
     pub spill_dir: PathBuf,
     pub threads: usize,
+    /// Bounds the caches, the scratch database's page cache and the sorts' buffers.
+    pub memory: MemoryBudget,
+    /// Bytes of each sorted run spilled to disk, when not derived from `memory` (tests
+    /// make it tiny so that every sort spills).
+    pub sort_run_bytes: Option<usize>,
     /// Advanced by one per capture read (a hidden bar unless the command shows one).
     pub progress: indicatif::ProgressBar,
 }
 
 /// One URL with a capture.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct Page {
     /// The latest capture.
     pub capture: Capture,
@@ -96,7 +117,7 @@ impl Page {
 }
 
 /// A document read back from a WARC.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
 pub struct Document {
     /// Bytes read (de-chunked, Content-Encoding removed), at most the body limit.
     pub size: u64,
@@ -119,8 +140,8 @@ pub struct Document {
     /// Distinct words and all word occurrences.
     pub distinct_words: u32,
     pub total_words: u64,
-    /// (word id, frequency) in order of first occurrence (only with `keep_forward`).
-    pub forward: Vec<(u32, u32)>,
+    /// (word, frequency) in order of first occurrence (only with `keep_forward`).
+    pub forward: Vec<(String, u32)>,
     /// Offset and length of the words blob in the spill file (only with `keep_bodies`).
     pub blob: Option<(u64, u64)>,
 }
@@ -128,21 +149,100 @@ pub struct Document {
 /// Characters of body text kept in [`Document::text_start`].
 pub const TEXT_START_CHARS: usize = 255;
 
-/// The word-index view of a store.
+/// An append-only temporary file of records, read back by position.
+struct Spill {
+    out: BufWriter<File>,
+    len: u64,
+}
+
+impl Spill {
+    fn create(dir: &Path) -> Result<Spill> {
+        let file = tempfile::tempfile_in(dir)
+            .with_context(|| format!("cannot create a temporary file in {}", dir.display()))?;
+        Ok(Spill {
+            out: BufWriter::with_capacity(1 << 20, file),
+            len: 0,
+        })
+    }
+
+    fn append(&mut self, bytes: &[u8]) -> Result<(u64, u64)> {
+        let at = self.len;
+        self.out
+            .write_all(bytes)
+            .context("cannot write a temporary file")?;
+        self.len += bytes.len() as u64;
+        Ok((at, bytes.len() as u64))
+    }
+
+    /// Makes what was appended readable.
+    fn flush(&mut self) -> Result<()> {
+        self.out.flush().context("cannot write a temporary file")
+    }
+
+    fn read(&self, (offset, len): (u64, u64), out: &mut Vec<u8>) -> Result<()> {
+        out.clear();
+        out.resize(len as usize, 0);
+        self.out
+            .get_ref()
+            .read_exact_at(out, offset)
+            .context("cannot read a temporary file")
+    }
+}
+
+/// The word-index view of a store, kept on disk so that memory does not grow with the
+/// archive: the URLs (nodes) and their crawl positions in a scratch SQLite database,
+/// whose page cache comes from the memory budget; the pages as records in a spill file;
+/// orders that need sorting by external sorts ([`super::extsort`]). Node ids count from
+/// 1 in order of first sight; only the crawl order and the output depend on nothing but
+/// the URLs and their captures.
 pub struct Snapshot {
-    /// Node id → URL.
-    pub urls: Vec<String>,
-    url_ids: HashMap<String, u32>,
-    /// Node id → page (None: a URL only known as a link or redirect target).
-    pub pages: Vec<Option<Page>>,
-    /// Word id → word, in order of first sight (URL order of the store).
-    pub words: Vec<String>,
-    word_ids: HashMap<String, u32>,
+    db: Connection,
+    pages: Spill,
+    bodies: Option<Spill>,
+    /// URL → (node, linked), a bounded front of the `node` table.
+    url_cache: HashMap<String, (u32, bool)>,
+    cache_limit: usize,
+    run_bytes: usize,
+    nodes: u32,
+    merged_pages: u64,
     /// Earliest capture (ts, tie-breaker) and node of each crawl input, robots.txt aside.
     crawl_starts: HashMap<String, (String, String, u64, u32)>,
-    spill: Option<File>,
+    /// Words of every document (without `keep_forward`), and a bounded set of words
+    /// pushed lately, which spares the sort most repeats.
+    vocabulary: Option<Sorter>,
+    vocabulary_seen: HashSet<String>,
+    /// Crawl positions given so far, and the next node whose links the crawl follows.
+    placed: u32,
+    head: u32,
+    spilled_runs: Arc<AtomicU64>,
     pub counts: Counts,
+    /// Dropped last: the scratch files live in it.
+    scratch: tempfile::TempDir,
 }
+
+const SCRATCH_SCHEMA: &str = "
+    CREATE TABLE node (
+        id INTEGER PRIMARY KEY,
+        url TEXT NOT NULL,
+        url_bytes INTEGER NOT NULL,
+        linked INTEGER NOT NULL DEFAULT 0,
+        page INTEGER,
+        page_len INTEGER,
+        edges INTEGER,
+        first_ts TEXT,
+        pos INTEGER,
+        hops INTEGER,
+        referrer INTEGER
+    );
+    CREATE UNIQUE INDEX node_url ON node (url);
+    CREATE TABLE ord (pos INTEGER PRIMARY KEY, node INTEGER NOT NULL);
+    CREATE TABLE keymap (
+        kind INTEGER NOT NULL,
+        key BLOB NOT NULL,
+        id INTEGER NOT NULL,
+        PRIMARY KEY (kind, key)
+    ) WITHOUT ROWID;
+";
 
 /// A URL's latest capture as found in the store, before its body is read.
 struct Latest {
@@ -177,28 +277,76 @@ fn is_robots_txt(url: &str) -> bool {
     Url::parse(url).is_ok_and(|u| u.path() == "/robots.txt")
 }
 
+/// One node in crawl order, as [`Snapshot::for_each_in_order`] gives it.
+pub struct Entry {
+    /// Position in crawl order, from 0.
+    pub position: u32,
+    pub url: String,
+    /// Where the page record is (None: a URL only known as a link or redirect target);
+    /// read it with [`Snapshot::page`].
+    pub page: Option<(u64, u64)>,
+    /// Link depth from the seeds.
+    pub hops: u32,
+    /// Position of the node it was discovered from (None for seeds).
+    pub referrer: Option<u32>,
+}
+
+/// The crawl order, once [`Snapshot::crawl_order`] has placed every node.
+#[derive(Debug, Clone, Copy)]
+pub struct CrawlOrder {
+    /// Nodes placed (every node).
+    pub len: u32,
+}
+
 impl Snapshot {
     /// Reads every capture of the store and the documents of the URLs' latest captures.
     pub fn build(store: &Store, options: &Options) -> Result<Snapshot> {
-        let spill = if options.keep_bodies {
-            Some(tempfile::tempfile_in(&options.spill_dir).with_context(|| {
+        let scratch = tempfile::Builder::new()
+            .prefix(".sediment-scratch-")
+            .tempdir_in(&options.spill_dir)
+            .with_context(|| {
                 format!(
-                    "cannot create a temporary file in {}",
+                    "cannot create a temporary directory in {}",
                     options.spill_dir.display()
                 )
-            })?)
+            })?;
+        let db = Connection::open(scratch.path().join("nodes.db"))
+            .context("cannot create the scratch database")?;
+        db.execute_batch(&format!(
+            "PRAGMA journal_mode = OFF; PRAGMA synchronous = OFF;
+             PRAGMA locking_mode = EXCLUSIVE; PRAGMA temp_store = FILE;
+             PRAGMA cache_size = -{}; {SCRATCH_SCHEMA} BEGIN;",
+            // Half what a SQLite projection gives its page cache: the sorts and the
+            // id caches share the rest.
+            (options.memory.sqlite_cache_kib() / 2).max(256)
+        ))?;
+        let bodies = if options.keep_bodies {
+            Some(Spill::create(scratch.path())?)
         } else {
             None
         };
+        let run_bytes = options
+            .sort_run_bytes
+            .unwrap_or_else(|| options.memory.sort_run_bytes());
+        let spilled_runs = Arc::new(AtomicU64::new(0));
         let mut snapshot = Snapshot {
-            urls: Vec::new(),
-            url_ids: HashMap::new(),
-            pages: Vec::new(),
-            words: Vec::new(),
-            word_ids: HashMap::new(),
+            db,
+            pages: Spill::create(scratch.path())?,
+            bodies,
+            url_cache: HashMap::new(),
+            cache_limit: (options.memory.id_cache_entries() / 2).max(16),
+            run_bytes,
+            nodes: 0,
+            merged_pages: 0,
             crawl_starts: HashMap::new(),
-            spill,
+            vocabulary: (!options.keep_forward)
+                .then(|| Sorter::new(scratch.path(), run_bytes).counting_runs(&spilled_runs)),
+            vocabulary_seen: HashSet::new(),
+            placed: 0,
+            head: 0,
+            spilled_runs,
             counts: Counts::default(),
+            scratch,
         };
         let reader = BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes);
         let pool = rayon::ThreadPoolBuilder::new()
@@ -212,7 +360,7 @@ impl Snapshot {
             options.progress.inc(1);
             snapshot.counts.incr("captures");
             if capture.surt != group_surt {
-                snapshot.flush_group(&mut group, &mut batch);
+                snapshot.flush_group(&mut group, &mut batch)?;
                 group_surt.clone_from(&capture.surt);
             }
             match normalize_url(&capture.url) {
@@ -224,15 +372,34 @@ impl Snapshot {
             }
             Ok(())
         })?;
-        snapshot.flush_group(&mut group, &mut batch);
+        snapshot.flush_group(&mut group, &mut batch)?;
         snapshot.analyse_batch(store, &reader, &pool, options, &mut batch)?;
-        snapshot.counts.add("urls", snapshot.urls.len() as u64);
-        snapshot.counts.add("words", snapshot.words.len() as u64);
+        snapshot.pages.flush()?;
+        if let Some(bodies) = snapshot.bodies.as_mut() {
+            bodies.flush()?;
+        }
+        snapshot.url_cache = HashMap::new();
+        snapshot.vocabulary_seen = HashSet::new();
+        let pages: i64 = snapshot.db.query_row(
+            "SELECT count(*) FROM node WHERE page IS NOT NULL",
+            [],
+            |r| r.get(0),
+        )?;
+        if pages as u64 != snapshot.merged_pages {
+            // A URL analysed twice (two SURT keys that normalize to it) keeps only its
+            // last page, so only that page's links may count.
+            snapshot.recount_linked()?;
+        }
+        snapshot.counts.add("urls", u64::from(snapshot.nodes));
         Ok(snapshot)
     }
 
     /// The captures of one SURT key are done: pick each URL's latest capture.
-    fn flush_group(&mut self, group: &mut Vec<(Url, Capture)>, batch: &mut Vec<Latest>) {
+    fn flush_group(
+        &mut self,
+        group: &mut Vec<(Url, Capture)>,
+        batch: &mut Vec<Latest>,
+    ) -> Result<()> {
         let mut latest: Vec<Latest> = Vec::new();
         for (url, capture) in group.drain(..) {
             let url = url.as_str();
@@ -243,7 +410,7 @@ impl Snapshot {
                 if start
                     .is_none_or(|s| (&s.0, &s.1, s.2) > (&candidate.0, &candidate.1, candidate.2))
                 {
-                    let node = self.intern_url(url);
+                    let node = self.intern_url(url, None)?;
                     self.crawl_starts.insert(
                         capture.source.clone(),
                         (candidate.0, candidate.1, candidate.2, node),
@@ -269,6 +436,7 @@ impl Snapshot {
             }
         }
         batch.extend(latest);
+        Ok(())
     }
 
     fn analyse_batch(
@@ -293,176 +461,387 @@ impl Snapshot {
         Ok(())
     }
 
-    fn intern_url(&mut self, url: &str) -> u32 {
-        if let Some(&id) = self.url_ids.get(url) {
-            return id;
+    /// The node of a URL, made when new; `linked_from`: the URL is a link or redirect
+    /// target of that node (it is then linked, unless it is that node).
+    fn intern_url(&mut self, url: &str, linked_from: Option<u32>) -> Result<u32> {
+        let (id, linked) = match self.url_cache.get(url) {
+            Some(&entry) => entry,
+            None => {
+                let inserted = self
+                    .db
+                    .prepare_cached(
+                        "INSERT INTO node (url, url_bytes) VALUES (?1, ?2)
+                         ON CONFLICT (url) DO NOTHING",
+                    )?
+                    .execute(params![url, url.len() as i64])?;
+                let entry = if inserted == 1 {
+                    self.nodes += 1;
+                    (self.db.last_insert_rowid() as u32, false)
+                } else {
+                    self.db
+                        .prepare_cached("SELECT id, linked FROM node WHERE url = ?1")?
+                        .query_row([url], |r| Ok((r.get(0)?, r.get(1)?)))?
+                };
+                if self.url_cache.len() >= self.cache_limit {
+                    self.url_cache.clear();
+                }
+                self.url_cache.insert(url.to_string(), entry);
+                entry
+            }
+        };
+        if let Some(from) = linked_from
+            && from != id
+            && !linked
+        {
+            self.mark_linked(id)?;
+            if let Some(entry) = self.url_cache.get_mut(url) {
+                entry.1 = true;
+            }
         }
-        let id = self.urls.len() as u32;
-        self.urls.push(url.to_string());
-        self.url_ids.insert(url.to_string(), id);
-        self.pages.push(None);
-        id
+        Ok(id)
     }
 
-    fn intern_word(&mut self, word: &str) -> u32 {
-        if let Some(&id) = self.word_ids.get(word) {
-            return id;
+    fn mark_linked(&self, id: u32) -> Result<()> {
+        self.db
+            .prepare_cached("UPDATE node SET linked = 1 WHERE id = ?1")?
+            .execute([id])?;
+        Ok(())
+    }
+
+    /// Marks as linked exactly the targets of the pages kept, in slices of nodes so that
+    /// no statement reads the table it changes.
+    fn recount_linked(&mut self) -> Result<()> {
+        self.db.execute("UPDATE node SET linked = 0", [])?;
+        let mut after = 0u32;
+        let mut record = Vec::new();
+        loop {
+            let slice: Vec<(u32, i64, i64)> = self
+                .db
+                .prepare_cached(
+                    "SELECT id, page, page_len FROM node
+                     WHERE id > ?1 AND page IS NOT NULL ORDER BY id LIMIT 4096",
+                )?
+                .query_map([after], |r| Ok((r.get(0)?, r.get(1)?, r.get(2)?)))?
+                .collect::<rusqlite::Result<_>>()?;
+            let Some(&(last, _, _)) = slice.last() else {
+                return Ok(());
+            };
+            for (id, offset, len) in slice {
+                let page = self.read_page((offset as u64, len as u64), &mut record)?;
+                for target in page.edges().filter(|&t| t != id) {
+                    self.mark_linked(target)?;
+                }
+            }
+            after = last;
         }
-        let id = self.words.len() as u32;
-        self.words.push(word.to_string());
-        self.word_ids.insert(word.to_string(), id);
-        id
     }
 
     fn merge(&mut self, analysed: Analysed, options: &Options) -> Result<()> {
         self.counts.merge(&analysed.counts);
         self.counts.incr("pages");
-        let node = self.intern_url(&analysed.latest.url);
+        self.merged_pages += 1;
+        let node = self.intern_url(&analysed.latest.url, None)?;
         let mut links = Vec::with_capacity(analysed.links.len());
         let mut seen = HashSet::with_capacity(analysed.links.len());
         for link in &analysed.links {
-            let target = self.intern_url(link);
+            let target = self.intern_url(link, Some(node))?;
             if target != node && seen.insert(target) {
                 links.push(target);
             }
         }
-        let redirect = analysed.redirect.as_deref().map(|r| self.intern_url(r));
+        let redirect = match analysed.redirect.as_deref() {
+            Some(r) => Some(self.intern_url(r, Some(node))?),
+            None => None,
+        };
         let mut document = analysed.document;
         if let Some(doc) = document.as_mut() {
             self.counts.incr("documents");
-            let mut forward = Vec::new();
-            for (word, freq) in &analysed.words {
-                let id = self.intern_word(word);
-                if options.keep_forward {
-                    forward.push((id, *freq));
+            if options.keep_forward {
+                doc.forward = analysed.words;
+            } else if let Some(vocabulary) = self.vocabulary.as_mut() {
+                for (word, _) in &analysed.words {
+                    if self.vocabulary_seen.contains(word) {
+                        continue;
+                    }
+                    vocabulary.push(word.as_bytes())?;
+                    if self.vocabulary_seen.len() >= self.cache_limit {
+                        self.vocabulary_seen.clear();
+                    }
+                    self.vocabulary_seen.insert(word.clone());
                 }
             }
-            doc.forward = forward;
-            if let (Some(blob), Some(spill)) = (analysed.blob.as_ref(), self.spill.as_mut()) {
-                let offset = spill.stream_position()?;
-                spill
-                    .write_all(blob)
-                    .context("cannot write the temporary body file")?;
-                doc.blob = Some((offset, blob.len() as u64));
+            if let (Some(blob), Some(bodies)) = (analysed.blob.as_ref(), self.bodies.as_mut()) {
+                doc.blob = Some(bodies.append(blob)?);
             }
         }
-        self.pages[node as usize] = Some(Page {
+        let page = Page {
             capture: analysed.latest.capture,
             first_ts: analysed.latest.first_ts,
             document,
             links,
             redirect,
-        });
+        };
+        let edges = page.edges().count() as i64;
+        let record = serde_json::to_vec(&page)?;
+        let (offset, len) = self.pages.append(&record)?;
+        self.db
+            .prepare_cached(
+                "UPDATE node SET page = ?2, page_len = ?3, edges = ?4, first_ts = ?5
+                 WHERE id = ?1",
+            )?
+            .execute(params![
+                node,
+                offset as i64,
+                len as i64,
+                edges,
+                page.first_ts
+            ])?;
         Ok(())
+    }
+
+    /// A page record, read back (`record` is scratch space).
+    pub fn page(&self, location: (u64, u64), record: &mut Vec<u8>) -> Result<Page> {
+        self.read_page(location, record)
+    }
+
+    fn read_page(&self, location: (u64, u64), record: &mut Vec<u8>) -> Result<Page> {
+        self.pages.read(location, record)?;
+        serde_json::from_slice(record).context("a damaged page record in the temporary file")
     }
 
     /// Reads a document's words blob back from the spill file.
-    pub fn read_blob(&mut self, location: (u64, u64), out: &mut Vec<u8>) -> Result<()> {
-        let spill = self
-            .spill
-            .as_mut()
-            .context("the snapshot was built without bodies")?;
-        spill.seek(SeekFrom::Start(location.0))?;
-        out.clear();
-        out.resize(location.1 as usize, 0);
-        spill.read_exact(out)?;
-        Ok(())
+    pub fn read_blob(&self, location: (u64, u64), out: &mut Vec<u8>) -> Result<()> {
+        self.bodies
+            .as_ref()
+            .context("the snapshot was built without bodies")?
+            .read(location, out)
     }
 
-    /// Node id of a URL, when known.
-    pub fn node(&self, url: &str) -> Option<u32> {
-        self.url_ids.get(url).copied()
+    /// The scratch database, where the writers keep their own key maps and tables.
+    pub fn db(&self) -> &Connection {
+        &self.db
     }
 
-    /// The breadth-first crawl order; see the module documentation.
-    pub fn crawl_order(&self) -> CrawlOrder {
-        let n = self.urls.len();
-        let mut linked = vec![false; n];
-        for (node, page) in self.pages.iter().enumerate() {
-            if let Some(page) = page {
-                for target in page.edges() {
-                    if target as usize != node {
-                        linked[target as usize] = true;
-                    }
-                }
+    /// An external sort with the snapshot's run size, spilling into its scratch directory.
+    pub fn sorter(&self) -> Sorter {
+        Sorter::new(self.scratch.path(), self.run_bytes).counting_runs(&self.spilled_runs)
+    }
+
+    /// Sorted runs spilled to disk so far by the snapshot's sorts.
+    pub fn spilled_runs(&self) -> u64 {
+        self.spilled_runs.load(Ordering::Relaxed)
+    }
+
+    /// Entries each in-memory key cache may hold.
+    pub fn cache_limit(&self) -> usize {
+        self.cache_limit
+    }
+
+    /// The words of every document, sorted (repeats not all removed); once, and only for
+    /// a snapshot built without `keep_forward`.
+    pub fn take_vocabulary(&mut self) -> Result<Sorted> {
+        self.vocabulary
+            .take()
+            .context("the snapshot has no vocabulary")?
+            .finish()
+    }
+
+    /// Crawl position and URL length (bytes) of a node.
+    pub fn target(&self, node: u32) -> Result<(u32, usize)> {
+        Ok(self
+            .db
+            .prepare_cached("SELECT pos, url_bytes FROM node WHERE id = ?1")?
+            .query_row([node], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?)
+    }
+
+    /// The breadth-first crawl order; see the module documentation. Seeds and the starts
+    /// of further crawls come from one external sort of the pages by (first capture
+    /// time, URL); the crawl queue is the `ord` table itself, read from its head.
+    pub fn crawl_order(&mut self) -> Result<CrawlOrder> {
+        let starts: HashSet<u32> = self.crawl_starts.values().map(|s| s.3).collect();
+        let mut sorter = self.sorter();
+        {
+            let mut stmt = self
+                .db
+                .prepare("SELECT id, url, linked, first_ts FROM node WHERE page IS NOT NULL")?;
+            let mut rows = stmt.query([])?;
+            let mut record = Vec::new();
+            while let Some(row) = rows.next()? {
+                let id: u32 = row.get(0)?;
+                let linked: bool = row.get(2)?;
+                record.clear();
+                record.extend_from_slice(row.get_ref(3)?.as_str()?.as_bytes());
+                record.push(0);
+                record.extend_from_slice(row.get_ref(1)?.as_str()?.as_bytes());
+                record.push(0);
+                record.extend_from_slice(&id.to_be_bytes());
+                record.push(u8::from(starts.contains(&id) || !linked));
+                sorter.push(&record)?;
             }
         }
-        let first_ts = |node: u32| -> (&str, &str) {
-            let ts = self.pages[node as usize]
-                .as_ref()
-                .map_or("", |p| p.first_ts.as_str());
-            (ts, self.urls[node as usize].as_str())
-        };
-        let mut seeds: Vec<u32> = self.crawl_starts.values().map(|s| s.3).collect();
-        seeds.extend(
-            (0..n as u32).filter(|&i| self.pages[i as usize].is_some() && !linked[i as usize]),
-        );
-        seeds.sort_by(|&a, &b| first_ts(a).cmp(&first_ts(b)));
-        seeds.dedup();
-        let mut order = CrawlOrder {
-            order: Vec::with_capacity(n),
-            position: vec![u32::MAX; n],
-            hops: vec![0; n],
-            referrer: vec![None; n],
-        };
-        self.breadth_first(&seeds, &mut order);
-        let mut rest: Vec<u32> = (0..n as u32)
-            .filter(|&i| self.pages[i as usize].is_some())
-            .collect();
-        rest.sort_by(|&a, &b| first_ts(a).cmp(&first_ts(b)));
-        for node in rest {
-            if order.position[node as usize] == u32::MAX {
-                self.breadth_first(&[node], &mut order);
+        let mut sorted = sorter.finish()?;
+        let mut rest = Spill::create(self.scratch.path())?;
+        while let Some(record) = sorted.next()? {
+            let n = record.len();
+            let id = u32::from_be_bytes(record[n - 5..n - 1].try_into()?);
+            if record[n - 1] == 1 {
+                self.place(id, 0, None)?;
+            } else {
+                rest.append(&id.to_le_bytes())?;
+            }
+        }
+        drop(sorted);
+        self.breadth_first()?;
+        rest.flush()?;
+        let mut id = Vec::new();
+        for at in (0..rest.len).step_by(4) {
+            rest.read((at, 4), &mut id)?;
+            let node = u32::from_le_bytes(id[..4].try_into()?);
+            if !self.is_placed(node)? {
+                self.place(node, 0, None)?;
+                self.breadth_first()?;
             }
         }
         // Only link targets of pages exist besides pages, and every page was reached.
-        for node in 0..n as u32 {
-            if order.position[node as usize] == u32::MAX {
-                order.position[node as usize] = order.order.len() as u32;
-                order.order.push(node);
+        loop {
+            let unplaced: Vec<u32> = self
+                .db
+                .prepare_cached("SELECT id FROM node WHERE pos IS NULL ORDER BY id LIMIT 4096")?
+                .query_map([], |r| r.get(0))?
+                .collect::<rusqlite::Result<_>>()?;
+            if unplaced.is_empty() {
+                break;
+            }
+            for node in unplaced {
+                self.place(node, 0, None)?;
             }
         }
-        order
+        Ok(CrawlOrder { len: self.placed })
     }
 
-    fn breadth_first(&self, seeds: &[u32], order: &mut CrawlOrder) {
-        let mut queue = VecDeque::new();
-        for &seed in seeds {
-            if order.position[seed as usize] == u32::MAX {
-                order.position[seed as usize] = order.order.len() as u32;
-                order.order.push(seed);
-                queue.push_back(seed);
-            }
-        }
-        while let Some(node) = queue.pop_front() {
-            let Some(page) = &self.pages[node as usize] else {
+    fn is_placed(&self, node: u32) -> Result<bool> {
+        Ok(self
+            .db
+            .prepare_cached("SELECT pos IS NOT NULL FROM node WHERE id = ?1")?
+            .query_row([node], |r| r.get(0))?)
+    }
+
+    fn place(&mut self, node: u32, hops: u32, referrer: Option<u32>) -> Result<()> {
+        self.db
+            .prepare_cached("UPDATE node SET pos = ?2, hops = ?3, referrer = ?4 WHERE id = ?1")?
+            .execute(params![node, self.placed, hops, referrer])?;
+        self.db
+            .prepare_cached("INSERT INTO ord (pos, node) VALUES (?1, ?2)")?
+            .execute(params![self.placed, node])?;
+        self.placed += 1;
+        Ok(())
+    }
+
+    /// Follows the links of the queued nodes until the queue is empty.
+    fn breadth_first(&mut self) -> Result<()> {
+        let mut record = Vec::new();
+        while self.head < self.placed {
+            let (node, hops, page): (u32, u32, Option<(i64, i64)>) = self
+                .db
+                .prepare_cached(
+                    "SELECT n.id, n.hops, n.page, n.page_len FROM ord o JOIN node n ON n.id = o.node
+                     WHERE o.pos = ?1 AND n.edges > 0",
+                )?
+                .query_row([self.head], |r| {
+                    Ok((r.get(0)?, r.get(1)?, Some((r.get(2)?, r.get(3)?))))
+                })
+                .optional()?
+                .unwrap_or((0, 0, None));
+            self.head += 1;
+            let Some((offset, len)) = page else {
                 continue;
             };
+            let page = self.read_page((offset as u64, len as u64), &mut record)?;
             for target in page.edges() {
-                let t = target as usize;
-                if order.position[t] == u32::MAX {
-                    order.position[t] = order.order.len() as u32;
-                    order.order.push(target);
-                    order.hops[t] = order.hops[node as usize] + 1;
-                    order.referrer[t] = Some(node);
-                    queue.push_back(target);
+                if !self.is_placed(target)? {
+                    self.place(target, hops + 1, Some(node))?;
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Calls `visit` with every node in crawl order (after [`Snapshot::crawl_order`]).
+    pub fn for_each_in_order(
+        &self,
+        mut visit: impl FnMut(&Snapshot, Entry) -> Result<()>,
+    ) -> Result<()> {
+        let mut stmt = self.db.prepare(
+            "SELECT o.pos, n.url, n.page, n.page_len, n.hops, r.pos
+             FROM ord o JOIN node n ON n.id = o.node LEFT JOIN node r ON r.id = n.referrer
+             ORDER BY o.pos",
+        )?;
+        let mut rows = stmt.query([])?;
+        while let Some(row) = rows.next()? {
+            let page: Option<i64> = row.get(2)?;
+            let page_len: Option<i64> = row.get(3)?;
+            visit(
+                self,
+                Entry {
+                    position: row.get(0)?,
+                    url: row.get(1)?,
+                    page: page.zip(page_len).map(|(at, len)| (at as u64, len as u64)),
+                    hops: row.get(4)?,
+                    referrer: row.get(5)?,
+                },
+            )?;
+        }
+        Ok(())
     }
 }
 
-/// The crawl order of a snapshot's nodes.
-#[derive(Debug, Clone)]
-pub struct CrawlOrder {
-    /// Position → node id.
-    pub order: Vec<u32>,
-    /// Node id → position.
-    pub position: Vec<u32>,
-    /// Node id → link depth from the seeds.
-    pub hops: Vec<u32>,
-    /// Node id → the node it was discovered from (None for seeds).
-    pub referrer: Vec<Option<u32>>,
+/// Ids of keys (sites, words, digests) in order of first sight, on disk in the scratch
+/// database's `keymap` table behind a bounded cache.
+pub struct KeyIds {
+    kind: i64,
+    cache: HashMap<Vec<u8>, u32>,
+    limit: usize,
+    /// Keys seen so far.
+    pub len: u32,
+}
+
+impl KeyIds {
+    /// `kind` tells the maps sharing the table apart.
+    pub fn new(kind: i64, limit: usize) -> KeyIds {
+        KeyIds {
+            kind,
+            cache: HashMap::new(),
+            limit: limit.max(1),
+            len: 0,
+        }
+    }
+
+    /// The id of `key` (from 0), and whether it is new.
+    pub fn get_or_insert(&mut self, db: &Connection, key: &[u8]) -> Result<(u32, bool)> {
+        if let Some(&id) = self.cache.get(key) {
+            return Ok((id, false));
+        }
+        let inserted = db
+            .prepare_cached(
+                "INSERT INTO keymap (kind, key, id) VALUES (?1, ?2, ?3)
+                 ON CONFLICT (kind, key) DO NOTHING",
+            )?
+            .execute(params![self.kind, key, self.len])?;
+        let (id, new) = if inserted == 1 {
+            self.len += 1;
+            (self.len - 1, true)
+        } else {
+            let id = db
+                .prepare_cached("SELECT id FROM keymap WHERE kind = ?1 AND key = ?2")?
+                .query_row(params![self.kind, key], |r| r.get(0))?;
+            (id, false)
+        };
+        if self.cache.len() >= self.limit {
+            self.cache.clear();
+        }
+        self.cache.insert(key.to_vec(), id);
+        Ok((id, new))
+    }
 }
 
 fn is_html(mime: &str) -> bool {

@@ -228,6 +228,19 @@ pub trait Backend: Send + Sync {
         visit: &mut KeyVisitor<'_>,
     ) -> Result<()>;
 
+    /// [`Backend::scan`] for a scan that reads each block once (a whole key space
+    /// streamed): where the backend has a block cache, the scan leaves it to the reads
+    /// that come back to the same keys.
+    fn scan_once(
+        &self,
+        space: Space,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut KeyVisitor<'_>,
+    ) -> Result<()> {
+        self.scan(space, start, end, visit)
+    }
+
     /// Applies a batch of changes.
     fn write(&self, batch: &Batch) -> Result<()>;
 

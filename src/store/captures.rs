@@ -447,8 +447,16 @@ pub(crate) fn derive_and_unmark(
 impl Store {
     /// Calls `visit` with every capture in URL-then-time order (the capture key order),
     /// one at a time; `visit` returns false to stop.
-    pub fn for_each_capture(&self, visit: impl FnMut(Capture) -> Result<bool>) -> Result<()> {
-        self.scan_captures(&[], None, visit)
+    pub fn for_each_capture(&self, mut visit: impl FnMut(Capture) -> Result<bool>) -> Result<()> {
+        self.backend().scan_once(
+            Space::Capture,
+            &[],
+            None,
+            &mut |_, value| match Capture::decode(value) {
+                Ok(capture) => visit(capture),
+                Err(_) => Ok(true),
+            },
+        )
     }
 
     /// Calls `visit` with the captures whose keys lie in `[start, end)`, in key order

@@ -457,6 +457,29 @@ impl RocksBackend {
         }
     }
 
+    fn scan_with(
+        &self,
+        space: Space,
+        start: &[u8],
+        end: Option<&[u8]>,
+        fill_cache: bool,
+        visit: &mut KeyVisitor<'_>,
+    ) -> Result<()> {
+        let mut opts = RocksBackend::read_options(None, end);
+        opts.set_readahead_size(2 << 20);
+        opts.fill_cache(fill_cache);
+        let mut iter = self.db.raw_iterator_cf_opt(self.space_cf(space), opts);
+        iter.seek(start);
+        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
+            if !visit(key, value)? {
+                break;
+            }
+            iter.next();
+        }
+        iter.status()?;
+        Ok(())
+    }
+
     fn read_options(start: Option<&[u8]>, end: Option<&[u8]>) -> ReadOptions {
         let mut opts = ReadOptions::default();
         if let Some(s) = start {
@@ -572,18 +595,17 @@ impl Backend for RocksBackend {
         end: Option<&[u8]>,
         visit: &mut KeyVisitor<'_>,
     ) -> Result<()> {
-        let mut opts = RocksBackend::read_options(None, end);
-        opts.set_readahead_size(2 << 20);
-        let mut iter = self.db.raw_iterator_cf_opt(self.space_cf(space), opts);
-        iter.seek(start);
-        while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
-            if !visit(key, value)? {
-                break;
-            }
-            iter.next();
-        }
-        iter.status()?;
-        Ok(())
+        self.scan_with(space, start, end, true, visit)
+    }
+
+    fn scan_once(
+        &self,
+        space: Space,
+        start: &[u8],
+        end: Option<&[u8]>,
+        visit: &mut KeyVisitor<'_>,
+    ) -> Result<()> {
+        self.scan_with(space, start, end, false, visit)
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {

@@ -2,7 +2,7 @@
 //! rating (`grobid0:quality`). Library only: no I/O here.
 //!
 //! * [`tei_to_json`] converts a `processFulltextDocument` reply.
-//! * [`metadata`] is that JSON without `body` and `annex` (DESIGN.md).
+//! * [`metadata`] is that JSON without `body` and `annex` (the `grobid0:metadata` column).
 //! * [`citations_from_tei`] reads the citations of a `processCitationList` reply (a
 //!   `listBibl` without a document) or of a full document.
 //! * [`quality`] rates a converted document `good` / `marginal` / `bad`

@@ -25,6 +25,10 @@ pub enum ErrorKind {
     GzipChecksum,
     /// The ISIZE in a gzip member trailer does not match the decompressed length.
     GzipSize,
+    /// The trailer of a gzip member (CRC-32, ISIZE) is damaged or missing, but the member's
+    /// data decoded completely and the record ending with it was complete: that record was
+    /// returned just before this error, which reports only the trailer.
+    GzipTrailer,
     /// Bytes that belong to no record where a record (or a gzip member) should start.
     Garbage,
     /// The WARC header block is malformed (no `WARC/` version line, or longer than the limit).
@@ -72,6 +76,7 @@ impl ErrorKind {
             ErrorKind::GzipTruncated => "gzip-truncated",
             ErrorKind::GzipChecksum => "gzip-checksum",
             ErrorKind::GzipSize => "gzip-size",
+            ErrorKind::GzipTrailer => "gzip-trailer",
             ErrorKind::Garbage => "garbage",
             ErrorKind::BadHeader => "bad-header",
             ErrorKind::MissingHeader(MandatoryHeader::WarcType) => "missing-warc-type",

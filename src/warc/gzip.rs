@@ -116,6 +116,8 @@ pub(crate) struct GzipSource<R> {
     state: State,
     /// Decoded offset within the current member to keep for `rewind_to_mark`.
     mark: Option<u64>,
+    /// See [`ByteSource::damaged_member_end`].
+    damaged_end: Option<u64>,
 }
 
 impl<R: Read> GzipSource<R> {
@@ -132,6 +134,7 @@ impl<R: Read> GzipSource<R> {
             member_start,
             state: State::Header,
             mark: None,
+            damaged_end: None,
         }
     }
 
@@ -195,6 +198,7 @@ impl<R: Read> GzipSource<R> {
                 HeaderParse::Complete(len) => {
                     self.input.consume(len);
                     self.member_start = offset;
+                    self.damaged_end = None;
                     self.input.set_keep(Some(offset));
                     self.inflater.reset(false);
                     self.crc.reset();
@@ -333,29 +337,61 @@ impl<R: Read> GzipSource<R> {
         }
     }
 
+    /// Check the trailer after the member's deflate data. A damaged or missing trailer is
+    /// an error, but the member's data did decode completely, so its end is kept for the
+    /// parser (`damaged_member_end`), which keeps a record that was complete by then.
     fn check_trailer(&mut self) -> Fill {
         let start = self.member_start;
+        let data_end = self.input.offset();
         match self.input.fill_to(8) {
             Ok(true) => {}
             Ok(false) => {
+                let rest = self.input.data().len();
+                self.input.consume(rest);
                 self.state = State::Eof;
-                return self.error(
-                    ErrorKind::GzipTruncated,
-                    start,
-                    format!("input ends inside the trailer of the gzip member starting at offset {start}"),
-                );
+                self.damaged_end = Some(self.input.offset());
+                let message = if rest == 0 {
+                    format!(
+                        "the gzip member starting at offset {start} has no trailer (CRC-32, ISIZE): the input ends after its data"
+                    )
+                } else {
+                    format!(
+                        "input ends inside the trailer of the gzip member starting at offset {start}"
+                    )
+                };
+                return self.error(ErrorKind::GzipTruncated, start, message);
             }
             Err(e) => return self.io_error(e),
         }
         let t = &self.input.data()[..8];
         let crc = u32::from_le_bytes([t[0], t[1], t[2], t[3]]);
         let isize = u32::from_le_bytes([t[4], t[5], t[6], t[7]]);
+        let crc_ok = crc == self.crc.sum();
+        if !crc_ok
+            && !matches!(
+                parse_gzip_header(self.input.data()),
+                HeaderParse::Invalid(_)
+            )
+        {
+            // What should be the trailer is the next member's header: the trailer is missing.
+            self.state = State::Resync { from: data_end };
+            self.damaged_end = Some(data_end);
+            self.drop_window();
+            return self.error(
+                ErrorKind::GzipChecksum,
+                start,
+                format!(
+                    "the gzip member starting at offset {start} has no trailer (CRC-32, ISIZE): the next member follows its data at offset {data_end}"
+                ),
+            );
+        }
         self.input.consume(8);
         let end = self.input.offset();
-        if crc != self.crc.sum() {
+        if !crc_ok {
             // A member cut short decodes the following members' bytes as its own data:
             // look for the next member from just after this one's start.
             self.state = State::Resync { from: start + 1 };
+            self.damaged_end = Some(end);
             self.drop_window();
             return self.error(
                 ErrorKind::GzipChecksum,
@@ -368,6 +404,7 @@ impl<R: Read> GzipSource<R> {
         }
         if isize != self.crc.amount() {
             self.state = State::Resync { from: start + 1 };
+            self.damaged_end = Some(end);
             self.drop_window();
             return self.error(
                 ErrorKind::GzipSize,
@@ -518,6 +555,10 @@ impl<R: Read> ByteSource for GzipSource<R> {
 
     fn clear_mark(&mut self) {
         self.mark = None;
+    }
+
+    fn damaged_member_end(&self) -> Option<u64> {
+        self.damaged_end
     }
 
     fn rewind_to_mark(&mut self) -> bool {

@@ -5,7 +5,7 @@ use std::fmt;
 
 use memchr::memchr;
 
-use super::http::strip_cr;
+use super::bytes::strip_cr;
 
 /// Byte ranges of one field's name and value in `Headers::text`.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -1,8 +1,8 @@
 //! Parsing the HTTP message head (status or request line and header fields) at the start
 //! of a WARC block. Pure functions on bytes; the reader decides which blocks to try.
 
+use super::bytes::{lossy, strip_cr, trim};
 use super::headers::Headers;
-use super::record::lossy;
 
 /// First line of an HTTP message.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -188,23 +188,6 @@ fn parse_start_line(line: &[u8]) -> Option<StartLine> {
 }
 
 /// Drop the CRs before a line's LF (some writers put two: `\r\r\n`).
-pub(crate) fn strip_cr(line: &[u8]) -> &[u8] {
-    let keep = line.iter().rposition(|&b| b != b'\r').map_or(0, |i| i + 1);
-    &line[..keep]
-}
-
-pub(crate) fn trim(bytes: &[u8]) -> &[u8] {
-    let start = bytes
-        .iter()
-        .position(|b| !b.is_ascii_whitespace())
-        .unwrap_or(bytes.len());
-    let end = bytes
-        .iter()
-        .rposition(|b| !b.is_ascii_whitespace())
-        .map_or(start, |i| i + 1);
-    &bytes[start..end.max(start)]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -10,8 +10,18 @@
 //! streamed, never held in memory; a sink can receive them.
 //!
 //! Bad input never stops the reader: each problem is returned as a [`WarcError`] with the
-//! file offset and an [`ErrorKind`], then the reader resynchronizes on the next gzip member
-//! or the next line starting with `WARC/` and goes on.
+//! file offset and an [`ErrorKind`], then the reader resynchronizes and goes on:
+//! - gzip with one member per record: on the next member. Nothing inside another record's
+//!   member is a record (a WARC file stored in a payload holds `WARC/` lines).
+//! - uncompressed input, or gzip members that do not line up with records: on the next
+//!   line starting with `WARC/`, from the start of the damaged block, so that records a
+//!   Content-Length far too large swallowed are read again (from a temporary file when the
+//!   buffer cannot hold them, so memory stays bounded). A record found so counts only when
+//!   complete and valid (all mandatory headers, CRLFCRLF or the end right where its
+//!   Content-Length says); [`WarcReader::resyncs`] counts them.
+//! - A gzip member whose trailer (CRC-32, ISIZE) is damaged or missing but whose data
+//!   decoded completely: the complete record it holds is returned, followed by a
+//!   [`ErrorKind::GzipTrailer`] error.
 //!
 //! ```no_run
 //! use sediment::warc::{DigestCheck, WarcReader};
@@ -44,6 +54,7 @@
 //! - The payload SHA-1 is over the stored bytes; for chunked bodies the de-chunked SHA-1 is
 //!   given as well, and a `WARC-Payload-Digest` naming it is [`DigestCheck::MatchDechunked`].
 
+mod bytes;
 pub mod chunked;
 pub mod digest;
 pub mod error;

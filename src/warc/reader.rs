@@ -24,7 +24,8 @@ pub struct ReaderOptions {
     pub inflate_buffer: usize,
     /// Longest WARC header block accepted.
     pub header_limit: usize,
-    /// Longest HTTP head accepted; a longer one makes the whole block the payload.
+    /// Longest HTTP head kept: the fields after it are not parsed, but the payload still
+    /// starts after the head's empty line (so its SHA-1 is the payload's).
     pub http_head_limit: usize,
     /// Payload bytes kept in [`PayloadSummary::prefix`].
     pub prefix_limit: usize,
@@ -149,11 +150,20 @@ impl<R: Read> WarcReader<R> {
     }
 
     /// File offset up to which the input has been consumed (for a progress bar by bytes).
+    /// It moves back when a stretch after a damaged record is read again.
     pub fn position(&self) -> u64 {
         match &self.source {
             Source::Plain(source) => source.input_position(),
             Source::Gzip(source) => source.input_position(),
         }
+    }
+
+    /// Records taken after resynchronizing on a `WARC/` line found by scanning past
+    /// damage (in uncompressed input, or gzip members that do not line up with records).
+    /// Each was complete and valid; a candidate that was not is returned as an error
+    /// without a record.
+    pub fn resyncs(&self) -> u64 {
+        self.parser.resyncs
     }
 
     /// Raw bytes read from the input so far.
@@ -239,8 +249,11 @@ enum BlockStop {
 /// Outcome of looking for the CRLFCRLF after a block.
 enum Terminator {
     Clean,
-    /// Fewer than two line ends, but the input ends or the next record follows.
-    Loose,
+    /// Fewer than two line ends, but the input (or the gzip member) ends, or the next
+    /// record follows (`at_end` false).
+    Loose {
+        at_end: bool,
+    },
     /// Something else follows the block: Content-Length is wrong.
     Mismatch,
 }
@@ -250,6 +263,61 @@ struct BlockCursor {
     remaining: u64,
     /// A gzip member ended inside the block.
     crossed_member: bool,
+    /// Uncompressed input: where a record swallowed by a too-large Content-Length would
+    /// start.
+    candidates: Option<CandidateScan>,
+}
+
+impl BlockCursor {
+    /// Note where a record might start in block bytes about to be consumed (the source
+    /// then keeps the bytes from there, see [`ByteSource::mark_record_candidate`]).
+    fn scan(&mut self, bytes: &[u8], offset: u64) -> Option<u64> {
+        self.candidates.as_mut()?.find(bytes, offset)
+    }
+}
+
+/// Finds the first line starting with `WARC/` in a block streamed in pieces.
+struct CandidateScan {
+    done: bool,
+    /// The last bytes seen (a match may straddle two pieces).
+    tail: [u8; 5],
+    tail_len: usize,
+}
+
+impl CandidateScan {
+    fn new() -> Self {
+        // The header block ends with a line end, so a block starting with `WARC/` counts.
+        CandidateScan {
+            done: false,
+            tail: [b'\n', 0, 0, 0, 0],
+            tail_len: 1,
+        }
+    }
+
+    /// File offset of the `W` of the first `\nWARC/` in the stream, once.
+    fn find(&mut self, bytes: &[u8], offset: u64) -> Option<u64> {
+        const LINE: &[u8] = b"\nWARC/";
+        if self.done || bytes.is_empty() {
+            return None;
+        }
+        let head = bytes.len().min(LINE.len() - 1);
+        let mut joined = [0u8; 10];
+        joined[..self.tail_len].copy_from_slice(&self.tail[..self.tail_len]);
+        joined[self.tail_len..self.tail_len + head].copy_from_slice(&bytes[..head]);
+        let hit = memmem::find(&joined[..self.tail_len + head], LINE)
+            .map(|i| offset + i as u64 + 1 - self.tail_len as u64)
+            .or_else(|| memmem::find(bytes, LINE).map(|i| offset + i as u64 + 1));
+        let all = &joined[..self.tail_len + head];
+        let last: &[u8] = if bytes.len() >= 5 {
+            &bytes[bytes.len() - 5..]
+        } else {
+            &all[all.len().saturating_sub(5)..]
+        };
+        self.tail[..last.len()].copy_from_slice(last);
+        self.tail_len = last.len();
+        self.done = hit.is_some();
+        hit
+    }
 }
 
 impl BlockCursor {
@@ -347,6 +415,17 @@ struct Parser {
     finished: bool,
     pending_skip: u64,
     first_record: bool,
+    /// Gzip: a record started inside a member (one member for the whole file, or members
+    /// that do not line up with records). Otherwise records are compressed one per member
+    /// and a member boundary is the only place to resynchronize after an error.
+    unaligned: bool,
+    /// The next record is read after scanning for a `WARC/` line: it counts only when
+    /// complete and valid.
+    probation: bool,
+    on_probation: bool,
+    resyncs: u64,
+    /// The gzip trailer damage found at the end of the current record (which is kept).
+    trailer_damage: Option<WarcError>,
 }
 
 /// Look for the end of a header block (an empty line) in `prev` followed by `chunk`.
@@ -386,6 +465,10 @@ fn ensure<S: ByteSource>(src: &mut S, n: usize) -> Result<bool, WarcError> {
     Ok(true)
 }
 
+/// Bytes of an overlong HTTP head kept while looking for its end (a line end preceded by
+/// a few CRs still counts).
+const OVERFLOW_TAIL: usize = 16;
+
 fn parse_content_length(value: &str) -> Option<u64> {
     let v = value.trim();
     if v.is_empty() || !v.bytes().all(|b| b.is_ascii_digit()) {
@@ -406,6 +489,11 @@ impl Parser {
             finished: false,
             pending_skip: skip,
             first_record: true,
+            unaligned: skip > 0,
+            probation: false,
+            on_probation: false,
+            resyncs: 0,
+            trailer_damage: None,
         }
     }
 
@@ -420,8 +508,23 @@ impl Parser {
         if let Err(stop) = self.apply_skip(src) {
             return stop.map(Err);
         }
-        let result = self.read_record(src, sink);
+        self.on_probation = std::mem::take(&mut self.probation);
+        let mut result = self.read_record(src, sink);
         self.first_record = false;
+        if self.on_probation {
+            match &mut result {
+                Some(Ok(_)) => self.resyncs += 1,
+                Some(Err(error)) => {
+                    let had_record = error.record.take().is_some();
+                    if had_record {
+                        error
+                            .message
+                            .push_str(" (found by scanning after an error: not taken as a record)");
+                    }
+                }
+                None => {}
+            }
+        }
         result
     }
 
@@ -510,8 +613,13 @@ impl Parser {
         mut error: WarcError,
         at_line_start: bool,
     ) -> Option<Result<Record, WarcError>> {
-        self.at_line_start = at_line_start;
-        if let Err(source_error) = self.find_warc_line(src) {
+        let resynced = if self.compression == Compression::Gzip && !self.unaligned {
+            self.skip_member(src)
+        } else {
+            self.at_line_start = at_line_start;
+            self.find_warc_line(src).map(|found| self.probation = found)
+        };
+        if let Err(source_error) = resynced {
             if source_error.offset == error.offset && !source_error.kind.is_fatal() {
                 let record = error.record.take();
                 error = source_error;
@@ -523,11 +631,53 @@ impl Parser {
         Some(Err(error))
     }
 
+    /// Records compressed one per member: skip what is left of the current member, since
+    /// nothing inside another record's member is a record.
+    fn skip_member<S: ByteSource>(&mut self, src: &mut S) -> Result<(), WarcError> {
+        loop {
+            let n = src.window().len();
+            src.consume(n);
+            match src.fill() {
+                Fill::Data => {}
+                Fill::MemberEnd(_) if src.window().is_empty() => break,
+                Fill::MemberEnd(_) => {}
+                Fill::Eof => break,
+                Fill::Error(error) => {
+                    self.at_line_start = true;
+                    return Err(error);
+                }
+            }
+        }
+        self.at_line_start = true;
+        Ok(())
+    }
+
+    /// A damaged or missing trailer of the gzip member the current record ends with, met
+    /// once all the record's bytes were read: the member's data decoded completely, so the
+    /// record is kept and the damage reported after it. Returns the member's end.
+    fn trailer_only<S: ByteSource>(&mut self, src: &S, error: &WarcError) -> Option<u64> {
+        let trailer_kind = matches!(
+            error.kind,
+            ErrorKind::GzipChecksum | ErrorKind::GzipSize | ErrorKind::GzipTruncated
+        );
+        let end = src.damaged_member_end()?;
+        if !trailer_kind || !src.window().is_empty() || error.offset != src.pos().0 {
+            return None;
+        }
+        self.trailer_damage = Some(WarcError::new(
+            error.kind,
+            error.offset,
+            error.message.clone(),
+        ));
+        Some(end)
+    }
+
     fn read_record<S: ByteSource>(
         &mut self,
         src: &mut S,
         sink: Option<&mut dyn PayloadSink>,
     ) -> Option<Result<Record, WarcError>> {
+        self.trailer_damage = None;
         // Blank lines between records are tolerated.
         loop {
             let w = src.window();
@@ -568,6 +718,9 @@ impl Parser {
                 ),
                 false,
             );
+        }
+        if skip > 0 {
+            self.unaligned = true;
         }
 
         // The header block, up to and including the empty line.
@@ -681,6 +834,7 @@ impl Parser {
         let mut cursor = BlockCursor {
             remaining: content_length,
             crossed_member: false,
+            candidates: (self.compression == Compression::None).then(CandidateScan::new),
         };
         // A record missing a mandatory header is still read (without the sink), so that
         // the error can carry its payload summary.
@@ -690,7 +844,7 @@ impl Parser {
             .map(Some);
         let payload = match outcome {
             Ok(payload) => payload,
-            Err(stop) => return Some(self.block_stopped(src, stop, record)),
+            Err(stop) => return self.block_stopped(src, stop, record),
         };
         record.payload = payload;
 
@@ -701,22 +855,28 @@ impl Parser {
                 return Some(Err(error.with_record(record)));
             }
         };
-        match terminator {
-            Terminator::Clean => {}
-            Terminator::Loose => record.warnings.push(Warning::LooseTerminator),
-            Terminator::Mismatch => {
-                record.length = src.input_position().saturating_sub(offset);
-                let rewound = src.rewind_to_mark();
-                let error = WarcError::new(
-                    ErrorKind::ContentLengthMismatch,
-                    offset,
-                    format!(
-                        "record at offset {offset}: the block is not followed by CRLFCRLF after \
-                         Content-Length {content_length} bytes (Content-Length is wrong)"
-                    ),
-                );
-                return self.resync_error(src, error.with_record(record), rewound);
+        // A record found by scanning must end exactly where its Content-Length says.
+        let mismatch = match terminator {
+            Terminator::Clean => false,
+            Terminator::Loose { at_end } => {
+                record.warnings.push(Warning::LooseTerminator);
+                self.on_probation && !at_end
             }
+            Terminator::Mismatch => true,
+        };
+        if mismatch {
+            self.trailer_damage = None;
+            record.length = src.input_position().saturating_sub(offset);
+            let rewound = src.rewind_to_mark();
+            let error = WarcError::new(
+                ErrorKind::ContentLengthMismatch,
+                offset,
+                format!(
+                    "record at offset {offset}: the block is not followed by CRLFCRLF after \
+                     Content-Length {content_length} bytes (Content-Length is wrong)"
+                ),
+            );
+            return self.resync_error(src, error.with_record(record), rewound);
         }
         src.clear_mark();
 
@@ -724,6 +884,9 @@ impl Parser {
             Some(end) => Ok(end),
             None => self.record_end(src, offset),
         };
+        if end.is_err() {
+            self.trailer_damage = None;
+        }
         match end {
             Ok(end) => record.length = end - offset,
             Err(error) => return Some(Err(error.with_record(record))),
@@ -741,6 +904,18 @@ impl Parser {
                 )
             };
         }
+        if let Some(damage) = self.trailer_damage.take() {
+            if matches!(record.digest_check, DigestCheck::Mismatch { .. }) {
+                // The payload does not match its digest either: the data itself is damaged.
+                return Some(Err(damage.with_record(record)));
+            }
+            let mut error = damage;
+            error.kind = ErrorKind::GzipTrailer;
+            error.message.push_str(&format!(
+                "; the record at offset {offset} ending with it is complete and was kept"
+            ));
+            self.pending = Some(error);
+        }
         if let Some(missing) = missing {
             let error = WarcError::new(
                 ErrorKind::MissingHeader(missing),
@@ -752,16 +927,21 @@ impl Parser {
         Some(Ok(record))
     }
 
-    /// Turn an early stop inside a block into the error to return.
+    /// Turn an early stop inside a block into the error to return. In uncompressed input
+    /// the block may have swallowed whole records (Content-Length far too large): read on
+    /// from the first place one may start.
     fn block_stopped<S: ByteSource>(
         &mut self,
         src: &mut S,
         stop: BlockStop,
         mut record: Record,
-    ) -> Result<Record, WarcError> {
-        src.clear_mark();
+    ) -> Option<Result<Record, WarcError>> {
         let offset = record.offset;
         record.length = src.input_position().saturating_sub(offset);
+        let rewound = matches!(stop, BlockStop::Eof)
+            && self.compression == Compression::None
+            && src.rewind_to_mark();
+        src.clear_mark();
         let error = match stop {
             BlockStop::Eof => WarcError::new(
                 ErrorKind::RecordTruncated,
@@ -782,7 +962,10 @@ impl Parser {
             ),
             BlockStop::Source(error) => error,
         };
-        Err(error.with_record(record))
+        if rewound {
+            return self.resync_error(src, error.with_record(record), true);
+        }
+        Some(Err(error.with_record(record)))
     }
 
     /// Read the block: HTTP head if any, then the payload through SHA-1 and the sink.
@@ -808,10 +991,16 @@ impl Parser {
         // True when head_buf holds payload bytes (no HTTP head after all).
         let mut head_is_payload = false;
         if candidate && cursor.remaining > 0 {
-            let limit = self.options.http_head_limit;
+            let limit = self.options.http_head_limit.max(1);
             let mut decided = false;
             let mut terminated = false;
+            // Past the limit the head is only scanned for its end, keeping the last bytes
+            // (to see an empty line straddling two pieces), so the payload still starts
+            // where it does and its SHA-1 is the payload's.
+            let mut overflow: Option<Vec<u8>> = None;
+            let mut head_length = 0u64;
             while cursor.remaining > 0 {
+                let offset = src.pos().0;
                 let w = src.window();
                 if w.is_empty() {
                     cursor.fill(src)?;
@@ -820,13 +1009,31 @@ impl Parser {
                 let available = w
                     .len()
                     .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
-                let chunk = &w[..available.min(limit - self.head_buf.len())];
-                let found = find_blank_line(&self.head_buf, chunk);
+                let (chunk, prev) = match &overflow {
+                    Some(tail) => (&w[..available], &tail[..]),
+                    None => (
+                        &w[..available.min(limit - self.head_buf.len())],
+                        &self.head_buf[..],
+                    ),
+                };
+                let found = find_blank_line(prev, chunk);
                 let take = found.unwrap_or(chunk.len());
-                self.head_buf.extend_from_slice(&chunk[..take]);
+                match &mut overflow {
+                    Some(tail) => {
+                        tail.extend_from_slice(&chunk[take.saturating_sub(OVERFLOW_TAIL)..take]);
+                        let excess = tail.len().saturating_sub(OVERFLOW_TAIL);
+                        tail.drain(..excess);
+                    }
+                    None => self.head_buf.extend_from_slice(&chunk[..take]),
+                }
+                let at = cursor.scan(&chunk[..take], offset);
                 src.consume(take);
+                if let Some(at) = at {
+                    src.mark_record_candidate(at);
+                }
                 cursor.remaining -= take as u64;
-                if !decided {
+                head_length += take as u64;
+                if !decided && overflow.is_none() {
                     match looks_like_http(&self.head_buf, response_like, cursor.remaining > 0) {
                         Some(true) => decided = true,
                         Some(false) => break,
@@ -837,13 +1044,23 @@ impl Parser {
                     terminated = true;
                     break;
                 }
-                if self.head_buf.len() >= limit {
+                if overflow.is_none() && self.head_buf.len() >= limit {
                     record.warnings.push(Warning::HttpHeadTooLong {
                         limit: limit as u64,
                     });
-                    head_is_payload = true;
-                    break;
+                    if !decided {
+                        // Not even a start line within the limit: not an HTTP message.
+                        head_is_payload = true;
+                        break;
+                    }
+                    let keep = self.head_buf.len().saturating_sub(OVERFLOW_TAIL);
+                    overflow = Some(self.head_buf[keep..].to_vec());
                 }
+            }
+            if overflow.is_some() {
+                // The fields after the limit are not kept: parse whole lines only.
+                let cut = memrchr(b'\n', &self.head_buf).map_or(0, |i| i + 1);
+                self.head_buf.truncate(cut);
             }
             if !head_is_payload {
                 let parsed = if decided {
@@ -852,7 +1069,8 @@ impl Parser {
                     None
                 };
                 match parsed {
-                    Some(head) => {
+                    Some(mut head) => {
+                        head.length = head_length;
                         if !terminated {
                             record.warnings.push(Warning::HttpHeadUnterminated);
                         }
@@ -888,6 +1106,7 @@ impl Parser {
             payload.update(&self.head_buf, &mut sink);
         }
         while cursor.remaining > 0 {
+            let offset = src.pos().0;
             let w = src.window();
             if w.is_empty() {
                 cursor.fill(src)?;
@@ -897,7 +1116,11 @@ impl Parser {
                 .len()
                 .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
             payload.update(&w[..n], &mut sink);
+            let at = cursor.scan(&w[..n], offset);
             src.consume(n);
+            if let Some(at) = at {
+                src.mark_record_candidate(at);
+            }
             cursor.remaining -= n as u64;
         }
         Ok(payload.finish())
@@ -918,8 +1141,13 @@ impl Parser {
                 None => match src.fill() {
                     Fill::Data => {}
                     Fill::MemberEnd(end) => member_end = Some(end),
-                    Fill::Eof => return Ok((Terminator::Loose, member_end)),
-                    Fill::Error(error) => return Err(error),
+                    Fill::Eof => return Ok((Terminator::Loose { at_end: true }, member_end)),
+                    Fill::Error(error) => {
+                        return match self.trailer_only(src, &error) {
+                            Some(end) => Ok((Terminator::Loose { at_end: true }, Some(end))),
+                            None => Err(error),
+                        };
+                    }
                 },
                 Some(b'\n') => {
                     src.consume(1);
@@ -953,7 +1181,8 @@ impl Parser {
                 Some(_) => {
                     ensure(src, 5)?;
                     return Ok(if src.window().starts_with(b"WARC/") {
-                        (Terminator::Loose, member_end)
+                        let at_end = member_end.is_some();
+                        (Terminator::Loose { at_end }, member_end)
                     } else {
                         (Terminator::Mismatch, None)
                     });
@@ -985,7 +1214,7 @@ impl Parser {
                 Fill::Data => {}
                 Fill::MemberEnd(member_end) => return Ok(member_end),
                 Fill::Eof => return Ok(end),
-                Fill::Error(error) => return Err(error),
+                Fill::Error(error) => return self.trailer_only(src, &error).ok_or(error),
             }
         }
     }
@@ -1208,24 +1437,157 @@ mod tests {
         assert_eq!(records[2].payload.as_ref().unwrap().prefix, b"z");
     }
 
+    /// A head longer than the limit is not kept, but the payload still starts after it:
+    /// its SHA-1 is the payload's, never the whole block's.
     #[test]
-    fn overlong_http_head_becomes_payload() {
-        let mut block = b"HTTP/1.1 200 OK\r\n".to_vec();
+    fn overlong_http_head_is_skipped_not_hashed() {
+        let mut block = b"HTTP/1.1 200 OK\r\nContent-Type: text/html\r\n".to_vec();
         while block.len() < 300_000 {
             block.extend_from_slice(b"X-Filler: aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa\r\n");
         }
+        let head_length = block.len() as u64 + 2;
         block.extend_from_slice(b"\r\nbody");
         let data = record_bytes("1", "response", "application/http", &block, "");
+        for step in [1 << 20, 4093] {
+            let items: Vec<_> = WarcReader::new(Trickle { data: &data, step })
+                .unwrap()
+                .collect();
+            let record = items[0].as_ref().unwrap();
+            let http = record.http.as_ref().unwrap();
+            assert_eq!(http.status(), Some(200));
+            assert_eq!(http.content_type(), Some("text/html"));
+            assert_eq!(http.length, head_length);
+            assert_eq!(
+                record.warnings,
+                vec![Warning::HttpHeadTooLong { limit: 256 << 10 }]
+            );
+            let payload = record.payload.as_ref().unwrap();
+            assert_eq!((payload.length, payload.sha1), (4, sha1(b"body")));
+        }
+        // A start line that does not fit: not an HTTP message, the block is the payload.
+        let block = vec![b'x'; 300_000];
+        let data = record_bytes("2", "response", "application/http", &block, "");
         let items = read_all(&data);
         let record = items[0].as_ref().unwrap();
         assert!(record.http.is_none());
-        assert_eq!(
-            record.warnings,
-            vec![Warning::HttpHeadTooLong { limit: 256 << 10 }]
+        assert_eq!(record.payload.as_ref().unwrap().sha1, sha1(&block));
+    }
+
+    /// Gzip, one member per record: after a wrong Content-Length the rest of the member is
+    /// skipped, so a record stored in the payload is never returned; uncompressed, a
+    /// record found by scanning must be complete and valid.
+    #[test]
+    fn records_inside_a_payload_are_not_records() {
+        let inner = record_bytes(
+            "inner",
+            "response",
+            "application/http",
+            b"HTTP/1.1 200 OK\r\n\r\nx",
+            "",
         );
-        let payload = record.payload.as_ref().unwrap();
-        assert_eq!(payload.length, block.len() as u64);
-        assert_eq!(payload.sha1, sha1(&block));
+        let mut block = b"stored:\r\n".to_vec();
+        block.extend_from_slice(&inner);
+        let mut carrier = record_bytes("carrier", "resource", "application/warc", &block, "");
+        let declared = format!("Content-Length: {}", block.len());
+        let shorter = format!("Content-Length: {}", block.len() - 5);
+        let at = memmem::find(&carrier, declared.as_bytes()).unwrap();
+        carrier.splice(at..at + declared.len(), shorter.bytes());
+        let (records, _) = sample();
+        let per_record: Vec<u8> = [gz(&records[0]), gz(&carrier), gz(&records[1])].concat();
+        let items = read_all(&per_record);
+        let ids: Vec<_> = items
+            .iter()
+            .filter_map(|i| i.as_ref().ok())
+            .map(|r| r.record_id().unwrap().to_string())
+            .collect();
+        assert_eq!(ids, ["<urn:uuid:1>", "<urn:uuid:2>"]);
+        assert_eq!(items.len(), 3);
+        // Uncompressed, the same stored record lacking its id is not taken after the resync.
+        let id_line = b"WARC-Record-ID: <urn:uuid:inner>\r\n";
+        let at = memmem::find(&carrier, id_line).unwrap();
+        carrier.drain(at..at + id_line.len());
+        let plain = [records[0].clone(), carrier, records[1].clone()].concat();
+        let mut reader = WarcReader::new(&plain[..]).unwrap();
+        let items: Vec<_> = reader.by_ref().collect();
+        let kinds: Vec<_> = items
+            .iter()
+            .map(|i| {
+                i.as_ref()
+                    .map(|r| r.record_id().unwrap().to_string())
+                    .map_err(|e| (e.kind, e.record.is_some()))
+            })
+            .collect();
+        assert_eq!(
+            kinds,
+            [
+                Ok("<urn:uuid:1>".to_string()),
+                Err((ErrorKind::ContentLengthMismatch, true)),
+                Err((
+                    ErrorKind::MissingHeader(MandatoryHeader::WarcRecordId),
+                    false
+                )),
+                Ok("<urn:uuid:2>".to_string()),
+            ]
+        );
+        assert_eq!(reader.resyncs(), 0);
+    }
+
+    /// A block far longer than the read buffer swallows the records after it: they are read
+    /// again from the spill, each once.
+    #[test]
+    fn records_swallowed_by_a_huge_content_length_are_read_again() {
+        let payload = vec![b'p'; 40_000];
+        let records: Vec<Vec<u8>> = (0..40)
+            .map(|i| record_bytes(&i.to_string(), "resource", "text/plain", &payload, ""))
+            .collect();
+        let mut bad = records[3].clone();
+        let declared = format!("Content-Length: {}", payload.len());
+        let at = memmem::find(&bad, declared.as_bytes()).unwrap();
+        let larger = format!("Content-Length: {}", payload.len() + 500_000);
+        bad.splice(at..at + declared.len(), larger.bytes());
+        let mut data = records[..3].concat();
+        data.extend_from_slice(&bad);
+        data.extend_from_slice(&records[4..].concat());
+        let options = ReaderOptions {
+            read_buffer: 64 << 10,
+            ..ReaderOptions::default()
+        };
+        for step in [1 << 20, 777] {
+            let mut reader =
+                WarcReader::with_options(Trickle { data: &data, step }, options.clone()).unwrap();
+            let items: Vec<_> = reader.by_ref().collect();
+            let ok: Vec<u64> = items
+                .iter()
+                .filter_map(|i| i.as_ref().ok())
+                .map(|r| r.offset)
+                .collect();
+            let errors: Vec<ErrorKind> = items
+                .iter()
+                .filter_map(|i| i.as_ref().err())
+                .map(|e| e.kind)
+                .collect();
+            assert_eq!(errors, [ErrorKind::ContentLengthMismatch], "step {step}");
+            assert_eq!(ok.len(), 39, "step {step}");
+            assert_eq!(reader.resyncs(), 1);
+            assert_eq!(reader.bytes_read(), data.len() as u64);
+        }
+        // Past the end of the input: the records after it are still read.
+        let larger = format!("Content-Length: {}", 1u64 << 40);
+        let mut bad = records[3].clone();
+        bad.splice(at..at + declared.len(), larger.bytes());
+        let mut data = records[..3].concat();
+        data.extend_from_slice(&bad);
+        data.extend_from_slice(&records[4..].concat());
+        let items: Vec<_> = WarcReader::with_options(&data[..], options)
+            .unwrap()
+            .collect();
+        let errors: Vec<ErrorKind> = items
+            .iter()
+            .filter_map(|i| i.as_ref().err())
+            .map(|e| e.kind)
+            .collect();
+        assert_eq!(errors, [ErrorKind::RecordTruncated]);
+        assert_eq!(items.iter().filter(|i| i.is_ok()).count(), 39);
     }
 
     #[test]

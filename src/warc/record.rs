@@ -1,14 +1,14 @@
 //! A parsed WARC record: its place in the file, WARC headers, HTTP head and payload summary.
 
-use std::borrow::Cow;
 use std::fmt;
 
 use chrono::{DateTime, NaiveDateTime, Utc};
 
+use super::bytes::{lossy, strip_cr, trim};
 use super::chunked::DechunkError;
 use super::digest::DigestCheck;
 use super::headers::Headers;
-use super::http::{HttpHead, strip_cr, trim};
+use super::http::HttpHead;
 
 /// The `WARC-Type` of a record.
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -98,7 +98,9 @@ pub struct PayloadSummary {
 pub enum Warning {
     /// WARC header lines without a colon (skipped).
     MalformedHeaderLines(u32),
-    /// The HTTP head is longer than the limit: the whole block was treated as payload.
+    /// The HTTP head is longer than the limit: the fields after the limit were not parsed
+    /// (the payload still starts after the head's empty line). When not even the start
+    /// line fits, the block is not taken as an HTTP message and is all payload.
     HttpHeadTooLong { limit: u64 },
     /// The block should hold an HTTP message (`application/http`) but its first line is
     /// not one: the whole block was treated as payload.
@@ -122,7 +124,7 @@ impl fmt::Display for Warning {
             Warning::HttpHeadTooLong { limit } => {
                 write!(
                     f,
-                    "HTTP head longer than {limit} bytes: block treated as payload"
+                    "HTTP head longer than {limit} bytes: the fields after it were not parsed"
                 )
             }
             Warning::HttpHeadUnparseable => {
@@ -249,13 +251,6 @@ impl Record {
     /// HTTP status of a response (or revisit) block.
     pub fn http_status(&self) -> Option<u16> {
         self.http.as_ref().and_then(HttpHead::status)
-    }
-}
-
-pub(crate) fn lossy(bytes: &[u8]) -> String {
-    match String::from_utf8_lossy(bytes) {
-        Cow::Borrowed(s) => s.to_string(),
-        Cow::Owned(s) => s,
     }
 }
 

@@ -39,6 +39,17 @@ pub(crate) trait ByteSource {
     fn set_mark(&mut self);
     fn clear_mark(&mut self);
     fn rewind_to_mark(&mut self) -> bool;
+    /// Move the mark forward to the first place inside a block where a record might start
+    /// (uncompressed input only): the bytes from there are kept for `rewind_to_mark`
+    /// however far reading goes past them.
+    fn mark_record_candidate(&mut self, offset: u64) {
+        let _ = offset;
+    }
+    /// Where the last gzip member whose trailer was damaged or missing ended (its data
+    /// had decoded completely), while no other member has been started since.
+    fn damaged_member_end(&self) -> Option<u64> {
+        None
+    }
 }
 
 /// Uncompressed input.
@@ -122,5 +133,10 @@ impl<R: Read> ByteSource for PlainSource<R> {
         };
         self.clear_mark();
         done
+    }
+
+    fn mark_record_candidate(&mut self, offset: u64) {
+        self.mark = Some(offset);
+        self.input.keep_spilling(offset);
     }
 }

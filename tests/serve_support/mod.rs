@@ -94,9 +94,14 @@ impl Server {
 
     /// Sends SIGTERM and waits; returns the exit status code.
     pub fn stop(&mut self) -> i32 {
+        self.stop_with("-TERM")
+    }
+
+    /// Sends a signal (`-INT`, `-TERM`) and waits; returns the exit status code.
+    pub fn stop_with(&mut self, signal: &str) -> i32 {
         let mut child = self.child.take().expect("running");
         let _ = Command::new("kill")
-            .args(["-TERM", &child.id().to_string()])
+            .args([signal, &child.id().to_string()])
             .status();
         let deadline = Instant::now() + Duration::from_secs(30);
         loop {
@@ -105,7 +110,7 @@ impl Server {
             }
             if Instant::now() > deadline {
                 let _ = child.kill();
-                panic!("sediment serve did not stop on SIGTERM");
+                panic!("sediment serve did not stop on {signal}");
             }
             std::thread::sleep(Duration::from_millis(50));
         }

@@ -1,7 +1,7 @@
 //! Entity generations of one URL: planning them from the captures, and reconciling the plan
 //! with the generations an earlier run stored.
 //!
-//! The rules (DESIGN.md, Projection 2), walking the captures in time order:
+//! The rules (ARCHITECTURE.md, "Projections"), walking the captures in time order:
 //! * a capture with the key of the current generation extends it (`last_seen`);
 //! * a capture with another key closes the current generation at the capture's time
 //!   (`confirmed_end` = the new generation's `first_seen`) and opens a new one;
