@@ -457,6 +457,15 @@ fn a_large_exact_answer_streams_and_every_capture_arrives() {
     assert_eq!(last.lines(), lines[2995..].to_vec());
     let json = server.get("/cdx?url=example.com/big&output=json").json();
     assert_eq!(json.as_array().unwrap().len(), 3001);
+
+    // Prefix queries with small answers that must read more captures than an answer built
+    // in place may read are answered whole all the same.
+    let prefix_last = server.get("/cdx?url=example.com/*&limit=-5");
+    assert_eq!(prefix_last.lines(), lines[2995..].to_vec());
+    let needle = server.get("/cdx?url=example.com/&matchType=prefix&filter=~offset:299900");
+    assert_eq!(needle.lines(), lines[2999..].to_vec());
+    let first = server.get("/cdx?url=example.com&matchType=domain&limit=100");
+    assert_eq!(first.lines(), lines[..100].to_vec());
 }
 
 #[test]
