@@ -17,7 +17,8 @@
 # - Memory: RSS of `sediment serve` sampled every second over RSS_QUERIES (1,000,000)
 #   exact queries at 64 connections.
 # Environment: REQUESTS (sediment, per run; default 20000), PYWB_REQUESTS (default 2000),
-# RSS_QUERIES (default 1000000), RUN_TIMEOUT (seconds per run, default 300), TOOLS.
+# RSS_QUERIES (default 1000000), RUN_TIMEOUT (seconds per run, default 300), REPEAT (runs
+# per server and row, the best kept; default 3), TOOLS.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -30,6 +31,7 @@ requests="${REQUESTS:-20000}"
 pywb_requests="${PYWB_REQUESTS:-2000}"
 rss_queries="${RSS_QUERIES:-1000000}"
 run_timeout="${RUN_TIMEOUT:-300}"
+repeat="${REPEAT:-3}"
 tools="${TOOLS:-$HOME/.cache/bench-serve-tools}"
 oha="$tools/bin/oha"
 
@@ -151,16 +153,19 @@ echo "| query | clients | sediment q/s | p50 ms | p99 ms | pywb q/s | p50 ms | p
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
 for kind in exact prefix; do
     for concurrency in 1 64; do
-        read -r s_rps s_p50 s_p99 s_bad < <(measure "$work/sediment-$kind.txt" "$concurrency" "$requests")
-        # pywb's server answers a kept-alive connection in two writes, which meets the
-        # client's delayed ACK (about 40 ms per query at 1 client): it gets the better of
-        # runs with and without keep-alive.
-        read -r p_rps p_p50 p_p99 p_bad < <(
-            {
-                measure "$work/pywb-$kind.txt" "$concurrency" "$pywb_requests"
-                measure "$work/pywb-$kind.txt" "$concurrency" "$pywb_requests" --disable-keepalive
-            } | sort -n -r | head -1
-        )
+        # Each server gets the best of $repeat runs, interleaved, so that a moment of
+        # noise on the shared machine does not decide a ratio. pywb's server answers a
+        # kept-alive connection in two writes, which meets the client's delayed ACK
+        # (about 40 ms per query at 1 client): each of its runs is the better of one with
+        # and one without keep-alive.
+        : >"$work/s-runs" && : >"$work/p-runs"
+        for _ in $(seq "$repeat"); do
+            measure "$work/sediment-$kind.txt" "$concurrency" "$requests" >>"$work/s-runs"
+            measure "$work/pywb-$kind.txt" "$concurrency" "$pywb_requests" >>"$work/p-runs"
+            measure "$work/pywb-$kind.txt" "$concurrency" "$pywb_requests" --disable-keepalive >>"$work/p-runs"
+        done
+        read -r s_rps s_p50 s_p99 s_bad < <(sort -n -r "$work/s-runs" | head -1)
+        read -r p_rps p_p50 p_p99 p_bad < <(sort -n -r "$work/p-runs" | head -1)
         ratio=$(python3 -c "print(f'{$s_rps / max($p_rps, 1):.1f}')")
         echo "| $kind | $concurrency | $s_rps | $s_p50 | $s_p99 | $p_rps | $p_p50 | $p_p99 | $ratio |"
         if [[ "$s_bad" != 0 || "$p_bad" != 0 ]]; then

@@ -167,6 +167,16 @@ impl IndexEntry {
 /// non-ASCII as `\uXXXX` (UTF-16), so our CDXJ equals cdxj-indexer's byte for byte.
 pub fn push_python_json_string(text: &str, out: &mut String) {
     out.push('"');
+    // Most fields (URLs, timestamps, digests, file names) need no escape: copied whole.
+    if text
+        .bytes()
+        .all(|b| (0x20..0x80).contains(&b) && b != b'"' && b != b'\\')
+    {
+        out.push_str(text);
+        out.push('"');
+        return;
+    }
+    use std::fmt::Write as _;
     for c in text.chars() {
         match c {
             '"' => out.push_str("\\\""),
@@ -179,7 +189,7 @@ pub fn push_python_json_string(text: &str, out: &mut String) {
             c if (c as u32) < 0x20 || (c as u32) > 0x7f => {
                 let mut units = [0u16; 2];
                 for unit in c.encode_utf16(&mut units) {
-                    out.push_str(&format!("\\u{unit:04x}"));
+                    let _ = write!(out, "\\u{unit:04x}");
                 }
             }
             c => out.push(c),
