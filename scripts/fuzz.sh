@@ -47,7 +47,7 @@ seed tei_json $(find "$shared/corpus" -type f -name '*.xml' 2>/dev/null || true)
 mkdir -p fuzz/corpus/surt fuzz/corpus/jsonl_row
 cat $(find fixtures "$shared/corpus" -type f -name '*.cdx' 2>/dev/null) 2>/dev/null \
   | awk 'NF>=3 && $1 !~ /^ ?CDX/ {print $3}' | head -n 300 | nl -ba | while read -r n url; do
-      printf '%s' "$url" > "fuzz/corpus/surt/url-$n"; done
+      printf '%s' "$url" > "fuzz/corpus/surt/url-$n"; done || true  # head closes the pipe early
 if [ -x "${SEDIMENT_BIN:-}" ] && [ -z "$(ls fuzz/corpus/jsonl_row)" ]; then
   tmp=$(mktemp -d)
   "$SEDIMENT_BIN" --store "$tmp/store" import-warc --quiet fixtures/crawl/crawl1.warc.gz >/dev/null 2>&1 || true
