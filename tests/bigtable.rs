@@ -367,6 +367,9 @@ fn enrichment_projections_and_serve_give_on_bigtable_what_they_give_on_rocksdb()
         );
         let reply = server.get(&query);
         assert_eq!(reply.status, 200);
+        let exact = server.get(&format!("/cdx?url={}", enc(&format!("{SITE}/"))));
+        assert_eq!(exact.status, 200);
+        assert!(!exact.lines().is_empty());
         let row = server.get(&format!("/sha1/{}", PDFS[1]));
         let payload = server.get(&format!("/payload/{}", PDFS[1]));
         assert_eq!((row.status, payload.status), (200, 200));

@@ -44,8 +44,11 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
         }
         _ => query.output.content_type(),
     };
-    if query.paging.is_none() {
-        let store = state.store.get();
+    let store = state.store.get();
+    // In place only on the embedded store: a remote backend's reads block on the network
+    // (and on a runtime of their own), which a connection task must never do.
+    let in_place = query.paging.is_none() && store.backend().as_rocks().is_some();
+    if in_place {
         let source = Budgeted {
             inner: &StoreCaptures::new(&store),
             captures: INLINE_CAPTURES,
@@ -60,6 +63,7 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
             Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
         }
     }
+    drop(store);
     body::from_blocking(content_type, deadline, move |out| {
         let store = state.store.get();
         run_until(&query, &StoreCaptures::new(&store), out, Some(deadline))?;
