@@ -438,6 +438,8 @@ pub struct LineChunks<R> {
     /// A read error met after the lines of a chunk, given by the next call.
     failed: Option<io::Error>,
     ended: bool,
+    /// Set by [`LineChunks::next_reported`] when the input ended empty or cut short.
+    incomplete: bool,
 }
 
 impl<R: BufRead> LineChunks<R> {
@@ -449,7 +451,38 @@ impl<R: BufRead> LineChunks<R> {
             bytes_read: 0,
             failed: None,
             ended: false,
+            incomplete: false,
         }
+    }
+
+    /// [`LineChunks::next_chunk`] for an input that is recorded as ingested when read
+    /// whole: an input with no data and a read error are problems of `file` that end it,
+    /// and [`LineChunks::complete`] then says not to record it (so that a run over the
+    /// repaired file applies it).
+    pub fn next_reported(
+        &mut self,
+        report: &Report,
+        file: &str,
+    ) -> Result<Option<LineChunk>, StrictStop> {
+        match self.next_chunk() {
+            Ok(Some(chunk)) => Ok(Some(chunk)),
+            Ok(None) if self.bytes_read == 0 && !self.incomplete => {
+                self.incomplete = true;
+                report_empty(report, file)?;
+                Ok(None)
+            }
+            Ok(None) => Ok(None),
+            Err(e) => {
+                self.incomplete = true;
+                report_cut_short(report, file, self.last_line(), &e)?;
+                Ok(None)
+            }
+        }
+    }
+
+    /// Whether the input was read to its end and held data (see [`LineChunks::next_reported`]).
+    pub fn complete(&self) -> bool {
+        !self.incomplete
     }
 
     /// The next chunk, `None` at the end of the input. A read error (a gzip file cut

@@ -6,9 +6,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rayon::prelude::*;
 
-use crate::input::{
-    LineChunks, open_lines, plan_inputs, record_done, report_cut_short, report_empty,
-};
+use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
 use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
@@ -66,24 +64,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         };
         let mut chunks = LineChunks::new(reader, 8 << 20);
         let mut writer = Writer::sorted(&store, ts);
-        // The lines before a read error are kept; the input is then not recorded, so
-        // that a run over the repaired file applies it.
-        let mut complete = true;
-        loop {
-            let chunk = match chunks.next_chunk() {
-                Ok(Some(chunk)) => chunk,
-                Ok(None) if chunks.bytes_read == 0 => {
-                    report_empty(&report, &name)?;
-                    complete = false;
-                    break;
-                }
-                Ok(None) => break,
-                Err(e) => {
-                    report_cut_short(&report, &name, chunks.last_line(), &e)?;
-                    complete = false;
-                    break;
-                }
-            };
+        // The lines before a read error are kept.
+        while let Some(chunk) = chunks.next_reported(&report, &name)? {
             let parsed: Vec<ParsedLine> = chunk
                 .lines()
                 .collect::<Vec<_>>()
@@ -123,7 +105,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         writer.finish()?;
         store.flush()?;
         let rows = report.counts().get("rows") - rows_before;
-        if complete {
+        if chunks.complete() {
             record_done(
                 &store,
                 COMMAND,
