@@ -6,6 +6,10 @@
 # Corpora are seeded from fixtures/ and ../shared/corpus and kept in fuzz/corpus/ (not in
 # git); crashes land in fuzz/artifacts/TARGET/. The last line of each run goes to
 # fuzz/logs/TARGET.log and a summary table is printed at the end.
+#   FUZZ_SANITIZER=address   build with AddressSanitizer (default: none — Sediment has no
+#                            unsafe code, and ASan made the WARC reader 5× slower)
+#   FUZZ_MAX_LEN=65536       longest input tried (default 4096: a few records, pages or
+#                            lines each; short inputs run many times faster)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 root=$PWD
@@ -63,8 +67,8 @@ for target in "${targets[@]}"; do
   [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
   echo "fuzz: $target (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})" >&2
   status=ok
-  (cd fuzz && cargo +nightly fuzz run --release "$target" "corpus/$target" -- \
-      "${limit[@]}" -max_len=65536 -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
+  (cd fuzz && cargo +nightly fuzz run --release -s "${FUZZ_SANITIZER:-none}" "$target" "corpus/$target" -- \
+      "${limit[@]}" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
       >"logs/$target.log" 2>&1) || status=FAILED
   runs=$(grep -o 'stat::number_of_executed_units: *[0-9]*' "fuzz/logs/$target.log" | grep -o '[0-9]*$' | tail -n1)
   rate=$(grep -o 'stat::average_exec_per_sec: *[0-9]*' "fuzz/logs/$target.log" | grep -o '[0-9]*$' | tail -n1)

@@ -166,6 +166,147 @@ pub fn canonical_json(value: &Value) -> Vec<u8> {
     serde_json::to_vec(value).unwrap_or_default()
 }
 
+/// Whether `text` is exactly what [`canonical_json`] makes of it, decided without building
+/// a value: compact, object keys strictly increasing, strings escaped as serde_json escapes
+/// them, integers only. Import uses it to store an exported cell as it is; anything it does
+/// not recognise (floats, `\u` escapes, escaped keys) takes the slow path, so a `false` for a
+/// canonical text costs time, never correctness.
+pub fn is_canonical_json(text: &[u8]) -> bool {
+    let mut at = 0;
+    canonical_value(text, &mut at, 0) && at == text.len()
+}
+
+/// serde_json's own nesting limit: a deeper value never parsed, so it cannot be canonical.
+const MAX_DEPTH: u32 = 128;
+
+fn canonical_value(text: &[u8], at: &mut usize, depth: u32) -> bool {
+    if depth > MAX_DEPTH {
+        return false;
+    }
+    match text.get(*at) {
+        Some(b'{') => canonical_object(text, at, depth),
+        Some(b'[') => {
+            *at += 1;
+            if text.get(*at) == Some(&b']') {
+                *at += 1;
+                return true;
+            }
+            loop {
+                if !canonical_value(text, at, depth + 1) {
+                    return false;
+                }
+                match text.get(*at) {
+                    Some(b',') => *at += 1,
+                    Some(b']') => {
+                        *at += 1;
+                        return true;
+                    }
+                    _ => return false,
+                }
+            }
+        }
+        Some(b'"') => canonical_string(text, at).is_some(),
+        Some(b'-' | b'0'..=b'9') => canonical_integer(text, at),
+        Some(b't') => literal(text, at, b"true"),
+        Some(b'f') => literal(text, at, b"false"),
+        Some(b'n') => literal(text, at, b"null"),
+        _ => false,
+    }
+}
+
+fn canonical_object(text: &[u8], at: &mut usize, depth: u32) -> bool {
+    *at += 1;
+    if text.get(*at) == Some(&b'}') {
+        *at += 1;
+        return true;
+    }
+    let mut previous: Option<&[u8]> = None;
+    loop {
+        // Keys are compared as stored; an escaped key would need unescaping first.
+        let Some(key) = canonical_string(text, at) else {
+            return false;
+        };
+        if key.contains(&b'\\') || previous.is_some_and(|p| p >= key) {
+            return false;
+        }
+        previous = Some(key);
+        if text.get(*at) != Some(&b':') {
+            return false;
+        }
+        *at += 1;
+        if !canonical_value(text, at, depth + 1) {
+            return false;
+        }
+        match text.get(*at) {
+            Some(b',') => *at += 1,
+            Some(b'}') => {
+                *at += 1;
+                return true;
+            }
+            _ => return false,
+        }
+    }
+}
+
+/// A string in serde_json's spelling; returns its contents (still escaped).
+fn canonical_string<'t>(text: &'t [u8], at: &mut usize) -> Option<&'t [u8]> {
+    let start = *at + 1;
+    let mut i = start;
+    loop {
+        match *text.get(i)? {
+            b'"' => {
+                *at = i + 1;
+                return Some(&text[start..i]);
+            }
+            // serde_json writes these five controls, `"` and `\` short; others as \u00XX,
+            // which is left to the slow path.
+            b'\\' => match text.get(i + 1)? {
+                b'"' | b'\\' | b'b' | b't' | b'n' | b'f' | b'r' => i += 2,
+                _ => return None,
+            },
+            0..=0x1f => return None,
+            _ => i += 1,
+        }
+    }
+}
+
+/// An integer as serde_json writes a u64 or i64: no sign on zero, no leading zeros, no
+/// fraction or exponent (a float would be written back in its own form).
+fn canonical_integer(text: &[u8], at: &mut usize) -> bool {
+    let start = *at;
+    let negative = text[start] == b'-';
+    let digits_start = start + usize::from(negative);
+    let digits = text[digits_start..]
+        .iter()
+        .take_while(|b| b.is_ascii_digit())
+        .count();
+    let end = digits_start + digits;
+    if digits == 0
+        || (digits > 1 && text[digits_start] == b'0')
+        || matches!(text.get(end), Some(b'.' | b'e' | b'E'))
+    {
+        return false;
+    }
+    // Only ASCII digits and a sign: always UTF-8.
+    let number = std::str::from_utf8(&text[start..end]).unwrap_or("");
+    let fits = if negative {
+        number.parse::<i64>().is_ok_and(|n| n < 0)
+    } else {
+        number.parse::<u64>().is_ok()
+    };
+    *at = end;
+    fits
+}
+
+fn literal(text: &[u8], at: &mut usize, word: &[u8]) -> bool {
+    if text[*at..].starts_with(word) {
+        *at += word.len();
+        true
+    } else {
+        false
+    }
+}
+
 /// Appends `text` as a JSON string literal.
 pub fn write_json_string(text: &str, out: &mut Vec<u8>) {
     // Writing to a Vec cannot fail.
@@ -224,6 +365,57 @@ mod tests {
             String::from_utf8(stored).unwrap(),
             r#"{"c":1,"d":"2017-10-27T22:21:13","o":984263791}"#
         );
+    }
+
+    #[test]
+    fn the_canonical_check_agrees_with_canonical_json() {
+        let cases = [
+            r#"{"c":1,"d":"2017-10-27T22:21:13","o":984263791}"#,
+            r#"{"o":1,"c":1}"#,
+            r#"{"c":1,"c":2}"#,
+            r#"{"a":{"b":[1,-2,true,false,null,"x",[],{}]}}"#,
+            r#"{"a": 1}"#,
+            r#"{"a":1.0}"#,
+            r#"{"a":1e3}"#,
+            r#"{"a":-0}"#,
+            r#"{"a":007}"#,
+            r#"{"a":18446744073709551615}"#,
+            r#"{"a":18446744073709551616}"#,
+            r#"{"a":-9223372036854775808}"#,
+            r#"{"a":-9223372036854775809}"#,
+            r#"{"a":"tab\there \"q\" \\ \n\r\b\f é"}"#,
+            r#"{"a":"\u00e9"}"#,
+            r#"{"a":"\u001f"}"#,
+            r#"{"a":"\/"}"#,
+            r#"{"\u0061":1}"#,
+            r#"{"b":1,"a\n":2}"#,
+            r#"{"é":1,"z":2}"#,
+            r#"{"z":1,"é":2}"#,
+            r#""just a string""#,
+            "12",
+            "[1,2]",
+            "[1,2,]",
+            "{}",
+            "[]",
+            "null",
+            "nul",
+            "{\"a\":1}x",
+            " {}",
+            "{} ",
+        ];
+        for text in cases {
+            let expected = serde_json::from_str::<Value>(text)
+                .is_ok_and(|v| canonical_json(&v) == text.as_bytes());
+            // Canonical, but left to the slow path: a float, a \u escape.
+            let left_to_slow_path = [r#"{"a":1.0}"#, r#"{"a":"\u001f"}"#].contains(&text);
+            assert_eq!(
+                is_canonical_json(text.as_bytes()),
+                expected && !left_to_slow_path,
+                "{text}"
+            );
+        }
+        let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
+        assert!(!is_canonical_json(deep.as_bytes()));
     }
 
     #[test]

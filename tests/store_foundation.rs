@@ -345,6 +345,13 @@ not json at all
     );
     assert_ne!(strict.status, 0);
     assert!(strict.stderr.contains("--strict"), "{}", strict.stderr);
+    // Nothing after the bad line lands (its chunk's rows are sharded over threads).
+    let kept = sediment(&dir.path().join("s2"), &["export"]);
+    assert!(
+        !kept.stdout.contains("KJBCOT7LGBNIAVGEGPUELK5OK6RTFORR"),
+        "{}",
+        kept.stdout
+    );
 
     // bad TSV lines too
     let tsv = dir.path().join("in.tsv");

@@ -1,8 +1,10 @@
 //! The JSON-lines row decoder (import-jsonl) against the real schema: any line is a row or
-//! a coded refusal.
+//! a coded refusal, the same as the reference reader's; and a text the canonical-JSON check
+//! accepts is what serde_json writes back.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use sediment::jsonl::parse_row;
+use sediment::codec::{canonical_json, is_canonical_json};
+use sediment::jsonl::{parse_row, parse_row_as_value};
 use sediment::schema::Schema;
 use std::sync::OnceLock;
 
@@ -10,7 +12,13 @@ static SCHEMA: OnceLock<Schema> = OnceLock::new();
 
 fuzz_target!(|data: &[u8]| {
     let schema = SCHEMA.get_or_init(|| Schema::embedded().expect("embedded schema"));
-    if let Err(error) = parse_row(schema, data) {
+    let row = parse_row(schema, data);
+    if let Err(error) = &row {
         assert!(!error.code.is_empty());
+    }
+    assert_eq!(row, parse_row_as_value(schema, data));
+    if is_canonical_json(data) {
+        let value: serde_json::Value = serde_json::from_slice(data).expect("canonical is JSON");
+        assert_eq!(canonical_json(&value), data);
     }
 });

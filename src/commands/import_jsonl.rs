@@ -63,7 +63,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             }
         };
         let mut chunks = LineChunks::new(reader, 8 << 20);
-        let mut writer = Writer::sorted(&store, ts);
+        let mut shards = RowShards::new(&store, ts);
         // The lines before a read error are kept.
         while let Some(chunk) = chunks.next_reported(&report, &name)? {
             let parsed: Vec<ParsedLine> = chunk
@@ -76,33 +76,32 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 })
                 .collect();
             let mut counts = Counts::default();
+            let mut rows = shards.empty_split();
+            let mut problems = Vec::new();
             for (line_no, raw, result) in parsed {
                 counts.incr("lines");
                 match result {
                     None => counts.incr("blank_lines"),
+                    // Under --strict the run stops at the first bad line: what follows it
+                    // is not written.
+                    Some(Ok(_)) if args.strict && !problems.is_empty() => {}
                     Some(Ok(row)) => {
-                        for cell in &row.cells {
-                            match cell.ts {
-                                Some(t) => {
-                                    writer.put_cell_at(&row.key, cell.column, t, &cell.value)
-                                }
-                                None => writer.put_cell(&row.key, cell.column, &cell.value),
-                            }
-                        }
-                        writer.end_record()?;
                         counts.incr("rows");
                         counts.add("cells", row.cells.len() as u64);
+                        rows[shards.shard_of(&row)].push(row);
                     }
-                    Some(Err(e)) => {
-                        let at = Location::line(name.clone(), line_no);
-                        report.problem(at, e.code, &e.message, Some(raw))?;
-                    }
+                    Some(Err(e)) => problems.push((line_no, raw, e)),
                 }
+            }
+            shards.write(rows)?;
+            for (line_no, raw, e) in problems {
+                let at = Location::line(name.clone(), line_no);
+                report.problem(at, e.code, &e.message, Some(raw))?;
             }
             report.add_counts(&counts);
             report.progress().inc(counts.get("lines"));
         }
-        writer.finish()?;
+        shards.finish()?;
         store.flush()?;
         let rows = report.counts().get("rows") - rows_before;
         if chunks.complete() {
@@ -120,4 +119,50 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)
+}
+
+/// One sorted writer per thread, each owning the rows whose key falls in its shard, so
+/// that the memtable inserts (most of an import's time) run on every core while the writes
+/// to one row keep their input order: a later line still wins over an earlier one.
+struct RowShards<'s> {
+    writers: Vec<Writer<'s>>,
+}
+
+impl<'s> RowShards<'s> {
+    fn new(store: &'s crate::store::Store, ts: u64) -> Self {
+        let count = rayon::current_num_threads().max(1);
+        RowShards {
+            writers: (0..count).map(|_| Writer::sorted(store, ts)).collect(),
+        }
+    }
+
+    fn shard_of(&self, row: &ParsedRow) -> usize {
+        usize::from(row.key.as_bytes()[0]) % self.writers.len()
+    }
+
+    fn empty_split(&self) -> Vec<Vec<ParsedRow>> {
+        (0..self.writers.len()).map(|_| Vec::new()).collect()
+    }
+
+    /// Writes the rows of each shard on its own thread (`rows[i]` are shard `i`'s); a
+    /// shard writes its batch whenever it is full, at a row boundary.
+    fn write(&mut self, rows: Vec<Vec<ParsedRow>>) -> Result<()> {
+        self.writers
+            .par_iter_mut()
+            .zip(rows)
+            .try_for_each(|(writer, rows)| {
+                for row in rows {
+                    for cell in row.cells {
+                        let ts = cell.ts.unwrap_or(writer.run_timestamp());
+                        writer.put_cell_value(&row.key, cell.column, ts, cell.value);
+                    }
+                    writer.end_record()?;
+                }
+                Ok(())
+            })
+    }
+
+    fn finish(self) -> Result<()> {
+        self.writers.into_par_iter().try_for_each(Writer::finish)
+    }
 }

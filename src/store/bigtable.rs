@@ -20,6 +20,7 @@
 //! `BIGTABLE_EMULATOR_HOST` points at an emulator instead, with none.
 
 use std::collections::HashMap;
+use std::ops::Range;
 use std::path::Path;
 use std::time::Duration;
 
@@ -265,61 +266,107 @@ impl BigtableBackend {
     }
 }
 
-/// A row key and mutations of it.
-type RowMutations = (Vec<u8>, Vec<Mutation>);
-
-/// What sends a batch's mutations; owned by the task that sends them.
-#[derive(Clone)]
-struct Mutator {
-    client: BigTable,
-    address: Address,
+/// Where one operation of a batch goes: its table, its row key there, its place in the
+/// batch.
+struct Placed {
+    table: Option<Space>,
+    row: Vec<u8>,
+    op: usize,
 }
 
-impl Mutator {
-    /// Sends mutations, grouped by table and row (a row's mutations in one entry, in
-    /// order), in bounded requests, retrying what fails with a retryable code.
-    async fn mutate(self, entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)>) -> Result<()> {
-        let mut by_table: HashMap<Option<Space>, Vec<RowMutations>> = HashMap::new();
-        for (table, row, mutations) in entries {
-            by_table.entry(table).or_default().push((row, mutations));
-        }
-        // One entry per row, its mutations in the order they were made (the sort is
-        // stable): Bigtable applies a request's entries in no particular order.
-        let by_table = by_table.into_iter().map(|(table, mut rows)| {
-            rows.sort_by(|a, b| a.0.cmp(&b.0));
-            let mut entries: Vec<mutate_rows_request::Entry> = Vec::with_capacity(rows.len());
-            for (row, mutations) in rows {
-                match entries.last_mut() {
-                    Some(last) if last.row_key == row => last.mutations.extend(mutations),
-                    _ => entries.push(mutate_rows_request::Entry {
-                        row_key: row,
-                        mutations,
-                        ..Default::default()
-                    }),
+/// Tables in the order a batch writes them: captures before the index entries that point
+/// at them, both before the dirty marks that send a deriver to read them (a deriver must
+/// never find a mark whose captures are not written yet).
+const TABLE_ORDER: [Option<Space>; 6] = [
+    Some(Space::Capture),
+    Some(Space::ByDigest),
+    None,
+    Some(Space::Catalog),
+    Some(Space::Meta),
+    Some(Space::Dirty),
+];
+
+fn table_rank(table: Option<Space>) -> usize {
+    TABLE_ORDER
+        .iter()
+        .position(|t| *t == table)
+        .unwrap_or(TABLE_ORDER.len())
+}
+
+/// Sends one batch: its operations grouped by table and row (a row's mutations in one
+/// entry, in the order they were made), in bounded requests, retrying what fails with a
+/// retryable code. Requests are built from the batch when sent, and again for the entries
+/// a retry sends, so no copy of the mutations is kept for retries.
+struct Mutator<'b> {
+    client: &'b BigTable,
+    address: &'b Address,
+    families: &'b [String],
+    ops: &'b [Op],
+    placed: Vec<Placed>,
+}
+
+impl<'b> Mutator<'b> {
+    fn new(backend: &'b BigtableBackend, batch: &'b Batch) -> Self {
+        let mut placed: Vec<Placed> = batch
+            .ops
+            .iter()
+            .enumerate()
+            .map(|(op_index, op)| {
+                let (table, row) = match op {
+                    Op::PutCell { row, .. } | Op::DeleteRowFamily { row, .. } => {
+                        (None, row.as_bytes().to_vec())
+                    }
+                    Op::Put { space, key, .. }
+                    | Op::Merge { space, key, .. }
+                    | Op::Delete { space, key } => (Some(*space), row_key(key)),
+                };
+                Placed {
+                    table,
+                    row,
+                    op: op_index,
                 }
+            })
+            .collect();
+        // Stable: a row's operations keep their order (Bigtable applies the entries of a
+        // request in no particular order, the mutations of one entry in order).
+        placed.sort_by(|a, b| (table_rank(a.table), &a.row).cmp(&(table_rank(b.table), &b.row)));
+        Mutator {
+            client: &backend.client,
+            address: &backend.address,
+            families: &backend.families,
+            ops: &batch.ops,
+            placed,
+        }
+    }
+
+    async fn send(&self) -> Result<()> {
+        let placed = &self.placed;
+        let mut start = 0;
+        while start < placed.len() {
+            let table = placed[start].table;
+            // This table's rows, each a run of `placed` with one row key.
+            let mut rows: Vec<Range<usize>> = Vec::new();
+            let mut end = start;
+            while end < placed.len() && placed[end].table == table {
+                let row_start = end;
+                while end < placed.len()
+                    && placed[end].table == table
+                    && placed[end].row == placed[row_start].row
+                {
+                    end += 1;
+                }
+                rows.push(row_start..end);
             }
-            (table, entries)
-        });
-        // Captures before the index entries that point at them, both before the dirty
-        // marks that send a deriver to read them: a deriver must never find a mark whose
-        // captures are not written yet.
-        let order = [
-            Some(Space::Capture),
-            Some(Space::ByDigest),
-            None,
-            Some(Space::Catalog),
-            Some(Space::Meta),
-            Some(Space::Dirty),
-        ];
-        let mut by_table: Vec<_> = by_table.collect();
-        by_table.sort_by_key(|(table, _)| order.iter().position(|t| t == table));
-        for (table, entries) in by_table {
-            let mut requests = vec![Vec::new()];
+            let mut requests: Vec<Vec<Range<usize>>> = vec![Vec::new()];
             let mut bytes = 0;
-            for entry in entries {
-                bytes += entry_bytes(&entry);
+            for row in rows {
+                bytes += placed[row.start].row.len()
+                    + placed[row.clone()]
+                        .iter()
+                        .map(|p| op_bytes(&self.ops[p.op]))
+                        .sum::<usize>();
                 let request = requests.last_mut().expect("one request at least");
-                request.push(entry);
+                request.push(row);
                 if request.len() >= ROWS_PER_REQUEST || bytes >= BYTES_PER_REQUEST {
                     requests.push(Vec::new());
                     bytes = 0;
@@ -327,28 +374,38 @@ impl Mutator {
             }
             // One table's requests in parallel (their rows are distinct), the tables in order.
             let sent: Vec<Result<()>> = futures_util::stream::iter(requests)
-                .map(|entries| self.mutate_rows(table, entries))
+                .map(|rows| self.mutate_rows(table, rows))
                 .buffer_unordered(REQUESTS_IN_FLIGHT)
                 .collect()
                 .await;
             sent.into_iter().collect::<Result<()>>()?;
+            start = end;
         }
         Ok(())
     }
 
-    async fn mutate_rows(
-        &self,
-        table: Option<Space>,
-        mut entries: Vec<mutate_rows_request::Entry>,
-    ) -> Result<()> {
+    /// The entry of one row: its key and the mutations of its operations, in order.
+    fn entry(&self, row: &Range<usize>) -> mutate_rows_request::Entry {
+        let mut mutations = Vec::with_capacity(row.len());
+        for placed in &self.placed[row.clone()] {
+            push_mutations(&self.ops[placed.op], self.families, &mut mutations);
+        }
+        mutate_rows_request::Entry {
+            row_key: self.placed[row.start].row.clone(),
+            mutations,
+            ..Default::default()
+        }
+    }
+
+    async fn mutate_rows(&self, table: Option<Space>, mut rows: Vec<Range<usize>>) -> Result<()> {
         let mut delay = Duration::from_millis(50);
         for attempt in 1..=ATTEMPTS {
-            if entries.is_empty() {
+            if rows.is_empty() {
                 return Ok(());
             }
             let request = MutateRowsRequest {
                 table_name: self.address.table_name(table),
-                entries: entries.clone(),
+                entries: rows.iter().map(|row| self.entry(row)).collect(),
                 ..Default::default()
             };
             let mut client = self.client.clone();
@@ -380,9 +437,9 @@ impl Mutator {
             match outcome {
                 Ok(failed) if failed.is_empty() => return Ok(()),
                 Ok(failed) => {
-                    entries = failed
+                    rows = failed
                         .into_iter()
-                        .filter_map(|i| entries.get(i).cloned())
+                        .filter_map(|i| rows.get(i).cloned())
                         .collect();
                 }
                 Err(status) if is_retryable(status.code()) && attempt < ATTEMPTS => {}
@@ -403,24 +460,62 @@ impl Mutator {
     }
 }
 
+/// The mutations one operation makes, appended to its row's.
+fn push_mutations(op: &Op, families: &[String], out: &mut Vec<Mutation>) {
+    match op {
+        Op::PutCell {
+            family,
+            qualifier,
+            ts,
+            value,
+            ..
+        } => out.push(set_cell(
+            &families[*family],
+            qualifier.clone(),
+            (*ts as i64).saturating_mul(1000),
+            value.clone(),
+        )),
+        Op::DeleteRowFamily { family, .. } => out.push(Mutation {
+            mutation: Some(mutation::Mutation::DeleteFromFamily(
+                mutation::DeleteFromFamily {
+                    family_name: families[*family].clone(),
+                },
+            )),
+        }),
+        Op::Put { key, value, .. } => out.extend(put_mutations(key, value)),
+        Op::Merge { key, value, .. } => {
+            // One cell per distinct value: the same value written twice (a re-run, a
+            // retried request) is the same cell.
+            let qualifier = xxhash_rust::xxh3::xxh3_64(value).to_be_bytes().to_vec();
+            out.push(set_cell(SPACE_FAMILY, qualifier, 0, value.clone()));
+            if key.len() > MAX_ROW_KEY {
+                out.push(set_cell(
+                    SPACE_FAMILY,
+                    FULL_KEY_QUALIFIER.to_vec(),
+                    0,
+                    key.clone(),
+                ));
+            }
+        }
+        Op::Delete { .. } => out.push(delete_row()),
+    }
+}
+
+/// About what an operation adds to a request.
+fn op_bytes(op: &Op) -> usize {
+    match op {
+        Op::PutCell {
+            qualifier, value, ..
+        } => 32 + qualifier.len() + value.len(),
+        Op::Put { key, value, .. } | Op::Merge { key, value, .. } => 64 + key.len() + value.len(),
+        Op::DeleteRowFamily { .. } | Op::Delete { .. } => 16,
+    }
+}
+
 fn filter_of(filter: row_filter::Filter) -> RowFilter {
     RowFilter {
         filter: Some(filter),
     }
-}
-
-fn entry_bytes(entry: &mutate_rows_request::Entry) -> usize {
-    entry.row_key.len()
-        + entry
-            .mutations
-            .iter()
-            .map(|m| match &m.mutation {
-                Some(mutation::Mutation::SetCell(c)) => {
-                    32 + c.column_qualifier.len() + c.value.len()
-                }
-                _ => 16,
-            })
-            .sum::<usize>()
 }
 
 fn is_retryable(code: tonic::Code) -> bool {
@@ -636,66 +731,12 @@ impl Backend for BigtableBackend {
     }
 
     fn write(&self, batch: &Batch) -> Result<()> {
-        let mut entries: Vec<(Option<Space>, Vec<u8>, Vec<Mutation>)> = Vec::new();
-        for op in &batch.ops {
-            match op {
-                Op::PutCell {
-                    row,
-                    family,
-                    qualifier,
-                    ts,
-                    value,
-                } => entries.push((
-                    None,
-                    row.as_bytes().to_vec(),
-                    vec![set_cell(
-                        &self.families[*family],
-                        qualifier.clone(),
-                        (*ts as i64).saturating_mul(1000),
-                        value.clone(),
-                    )],
-                )),
-                Op::DeleteRowFamily { row, family } => entries.push((
-                    None,
-                    row.as_bytes().to_vec(),
-                    vec![Mutation {
-                        mutation: Some(mutation::Mutation::DeleteFromFamily(
-                            mutation::DeleteFromFamily {
-                                family_name: self.families[*family].clone(),
-                            },
-                        )),
-                    }],
-                )),
-                Op::Put { space, key, value } => {
-                    entries.push((Some(*space), row_key(key), put_mutations(key, value)));
-                }
-                Op::Merge { space, key, value } => {
-                    // One cell per distinct value: the same value written twice (a
-                    // re-run, a retried request) is the same cell.
-                    let qualifier = xxhash_rust::xxh3::xxh3_64(value).to_be_bytes().to_vec();
-                    let mut mutations = vec![set_cell(SPACE_FAMILY, qualifier, 0, value.clone())];
-                    if key.len() > MAX_ROW_KEY {
-                        mutations.push(set_cell(
-                            SPACE_FAMILY,
-                            FULL_KEY_QUALIFIER.to_vec(),
-                            0,
-                            key.clone(),
-                        ));
-                    }
-                    entries.push((Some(*space), row_key(key), mutations));
-                }
-                Op::Delete { space, key } => {
-                    entries.push((Some(*space), row_key(key), vec![delete_row()]));
-                }
-            }
+        if batch.is_empty() {
+            return Ok(());
         }
-        let mutator = Mutator {
-            client: self.client.clone(),
-            address: self.address.clone(),
-        };
         // Synchronous: on the emulator, where both sides share the CPU, overlapping the
         // next batch's encoding with this one's sending measured slower (BENCHMARKS.md).
-        self.runtime.block_on(mutator.mutate(entries))
+        self.runtime.block_on(Mutator::new(self, batch).send())
     }
 
     fn check_and_set(

@@ -74,6 +74,11 @@ impl<'s> Writer<'s> {
     }
 
     pub fn put_cell_at(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: &[u8]) {
+        self.put_cell_value(row, column, ts, value.to_vec());
+    }
+
+    /// [`Writer::put_cell_at`] with a value the caller no longer needs.
+    pub fn put_cell_value(&mut self, row: &Sha1Key, column: ColumnId, ts: u64, value: Vec<u8>) {
         let qualifier = self
             .store
             .schema()
@@ -86,7 +91,7 @@ impl<'s> Writer<'s> {
             family: column.family,
             qualifier,
             ts,
-            value: value.to_vec(),
+            value,
         });
     }
 
@@ -135,7 +140,8 @@ impl<'s> Writer<'s> {
         if self.batch.is_empty() {
             return Ok(());
         }
-        if self.sorted {
+        // Only RocksDB gains from it; the Bigtable backend groups a batch by row itself.
+        if self.sorted && self.store.backend().as_rocks().is_some() {
             self.batch.ops.sort_by(|a, b| sort_key(a).cmp(&sort_key(b)));
         }
         self.store.write(&self.batch)?;
