@@ -20,16 +20,21 @@ t_py=$(t python3 -c "
 import json,sys
 for l in open('$work/rows.jsonl','rb'): json.loads(l)")
 t_import=$(t "$SEDIMENT_BIN" --store "$work/store" import-jsonl "$work/rows.jsonl" 2>"$work/import.log")
+t_bulk=$(t "$SEDIMENT_BIN" --store "$work/bulk" import-jsonl --bulk "$work/rows.jsonl" 2>"$work/bulk.log")
 t_export=$(t sh -c "'$SEDIMENT_BIN' --store '$work/store' export -o '$work/export.jsonl' 2>'$work/export.log'")
 t_import2=$(t "$SEDIMENT_BIN" --store "$work/store2" import-jsonl "$work/export.jsonl" 2>"$work/import2.log")
 "$SEDIMENT_BIN" --store "$work/store2" export -o "$work/export2.jsonl" 2>/dev/null
+"$SEDIMENT_BIN" --store "$work/bulk" export -o "$work/export-bulk.jsonl" 2>/dev/null
 cmp -s "$work/export.jsonl" "$work/export2.jsonl" && same=yes || same=NO
+cmp -s "$work/export.jsonl" "$work/export-bulk.jsonl" && same_bulk=yes || same_bulk=NO
 
 echo "rows: $n ($((bytes / 1000000)) MB of JSON lines), machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 printf '%-34s %8s s %12s rows/s\n' "cat (read floor)" "$t_cat" "$(rate "$t_cat")"
 printf '%-34s %8s s %12s rows/s\n' "python json.loads per line" "$t_py" "$(rate "$t_py")"
 printf '%-34s %8s s %12s rows/s\n' "sediment import-jsonl" "$t_import" "$(rate "$t_import")"
+printf '%-34s %8s s %12s rows/s\n' "sediment import-jsonl --bulk" "$t_bulk" "$(rate "$t_bulk")"
 printf '%-34s %8s s %12s rows/s\n' "sediment export" "$t_export" "$(rate "$t_export")"
 printf '%-34s %8s s %12s rows/s\n' "sediment import-jsonl (re-import)" "$t_import2" "$(rate "$t_import2")"
-echo "export → import → export byte-identical: $same"
+echo "export → import → export byte-identical: $same; --bulk import exports the same: $same_bulk"
+echo "import-jsonl / json.loads (rate): $(echo "scale=2; $t_py / $t_import" | bc), --bulk: $(echo "scale=2; $t_py / $t_bulk" | bc)"
 du -sh "$work/store" | awk '{print "store on disk: " $1}'

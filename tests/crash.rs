@@ -254,6 +254,25 @@ fn kill_import_jsonl() {
     crash_writes("import-jsonl", &base, &args);
 }
 
+#[test]
+fn kill_import_jsonl_bulk() {
+    let dir = tempfile::tempdir().unwrap();
+    let Some(rows) = generated(dir.path(), "gen_rows.py", 60_000, "rows.jsonl") else {
+        eprintln!("python3 is missing, skipping");
+        return;
+    };
+    let base = base_store(dir.path());
+    // A small batch memory makes several batches, so kills land between ingestions.
+    let args = vec![
+        "import-jsonl".to_string(),
+        "--bulk".into(),
+        "--bulk-memory-mb".into(),
+        "4".into(),
+        rows.display().to_string(),
+    ];
+    crash_writes("import-jsonl --bulk", &base, &args);
+}
+
 /// What a projection's database holds: every table's row count, after an integrity check.
 fn database_fingerprint(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).unwrap();

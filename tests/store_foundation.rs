@@ -219,10 +219,19 @@ fn export_import_export_is_byte_identical() {
         let first = ok(&store, &args);
         let dump = dir.path().join(format!("dump-{versions:?}.jsonl"));
         std::fs::write(&dump, &first).unwrap();
-        let copy = dir.path().join(format!("copy-{versions:?}"));
-        ok(&copy, &["import-jsonl", dump.to_str().unwrap()]);
-        let second = ok(&copy, &args);
-        assert_eq!(first, second, "round trip with versions={versions:?}");
+        for bulk in [false, true] {
+            let copy = dir.path().join(format!("copy-{versions:?}-{bulk}"));
+            let mut import = vec!["import-jsonl", dump.to_str().unwrap()];
+            if bulk {
+                import.push("--bulk");
+            }
+            ok(&copy, &import);
+            let second = ok(&copy, &args);
+            assert_eq!(
+                first, second,
+                "round trip with versions={versions:?}, bulk={bulk}"
+            );
+        }
         assert_eq!(first.lines().count(), 20);
     }
 }

@@ -10,11 +10,14 @@ use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
 use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
+use crate::store::bulk::default_memory_limit;
+use crate::store::bulk_cells::{CellLoader, CellRun};
 use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment import-jsonl rows.jsonl.gz
+  sediment --store restored import-jsonl --bulk export.jsonl.gz
   sediment --store copy import-jsonl --rejects bad-lines.jsonl --json rows.jsonl")]
 pub struct Args {
     /// JSON-lines files (plain or gzip), or `-` for standard input.
@@ -29,6 +32,14 @@ pub struct Args {
     /// Write every bad line to this file (JSON lines: file, line, reason, raw).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
+    /// Bulk load for large loads (a whole export into a new store): sorted SST files
+    /// ingested instead of batched writes (same resulting store).
+    #[arg(long)]
+    pub bulk: bool,
+    /// Memory for one bulk batch, in MB (a larger load is written in several batches);
+    /// default: a quarter of the available memory.
+    #[arg(long, value_name = "MB")]
+    pub bulk_memory_mb: Option<usize>,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -46,6 +57,17 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     let ts = now_millis();
+    if args.bulk && store.backend().as_rocks().is_none() {
+        crate::diag!(
+            "import-jsonl: --bulk writes SST files for the embedded store; {} gets batched \
+             mutations instead",
+            store.describe()
+        );
+    }
+    let bulk_memory = (args.bulk && store.backend().as_rocks().is_some()).then(|| {
+        args.bulk_memory_mb
+            .map_or_else(default_memory_limit, |mb| mb << 20)
+    });
     for input in plan_inputs(&args.files, |_| true, &report)? {
         let skipped = "already imported, skipped (use --force to apply again)";
         if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {
@@ -63,7 +85,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             }
         };
         let mut chunks = LineChunks::new(reader, 8 << 20);
-        let mut shards = RowShards::new(&store, ts);
+        let mut shards = match bulk_memory {
+            Some(memory) => RowSink::Bulk(CellLoader::new(&store, ts, memory)?),
+            None => RowSink::Shards(RowShards::new(&store, ts)),
+        };
         // The lines before a read error are kept.
         while let Some(chunk) = chunks.next_reported(&report, &name)? {
             let parsed: Vec<ParsedLine> = chunk
@@ -119,6 +144,69 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)
+}
+
+/// Where parsed rows go: the write path, or a bulk load.
+enum RowSink<'s> {
+    Shards(RowShards<'s>),
+    Bulk(CellLoader<'s>),
+}
+
+impl RowSink<'_> {
+    fn shard_of(&self, row: &ParsedRow) -> usize {
+        match self {
+            RowSink::Shards(shards) => shards.shard_of(row),
+            // Runs are encoded in parallel; one key stays in one run, in input order.
+            RowSink::Bulk(_) => usize::from(row.key.as_bytes()[0]) % rayon::current_num_threads(),
+        }
+    }
+
+    fn empty_split(&self) -> Vec<Vec<ParsedRow>> {
+        match self {
+            RowSink::Shards(shards) => shards.empty_split(),
+            RowSink::Bulk(_) => (0..rayon::current_num_threads())
+                .map(|_| Vec::new())
+                .collect(),
+        }
+    }
+
+    fn write(&mut self, rows: Vec<Vec<ParsedRow>>) -> Result<()> {
+        match self {
+            RowSink::Shards(shards) => shards.write(rows),
+            RowSink::Bulk(loader) => {
+                let schema = loader.store().schema();
+                let ts = loader.run_timestamp();
+                let runs: Vec<CellRun> = rows
+                    .into_par_iter()
+                    .map(|rows| {
+                        let cells: usize = rows.iter().map(|r| r.cells.len()).sum();
+                        let bytes: usize = rows
+                            .iter()
+                            .flat_map(|r| &r.cells)
+                            .map(|c| c.value.len() + 48)
+                            .sum();
+                        let mut run = CellRun::with_capacity(bytes, cells);
+                        for row in rows {
+                            for cell in &row.cells {
+                                let qualifier = schema.column(cell.column).qualifier.as_bytes();
+                                let ts = cell.ts.unwrap_or(ts);
+                                run.put(&row.key, cell.column.family, qualifier, ts, &cell.value);
+                            }
+                        }
+                        run
+                    })
+                    .collect();
+                runs.into_iter().try_for_each(|run| loader.add(run))
+            }
+        }
+    }
+
+    fn finish(self) -> Result<()> {
+        match self {
+            RowSink::Shards(shards) => shards.finish(),
+            RowSink::Bulk(loader) => loader.finish().map(|_| ()),
+        }
+    }
 }
 
 /// One sorted writer per thread, each owning the rows whose key falls in its shard, so

@@ -448,7 +448,7 @@ pub(crate) fn derived_cells<'r>(
 
 /// Entries per SST file when a sorted key space is cut into ranges written in parallel:
 /// a few ranges per worker thread, none smaller than `min_part`.
-fn part_len(entries: usize, min_part: usize) -> usize {
+pub(crate) fn part_len(entries: usize, min_part: usize) -> usize {
     let parts = (rayon::current_num_threads() * 2).max(1);
     entries.div_ceil(parts).max(min_part)
 }
@@ -534,7 +534,7 @@ fn unlink_stale(path: &std::path::Path) -> Result<()> {
 }
 
 /// An SST writer that is only created on disk when it gets its first entry.
-struct SstWriter<'o> {
+pub(crate) struct SstWriter<'o> {
     writer: SstFileWriter<'o>,
     entries: u64,
 }
@@ -542,7 +542,7 @@ struct SstWriter<'o> {
 static SST_OPTIONS: std::sync::OnceLock<rocksdb::Options> = std::sync::OnceLock::new();
 
 impl SstWriter<'static> {
-    fn open(path: &PathBuf) -> Result<Self> {
+    pub(crate) fn open(path: &PathBuf) -> Result<Self> {
         let opts = SST_OPTIONS.get_or_init(base_cf_options_for_sst);
         let writer = SstFileWriter::create(opts);
         unlink_stale(path)?;
@@ -550,14 +550,14 @@ impl SstWriter<'static> {
         Ok(SstWriter { writer, entries: 0 })
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
+    pub(crate) fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.writer.put(key, value)?;
         self.entries += 1;
         Ok(())
     }
 
     /// Finishes the file; `false` when it is empty (nothing to ingest).
-    fn finish(mut self) -> Result<bool> {
+    pub(crate) fn finish(mut self) -> Result<bool> {
         if self.entries == 0 {
             return Ok(false);
         }

@@ -16,6 +16,7 @@
 pub mod backend;
 pub mod bigtable;
 pub mod bulk;
+pub mod bulk_cells;
 pub mod captures;
 pub mod cells;
 pub mod directory;

@@ -356,6 +356,11 @@ impl RocksBackend {
             .unwrap_or_else(|| panic!("column family {name} is created on open"))
     }
 
+    /// The column family name of a family of the schema.
+    pub fn family_cf_name(&self, family: usize) -> &str {
+        &self.families[family].0
+    }
+
     pub fn family_cf(&self, family: usize) -> &ColumnFamily {
         self.cf(&self.families[family].0)
     }
