@@ -11,7 +11,9 @@ cd "$(dirname "$0")/.."
 . scripts/env.sh
 dir="${1:-/work/bench-data}"
 ls "$dir"/bench-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
+ls "$dir"/html-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
 files=$(ls "$dir"/bench-*.warc.gz)
+html_files=$(ls "$dir"/html-*.warc.gz)
 cargo build --release --quiet
 tools_target="${CARGO_TARGET_DIR}-bench-tools"
 CARGO_TARGET_DIR="$tools_target" cargo build --release --quiet --manifest-path scripts/bench-tools/Cargo.toml
@@ -19,7 +21,8 @@ tools="$tools_target/release"
 mb=$(du -cb $files | tail -1 | awk '{print $1/1e6}')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-cat $files > /dev/null   # page cache, for every contender alike
+html_mb=$(du -cb $html_files | tail -1 | awk '{print $1/1e6}')
+cat $files $html_files > /dev/null   # page cache, for every contender alike
 
 secs() { local s=$(date +%s.%N); "$@" >/dev/null 2>"$work/log"; local e=$(date +%s.%N); echo "$e - $s" | bc -l; }
 # The machine is shared: every contender runs RUNS times, interleaved, and keeps its best time.
@@ -35,6 +38,11 @@ for round in $(seq 1 "$runs"); do
   tail -1 "$work/log" > "$work/import1.log"
   best import2 "$SEDIMENT_BIN" --store "$work/s2" import-warc --threads 2 $files
   best cdx "$SEDIMENT_BIN" cdx --threads 2 $files -o "$work/sediment.cdx"
+  # The crawl without PDFs: many small records.
+  best html_floor1 "$tools/floor" --threads 1 $html_files
+  best html_fastwarc "$tools/fastwarc" --threads 1 $html_files
+  rm -rf "$work/h1"
+  best html_import1 "$SEDIMENT_BIN" --store "$work/h1" import-warc --threads 1 $html_files
   if command -v cdxj-indexer >/dev/null && [ "$round" = 1 ]; then
     # about 20 s a run: once is enough for a ratio of several times
     best cdxj cdxj-indexer -11 -s $files -o "$work/cdxj.cdx"
@@ -55,3 +63,11 @@ echo "import 1 thread / fastwarc: $(r "${t[fastwarc]}" "${t[import1]}")   import
 [ -n "${t[cdxj]:-}" ] && echo "sediment cdx / cdxj-indexer: $(r "${t[cdxj]}" "${t[cdx]}")"
 [ -n "${t[cdxj]:-}" ] && { cmp -s "$work/sediment.cdx" "$work/cdxj.cdx" && echo "cdx output identical to cdxj-indexer: yes" || echo "cdx output identical to cdxj-indexer: NO"; }
 cat "$work/import1.log"
+
+echo
+echo "HTML crawl (no PDFs): $(echo $html_files | wc -w) files, ${html_mb} MB gzip-per-record WARC; best of $runs runs"
+hrow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$html_mb / $2" | bc -l)"; }
+hrow "floor: inflate + SHA-1, 1 thread" "${t[html_floor1]}"
+hrow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[html_fastwarc]}"
+hrow "sediment import-warc --threads 1" "${t[html_import1]}"
+echo "HTML crawl: import 1 thread / fastwarc: $(r "${t[html_fastwarc]}" "${t[html_import1]}")   import 1 thread / floor: $(r "${t[html_floor1]}" "${t[html_import1]}")"

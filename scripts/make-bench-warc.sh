@@ -9,6 +9,8 @@
 #   base.cdx              the CDX wget wrote for it
 #   bench-NNN.warc.gz     byte copies of base.warc.gz (gzip members intact), together >= MB MiB
 #   bench-NNN.cdx         base.cdx with the file name column changed to bench-NNN.warc.gz
+#   html.warc.gz, html.cdx  the same site crawled without its PDFs (HTML pages and requisites)
+#   html-NNN.warc.gz      copies of html.warc.gz, together >= HTML_MB MiB (default 100)
 # Idempotent: the crawl is skipped when base.warc.gz exists (delete it to crawl again); copies are
 # added or removed to match MB. Installs the documentation packages with apt-get when missing.
 set -euo pipefail
@@ -76,7 +78,12 @@ cleanup() {
 }
 trap cleanup EXIT
 
-if [[ ! -s "$dir/base.warc.gz" ]]; then
+# crawl NAME DESCRIPTION [WGET_ARGS…]: a wget crawl of the site into NAME.warc.gz and NAME.cdx
+# in DIR, skipped when NAME.warc.gz exists.
+crawl() {
+    local name=$1 description=$2
+    shift 2
+    [[ -s "$dir/$name.warc.gz" ]] && return 0
     rm -rf "$crawl_dir"
     mkdir -p "$crawl_dir"
     python3 "$repo/scripts/fixture_server.py" "$site" --port 0 --quiet >"$crawl_dir/server.out" 2>"$crawl_dir/server.err" &
@@ -88,17 +95,17 @@ if [[ ! -s "$dir/base.warc.gz" ]]; then
     done
     base_url="$(head -1 "$crawl_dir/server.out")"
     [[ -n "$base_url" ]] || { echo "the server did not start" >&2; exit 1; }
-    echo "crawling $base_url with $(wget --version | head -1)"
+    echo "crawling $base_url into $name.warc.gz with $(wget --version | head -1)"
     start=$(date +%s)
     status=0
     (
         cd "$crawl_dir"
         wget --no-config --recursive --level=inf --page-requisites --no-verbose -e robots=on \
             --tries=1 --timeout=30 --directory-prefix=files \
-            --warc-file=base --warc-cdx \
+            --warc-file="$name" --warc-cdx \
             --warc-header="operator: Sediment benchmark crawler" \
-            --warc-header="description: Debian documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference)" \
-            -o wget.log "$base_url"
+            --warc-header="description: $description" \
+            "$@" -o wget.log "$base_url"
     ) || status=$?
     # 8: some requests got an HTTP error (links to files the packages do not ship).
     if [[ $status -ne 0 && $status -ne 8 ]]; then
@@ -107,9 +114,27 @@ if [[ ! -s "$dir/base.warc.gz" ]]; then
         exit 1
     fi
     echo "crawl took $(($(date +%s) - start)) s; $(grep -c ' URL:' "$crawl_dir/wget.log") downloads, $(grep -c 'ERROR' "$crawl_dir/wget.log") HTTP errors"
-    mv "$crawl_dir/base.cdx" "$dir/base.cdx"
-    mv "$crawl_dir/base.warc.gz" "$dir/base.warc.gz" # last: its presence means the crawl is complete
-fi
+    kill "$server_pid" 2>/dev/null || true
+    wait "$server_pid" 2>/dev/null || true
+    server_pid=""
+    mv "$crawl_dir/$name.cdx" "$dir/$name.cdx"
+    mv "$crawl_dir/$name.warc.gz" "$dir/$name.warc.gz" # last: its presence means the crawl is complete
+}
+
+crawl base "Debian documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference)"
+# The same documentation without its PDFs: many small HTML pages and their requisites, the
+# shape of most web crawls (scripts/bench-warc.sh reports it apart).
+crawl html "Debian HTML documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference), no PDF" \
+    --reject pdf
+html_size=$(stat -c %s "$dir/html.warc.gz")
+html_copies=$(((${HTML_MB:-100} * 1024 * 1024 + html_size - 1) / html_size))
+for ((i = 0; i < html_copies; i++)); do
+    name=$(printf 'html-%03d' "$i")
+    if [[ ! -f "$dir/$name.warc.gz" || $(stat -c %s "$dir/$name.warc.gz") -ne $html_size ]]; then
+        cp "$dir/html.warc.gz" "$dir/$name.warc.gz.tmp"
+        mv "$dir/$name.warc.gz.tmp" "$dir/$name.warc.gz"
+    fi
+done
 
 base_size=$(stat -c %s "$dir/base.warc.gz")
 want=$((mb * 1024 * 1024))
