@@ -13,7 +13,11 @@ fn main() {
     let mut pages: Vec<(Url, String, &[u8])> = Vec::new();
     let mut at = 0;
     while at < data.len() {
-        let end = at + data[at..].iter().position(|&b| b == b'\n').expect("header line");
+        let end = at
+            + data[at..]
+                .iter()
+                .position(|&b| b == b'\n')
+                .expect("header line");
         let header = std::str::from_utf8(&data[at..end]).expect("UTF-8 header");
         let mut fields = header.split('\t');
         let url = Url::parse(fields.next().expect("url")).expect("URL");
@@ -28,7 +32,12 @@ fn main() {
     for (url, content_type, body) in &pages {
         let document = sediment::html::analyze(body, Some(content_type), url);
         links += document.links.len();
-        text += document.pile.fields().iter().map(|f| f.len()).sum::<usize>();
+        text += document
+            .pile
+            .fields()
+            .iter()
+            .map(|f| f.len())
+            .sum::<usize>();
     }
     let seconds = start.elapsed().as_secs_f64();
     println!(

@@ -44,9 +44,10 @@ pub struct Args {
     /// larger budget is faster, a smaller one gives the same database.
     #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
     pub memory_mb: usize,
-    /// Captures written per transaction.
-    #[arg(long, default_value_t = 4096)]
-    pub batch: usize,
+    /// Captures written per transaction [default: a sixteenth of the memory budget, at
+    /// 512 bytes a capture: 65,536 with the default budget].
+    #[arg(long)]
+    pub batch: Option<usize>,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -60,7 +61,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         threads: thread_count(args.threads),
         max_body_bytes: args.max_body_bytes,
         max_text_bytes: args.max_text_bytes,
-        batch_size: args.batch,
+        batch_size: args.batch.unwrap_or_else(|| memory.prefetch_captures()),
         memory,
     };
     let report = Report::new("project crawl").output(&args.reporting);

@@ -59,6 +59,14 @@ impl MemoryBudget {
         (self.bytes() / 16 / 48).max(64)
     }
 
+    /// Captures read ahead so that their revisits' originals are looked up in one ordered
+    /// pass, and the crawl projection's default transaction: a sixteenth of the budget, at
+    /// about 512 bytes a capture. (Each commit rewrites the index pages its random-keyed
+    /// inserts dirtied, so fewer, larger transactions write far less.)
+    pub fn prefetch_captures(&self) -> usize {
+        (self.bytes() / 16 / 512).max(1024)
+    }
+
     /// Bytes of analysed pages kept for later captures of the same payload: a quarter.
     pub fn page_cache_bytes(&self) -> usize {
         (self.bytes() / 4).max(1 << 20)

@@ -71,7 +71,7 @@ impl Default for CrawlOptions {
             threads: 2,
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
-            batch_size: 4096,
+            batch_size: MemoryBudget::default().prefetch_captures(),
             memory: MemoryBudget::default(),
         }
     }
@@ -184,17 +184,30 @@ pub fn project_crawl(
         candidates: HashSet::new(),
         report,
     };
+    // Captures are read a window at a time, several transactions' worth: the file rows of
+    // the window's revisits are then read in one ordered pass, which touches each block of
+    // the store once where a batch's few digests would each cost a block of their own.
     let batch_size = options.batch_size.max(1);
-    let mut batch = Vec::with_capacity(batch_size);
+    let window_size = options.memory.prefetch_captures().max(batch_size);
+    let mut window = Vec::with_capacity(window_size);
+    let run_window = |projector: &mut Projector, window: &mut Vec<Capture>| -> Result<()> {
+        projector
+            .originals
+            .prefetch(projector.store, window.iter())?;
+        for batch in window.chunks(batch_size) {
+            projector.run_batch(batch)?;
+        }
+        window.clear();
+        Ok(())
+    };
     for_each_capture(store, |capture| {
-        batch.push(capture);
-        if batch.len() >= batch_size {
-            projector.run_batch(&batch)?;
-            batch.clear();
+        window.push(capture);
+        if window.len() >= window_size {
+            run_window(&mut projector, &mut window)?;
         }
         Ok(())
     })?;
-    projector.run_batch(&batch)?;
+    run_window(&mut projector, &mut window)?;
     projector.finish()
 }
 
