@@ -26,9 +26,10 @@ pub struct Args {
     /// Bodies longer than this are cut before analysis (bytes, after decompression).
     #[arg(long, default_value_t = 16 << 20)]
     pub max_body_bytes: usize,
-    /// Captures per transaction and round of parallel HTML analysis.
-    #[arg(long, default_value_t = 2048)]
-    pub batch: usize,
+    /// Captures per transaction [default: a thirty-second of the memory budget, at 512
+    /// bytes a capture: 32,768 with the default budget].
+    #[arg(long)]
+    pub batch: Option<usize>,
     /// Memory budget in MiB for the caches (ids, analyses, SQLite's page cache); a larger
     /// budget is faster, a smaller one gives the same database.
     #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
@@ -50,7 +51,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
         max_body_bytes: args.max_body_bytes,
-        batch_captures: args.batch,
+        batch_captures: args.batch.unwrap_or_else(|| memory.prefetch_captures() / 2),
         memory,
     };
     let run = || summarize(&store, &args.output, &options, &report);

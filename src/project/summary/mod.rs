@@ -75,7 +75,7 @@ impl Default for SummaryOptions {
         SummaryOptions {
             warc_dirs: Vec::new(),
             max_body_bytes: 16 << 20,
-            batch_captures: 2048,
+            batch_captures: MemoryBudget::default().prefetch_captures() / 2,
             memory: MemoryBudget::default(),
         }
     }
@@ -141,7 +141,7 @@ pub fn summarize(
         conn,
         bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
         ids: BaseIds::with_limit(memory.id_cache_entries()),
-        analyses: Fifo::new(memory.analyses()),
+        analyses: Fifo::with_byte_limit(memory.analyses(), memory.page_cache_bytes()),
         piles: Fifo::new(memory.small_entries()),
         unavailable: HashSet::new(),
         max_unavailable: memory.small_entries(),
@@ -334,28 +334,46 @@ impl Summarizer<'_> {
                     content_type: capture.content_type.clone(),
                 });
             }
-            todo.push((u, state));
+            todo.push((u, state, jobs.len()));
         }
         if todo.is_empty() {
             return Ok(());
         }
-        let started = Instant::now();
-        let results = analyse_all(self.store, &self.bodies, &jobs);
-        self.counts
-            .add("ms_analysing", started.elapsed().as_millis() as u64);
-        let started = Instant::now();
-
+        // URLs are summarized a group at a time, right after the payloads their captures
+        // need are analysed (a few per thread): the analyses of a whole batch would hold its
+        // pages' text and links several times over (a gigabyte for 2,048 captures of HTML
+        // documentation), and the cache that keeps them for later captures is bounded.
+        let per_round = rayon::current_num_threads().max(1) * 8;
         self.in_transaction(|s| {
-            for (job, result) in jobs.iter().zip(results) {
-                s.take_analysis(job, result?)?;
-            }
-            for (u, state) in &todo {
-                s.summarize_url(u, state)?;
+            let mut first_url = 0;
+            let mut first_job = 0;
+            while first_url < todo.len() {
+                let mut end_url = first_url;
+                while end_url < todo.len()
+                    && (end_url == first_url || todo[end_url - 1].2 - first_job < per_round)
+                {
+                    end_url += 1;
+                }
+                let end_job = todo[end_url - 1].2;
+                let group = &jobs[first_job..end_job];
+                let started = Instant::now();
+                let results = analyse_all(s.store, &s.bodies, group);
+                s.counts
+                    .add("ms_analysing", started.elapsed().as_millis() as u64);
+                let started = Instant::now();
+                for (job, result) in group.iter().zip(results) {
+                    s.take_analysis(job, result?)?;
+                }
+                for (u, state, _) in &todo[first_url..end_url] {
+                    s.summarize_url(u, state)?;
+                }
+                s.counts
+                    .add("ms_writing", started.elapsed().as_millis() as u64);
+                first_url = end_url;
+                first_job = end_job;
             }
             Ok(())
         })?;
-        self.counts
-            .add("ms_writing", started.elapsed().as_millis() as u64);
         Ok(())
     }
 
@@ -390,7 +408,9 @@ impl Summarizer<'_> {
                     add_work(&self.conn, WORK_TOKENS, pile.text_pile_id)?;
                 }
                 self.piles.insert(job.digest, pile);
-                self.analyses.insert(job.digest, Arc::new(analysis));
+                let size = analysis.approx_bytes();
+                self.analyses
+                    .insert_sized(job.digest, Arc::new(analysis), size);
             }
             Err(unavailable) => {
                 self.counts
@@ -426,7 +446,8 @@ impl Summarizer<'_> {
             Ok(analysis) => {
                 self.counts.incr("payloads_analysed_again_for_url");
                 let analysis = Arc::new(analysis);
-                self.analyses.insert(*digest, analysis.clone());
+                let size = analysis.approx_bytes();
+                self.analyses.insert_sized(*digest, analysis.clone(), size);
                 Ok(Some(analysis))
             }
             Err(unavailable) => {

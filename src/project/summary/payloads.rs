@@ -151,22 +151,33 @@ pub fn stored_pile(conn: &Connection, payload: &Sha1Key) -> Result<Option<PileRe
 /// A bounded first-in-first-out map: analyses and pile references live here between the
 /// batch that made them and the generations that need them.
 pub struct Fifo<V> {
-    map: HashMap<Sha1Key, V>,
+    map: HashMap<Sha1Key, (V, usize)>,
     order: VecDeque<Sha1Key>,
     capacity: usize,
+    /// The sizes given with the values, together at most `byte_limit`.
+    bytes: usize,
+    byte_limit: usize,
 }
 
 impl<V> Fifo<V> {
     pub fn new(capacity: usize) -> Fifo<V> {
+        Fifo::with_byte_limit(capacity, usize::MAX)
+    }
+
+    /// At most `capacity` values whose sizes (see [`Fifo::insert_sized`]) add up to at
+    /// most `byte_limit`.
+    pub fn with_byte_limit(capacity: usize, byte_limit: usize) -> Fifo<V> {
         Fifo {
             map: HashMap::new(),
             order: VecDeque::new(),
             capacity: capacity.max(1),
+            bytes: 0,
+            byte_limit,
         }
     }
 
     pub fn get(&self, key: &Sha1Key) -> Option<&V> {
-        self.map.get(key)
+        self.map.get(key).map(|(value, _)| value)
     }
 
     pub fn contains(&self, key: &Sha1Key) -> bool {
@@ -174,14 +185,43 @@ impl<V> Fifo<V> {
     }
 
     pub fn insert(&mut self, key: Sha1Key, value: V) {
-        if self.map.insert(key, value).is_none() {
-            self.order.push_back(key);
-            while self.order.len() > self.capacity {
-                if let Some(old) = self.order.pop_front() {
-                    self.map.remove(&old);
-                }
+        self.insert_sized(key, value, 0);
+    }
+
+    /// Inserts a value that holds about `size` bytes, evicting the oldest values while the
+    /// cache is over either limit (a value larger than the byte limit is not kept).
+    pub fn insert_sized(&mut self, key: Sha1Key, value: V, size: usize) {
+        self.bytes += size;
+        match self.map.insert(key, (value, size)) {
+            Some((_, old)) => self.bytes -= old,
+            None => self.order.push_back(key),
+        }
+        while self.order.len() > self.capacity || self.bytes > self.byte_limit {
+            let Some(old) = self.order.pop_front() else {
+                break;
+            };
+            if let Some((_, size)) = self.map.remove(&old) {
+                self.bytes -= size;
             }
         }
+    }
+}
+
+impl Analysis {
+    /// About the bytes an analysis holds (its links are most of it on pages of many links).
+    pub fn approx_bytes(&self) -> usize {
+        let links: usize = self
+            .links
+            .iter()
+            .map(|l| {
+                std::mem::size_of::<Link>()
+                    + l.url.as_str().len()
+                    + l.text.len()
+                    + l.fragment.as_ref().map_or(0, String::len)
+            })
+            .sum();
+        let pile: usize = self.pile.fields().iter().map(|f| f.len()).sum();
+        std::mem::size_of::<Analysis>() + self.url.len() + pile + links
     }
 }
 
@@ -204,5 +244,23 @@ mod tests {
         assert!(!f.contains(&k(1)));
         assert_eq!(f.get(&k(2)), Some(&2));
         assert_eq!(f.get(&k(3)), Some(&3));
+    }
+
+    #[test]
+    fn fifo_keeps_its_sizes_under_the_byte_limit() {
+        let mut f = Fifo::with_byte_limit(10, 100);
+        let k = |b: u8| Sha1Key([b; 20]);
+        f.insert_sized(k(1), 1, 60);
+        f.insert_sized(k(2), 2, 30);
+        f.insert_sized(k(2), 2, 40);
+        assert!(f.contains(&k(1)) && f.contains(&k(2)));
+        f.insert_sized(k(3), 3, 20);
+        assert!(
+            !f.contains(&k(1)),
+            "60 + 40 + 20 is over 100: the oldest goes"
+        );
+        assert!(f.contains(&k(2)) && f.contains(&k(3)));
+        f.insert_sized(k(4), 4, 500);
+        assert!(!f.contains(&k(4)), "larger than the limit: not kept");
     }
 }
