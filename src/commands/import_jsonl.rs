@@ -6,13 +6,13 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rayon::prelude::*;
 
+use crate::ingest::rows::RowSink;
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
 use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
 use crate::store::bulk::default_memory_limit;
-use crate::store::bulk_cells::{CellLoader, CellRun};
-use crate::store::writer::{Writer, now_millis};
+use crate::store::writer::now_millis;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -85,10 +85,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             }
         };
         let mut chunks = LineChunks::new(reader, 8 << 20);
-        let mut shards = match bulk_memory {
-            Some(memory) => RowSink::Bulk(CellLoader::new(&store, ts, memory)?),
-            None => RowSink::Shards(RowShards::new(&store, ts)),
-        };
+        let mut sink = RowSink::new(&store, ts, bulk_memory)?;
         // The lines before a read error are kept.
         while let Some(chunk) = chunks.next_reported(&report, &name)? {
             let parsed: Vec<ParsedLine> = chunk
@@ -101,7 +98,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 })
                 .collect();
             let mut counts = Counts::default();
-            let mut rows = shards.empty_split();
+            let mut rows = sink.empty_split();
             let mut problems = Vec::new();
             for (line_no, raw, result) in parsed {
                 counts.incr("lines");
@@ -113,12 +110,12 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                     Some(Ok(row)) => {
                         counts.incr("rows");
                         counts.add("cells", row.cells.len() as u64);
-                        rows[shards.shard_of(&row)].push(row);
+                        rows[sink.shard_of(&row)].push(row);
                     }
                     Some(Err(e)) => problems.push((line_no, raw, e)),
                 }
             }
-            shards.write(rows)?;
+            sink.write(rows)?;
             for (line_no, raw, e) in problems {
                 let at = Location::line(name.clone(), line_no);
                 report.problem(at, e.code, &e.message, Some(raw))?;
@@ -126,7 +123,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             report.add_counts(&counts);
             report.progress().inc(counts.get("lines"));
         }
-        shards.finish()?;
+        sink.finish()?;
         store.flush()?;
         let rows = report.counts().get("rows") - rows_before;
         if chunks.complete() {
@@ -144,113 +141,4 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)
-}
-
-/// Where parsed rows go: the write path, or a bulk load.
-enum RowSink<'s> {
-    Shards(RowShards<'s>),
-    Bulk(CellLoader<'s>),
-}
-
-impl RowSink<'_> {
-    fn shard_of(&self, row: &ParsedRow) -> usize {
-        match self {
-            RowSink::Shards(shards) => shards.shard_of(row),
-            // Runs are encoded in parallel; one key stays in one run, in input order.
-            RowSink::Bulk(_) => usize::from(row.key.as_bytes()[0]) % rayon::current_num_threads(),
-        }
-    }
-
-    fn empty_split(&self) -> Vec<Vec<ParsedRow>> {
-        match self {
-            RowSink::Shards(shards) => shards.empty_split(),
-            RowSink::Bulk(_) => (0..rayon::current_num_threads())
-                .map(|_| Vec::new())
-                .collect(),
-        }
-    }
-
-    fn write(&mut self, rows: Vec<Vec<ParsedRow>>) -> Result<()> {
-        match self {
-            RowSink::Shards(shards) => shards.write(rows),
-            RowSink::Bulk(loader) => {
-                let schema = loader.store().schema();
-                let ts = loader.run_timestamp();
-                let runs: Vec<CellRun> = rows
-                    .into_par_iter()
-                    .map(|rows| {
-                        let cells: usize = rows.iter().map(|r| r.cells.len()).sum();
-                        let bytes: usize = rows
-                            .iter()
-                            .flat_map(|r| &r.cells)
-                            .map(|c| c.value.len() + 48)
-                            .sum();
-                        let mut run = CellRun::with_capacity(bytes, cells);
-                        for row in rows {
-                            for cell in &row.cells {
-                                let qualifier = schema.column(cell.column).qualifier.as_bytes();
-                                let ts = cell.ts.unwrap_or(ts);
-                                run.put(&row.key, cell.column.family, qualifier, ts, &cell.value);
-                            }
-                        }
-                        run
-                    })
-                    .collect();
-                runs.into_iter().try_for_each(|run| loader.add(run))
-            }
-        }
-    }
-
-    fn finish(self) -> Result<()> {
-        match self {
-            RowSink::Shards(shards) => shards.finish(),
-            RowSink::Bulk(loader) => loader.finish().map(|_| ()),
-        }
-    }
-}
-
-/// One sorted writer per thread, each owning the rows whose key falls in its shard, so
-/// that the memtable inserts (most of an import's time) run on every core while the writes
-/// to one row keep their input order: a later line still wins over an earlier one.
-struct RowShards<'s> {
-    writers: Vec<Writer<'s>>,
-}
-
-impl<'s> RowShards<'s> {
-    fn new(store: &'s crate::store::Store, ts: u64) -> Self {
-        let count = rayon::current_num_threads().max(1);
-        RowShards {
-            writers: (0..count).map(|_| Writer::sorted(store, ts)).collect(),
-        }
-    }
-
-    fn shard_of(&self, row: &ParsedRow) -> usize {
-        usize::from(row.key.as_bytes()[0]) % self.writers.len()
-    }
-
-    fn empty_split(&self) -> Vec<Vec<ParsedRow>> {
-        (0..self.writers.len()).map(|_| Vec::new()).collect()
-    }
-
-    /// Writes the rows of each shard on its own thread (`rows[i]` are shard `i`'s); a
-    /// shard writes its batch whenever it is full, at a row boundary.
-    fn write(&mut self, rows: Vec<Vec<ParsedRow>>) -> Result<()> {
-        self.writers
-            .par_iter_mut()
-            .zip(rows)
-            .try_for_each(|(writer, rows)| {
-                for row in rows {
-                    for cell in row.cells {
-                        let ts = cell.ts.unwrap_or(writer.run_timestamp());
-                        writer.put_cell_value(&row.key, cell.column, ts, cell.value);
-                    }
-                    writer.end_record()?;
-                }
-                Ok(())
-            })
-    }
-
-    fn finish(self) -> Result<()> {
-        self.writers.into_par_iter().try_for_each(Writer::finish)
-    }
 }

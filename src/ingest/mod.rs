@@ -10,6 +10,7 @@
 //! is counted twice.
 
 pub mod cdx;
+pub mod rows;
 pub mod warc;
 
 use std::collections::HashSet;
