@@ -171,7 +171,9 @@ pub fn canonical_json(value: &Value) -> Vec<u8> {
 /// them, integers only. Import uses it to store an exported cell as it is; anything it does
 /// not recognise (floats, `\u` escapes, escaped keys) takes the slow path, so a `false` for a
 /// canonical text costs time, never correctness.
-pub fn is_canonical_json(text: &[u8]) -> bool {
+pub fn is_canonical_json(text: &str) -> bool {
+    // A `str`: the check itself does not validate UTF-8 inside strings.
+    let text = text.as_bytes();
     let mut at = 0;
     canonical_value(text, &mut at, 0) && at == text.len()
 }
@@ -409,13 +411,13 @@ mod tests {
             // Canonical, but left to the slow path: a float, a \u escape.
             let left_to_slow_path = [r#"{"a":1.0}"#, r#"{"a":"\u001f"}"#].contains(&text);
             assert_eq!(
-                is_canonical_json(text.as_bytes()),
+                is_canonical_json(text),
                 expected && !left_to_slow_path,
                 "{text}"
             );
         }
         let deep = format!("{}{}", "[".repeat(200), "]".repeat(200));
-        assert!(!is_canonical_json(deep.as_bytes()));
+        assert!(!is_canonical_json(&deep));
     }
 
     #[test]

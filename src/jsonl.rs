@@ -162,9 +162,7 @@ fn parse_plain_row(schema: &Schema, line: &[u8]) -> Option<ParsedRow> {
         }
         let value = match schema.column(column).value_type {
             _ if text.starts_with('[') => return None,
-            ValueType::Json => {
-                is_canonical_json(text.as_bytes()).then(|| text.as_bytes().to_vec())?
-            }
+            ValueType::Json => is_canonical_json(text).then(|| text.as_bytes().to_vec())?,
             ValueType::String => plain_str(raw)?.as_bytes().to_vec(),
             ValueType::U64 => serde_json::from_str::<u64>(text)
                 .ok()?
@@ -373,6 +371,12 @@ mod tests {
             "{\"key\":\"3I42\\u0048\"}".to_string(),
             "{\"key\":\"XYZ\"}".to_string(),
         ];
+        // Found by fuzzing (`fuzz/fuzz_targets/jsonl_row.rs`): bytes that are not UTF-8
+        // inside a string.
+        let not_utf8 = [&b"\"\xfe\""[..], b"{\"key\":\"\xfe\"}"];
+        for line in not_utf8 {
+            assert_eq!(parse_row(&schema, line), parse_row_as_value(&schema, line));
+        }
         for line in &lines {
             let value_reader = parse_row_as_value(&schema, line.as_bytes());
             if let Some(plain) = parse_plain_row(&schema, line.as_bytes()) {

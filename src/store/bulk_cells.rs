@@ -18,10 +18,11 @@ use crate::store::Store;
 use crate::store::bulk::{SstWriter, ingest_files, part_len};
 use crate::store::rocks::{RocksBackend, cell_key};
 
-/// One cell of a batch: its family, and its key and value back to back in `data`.
+/// One cell of a batch: its family, and where its key and value lie, back to back, in its
+/// run's bytes.
 #[derive(Clone, Copy)]
 struct CellRef {
-    /// The key's first bytes, zero-padded: the sort compares these and reads `data` only
+    /// The key's first bytes, zero-padded: the sort compares these and reads the run only
     /// when they are equal (cells of a row share 20 bytes; the qualifier follows). Where
     /// two heads differ, they order as the whole keys do.
     head: [u8; HEAD],
