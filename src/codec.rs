@@ -252,6 +252,9 @@ fn canonical_object(text: &[u8], at: &mut usize, depth: u32) -> bool {
 
 /// A string in serde_json's spelling; returns its contents (still escaped).
 fn canonical_string<'t>(text: &'t [u8], at: &mut usize) -> Option<&'t [u8]> {
+    if text.get(*at) != Some(&b'"') {
+        return None;
+    }
     let start = *at + 1;
     let mut i = start;
     loop {
@@ -404,6 +407,9 @@ mod tests {
             "{\"a\":1}x",
             " {}",
             "{} ",
+            // Found by fuzzing (`fuzz/fuzz_targets/jsonl_row.rs`): a key without quotes.
+            r#"{&":0}"#,
+            r#"{a:0}"#,
         ];
         for text in cases {
             let expected = serde_json::from_str::<Value>(text)
