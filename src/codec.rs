@@ -178,8 +178,8 @@ pub fn is_canonical_json(text: &str) -> bool {
     canonical_value(text, &mut at, 0) && at == text.len()
 }
 
-/// serde_json's own nesting limit: a deeper value never parsed, so it cannot be canonical.
-const MAX_DEPTH: u32 = 128;
+/// Deeper values are left to the slow path, well inside serde_json's nesting limit (128).
+const MAX_DEPTH: u32 = 100;
 
 fn canonical_value(text: &[u8], at: &mut usize, depth: u32) -> bool {
     if depth > MAX_DEPTH {
