@@ -65,7 +65,8 @@ summary=()
 for target in "${targets[@]}"; do
   limit=(-max_total_time="$seconds")
   [ -n "${FUZZ_RUNS:-}" ] && limit=(-runs="$FUZZ_RUNS")
-  echo "fuzz: $target (${FUZZ_RUNS:+$FUZZ_RUNS runs}${FUZZ_RUNS:-$seconds s})" >&2
+  if [ -n "${FUZZ_RUNS:-}" ]; then label="$FUZZ_RUNS runs"; else label="$seconds s"; fi
+  echo "fuzz: $target ($label)" >&2
   status=ok
   (cd fuzz && cargo +nightly fuzz run --release -s "${FUZZ_SANITIZER:-none}" "$target" "corpus/$target" -- \
       "${limit[@]}" -max_len="${FUZZ_MAX_LEN:-4096}" -timeout=10 -rss_limit_mb=2048 -print_final_stats=1 \
