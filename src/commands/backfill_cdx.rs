@@ -13,7 +13,7 @@ use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
 use crate::ingest::{IngestRun, Wave, thread_count};
 use crate::input::{PlannedInput, open_raw, report_cut_short, report_empty};
 use crate::report::{Counts, Location, Report, ReportArgs, StrictStop};
-use crate::store::bulk::{BulkLoader, CaptureRun, default_memory_limit};
+use crate::store::bulk::{BulkLoader, CaptureRun};
 use crate::store::writer::Writer;
 
 #[derive(clap::Args)]
@@ -78,17 +78,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let pool = rayon::ThreadPoolBuilder::new()
         .num_threads(thread_count(args.threads))
         .build()?;
-    if args.bulk && store.backend().as_rocks().is_none() {
-        crate::diag!(
-            "backfill-cdx: --bulk writes SST files for the embedded store; {} gets batched \
-             mutations instead",
-            store.describe()
-        );
-    }
-    let bulk_memory = (args.bulk && store.backend().as_rocks().is_some()).then(|| {
-        args.bulk_memory_mb
-            .map_or_else(default_memory_limit, |mb| mb << 20)
-    });
+    let bulk_memory = super::bulk_memory(&store, COMMAND, args.bulk, args.bulk_memory_mb);
 
     // Waves of inputs, each committed (rows derived, inputs recorded, a version
     // published) when it ends: see `ingest`. Within a wave, one reader walks its inputs in

@@ -11,7 +11,6 @@ use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{LineError, ParsedRow, parse_row};
 use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
-use crate::store::bulk::default_memory_limit;
 use crate::store::writer::now_millis;
 
 #[derive(clap::Args)]
@@ -57,17 +56,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .rejects_to(args.rejects.as_deref())?
         .with_progress(None, "lines");
     let ts = now_millis();
-    if args.bulk && store.backend().as_rocks().is_none() {
-        crate::diag!(
-            "import-jsonl: --bulk writes SST files for the embedded store; {} gets batched \
-             mutations instead",
-            store.describe()
-        );
-    }
-    let bulk_memory = (args.bulk && store.backend().as_rocks().is_some()).then(|| {
-        args.bulk_memory_mb
-            .map_or_else(default_memory_limit, |mb| mb << 20)
-    });
+    let bulk_memory = super::bulk_memory(&store, COMMAND, args.bulk, args.bulk_memory_mb);
     for input in plan_inputs(&args.files, |_| true, &report)? {
         let skipped = "already imported, skipped (use --force to apply again)";
         if input.skip_if_done(&store, COMMAND, "", args.force, &report, skipped)? {

@@ -46,6 +46,28 @@ pub fn set_wait_for_writer(wait: bool) {
     WAIT_FOR_WRITER.store(wait, Ordering::Relaxed);
 }
 
+/// The batch memory of a `--bulk` load, or `None` for the write path: bulk loads write SST
+/// files for the embedded store; another backend is told so and gets batched mutations.
+pub fn bulk_memory(
+    store: &Store,
+    command: &str,
+    bulk: bool,
+    bulk_memory_mb: Option<usize>,
+) -> Option<usize> {
+    if !bulk {
+        return None;
+    }
+    if store.backend().as_rocks().is_none() {
+        crate::diag!(
+            "{command}: --bulk writes SST files for the embedded store; {} gets batched \
+             mutations instead",
+            store.describe()
+        );
+        return None;
+    }
+    Some(bulk_memory_mb.map_or_else(crate::store::bulk::default_memory_limit, |mb| mb << 20))
+}
+
 /// Opens the store for a command that writes it (creating it when the directory is new).
 pub fn open_writer(store_path: &Path, command: &str) -> anyhow::Result<Store> {
     let mut options = WriterOptions::new(command);

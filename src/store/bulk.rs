@@ -137,13 +137,8 @@ pub struct BulkStats {
 
 impl<'s> BulkLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
-        // A directory of its own under the writer's staging area, which every writer
-        // empties when it starts (see `directory::fresh_staging_dir`).
         let rocks = store.rocks("a bulk load")?;
-        let scratch_dir = crate::store::directory::staging_dir(rocks.path())
-            .join(format!("bulk-{}-{ts}", std::process::id()));
-        std::fs::create_dir_all(&scratch_dir)
-            .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
+        let scratch_dir = scratch_dir(rocks, "bulk", ts)?;
         let mut probe = rocks.db().raw_iterator_cf(rocks.cf(CF_BY_DIGEST));
         probe.seek_to_first();
         let store_was_empty = !probe.valid();
@@ -390,6 +385,15 @@ impl<'s> BulkLoader<'s> {
     fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
         ingest_files(self.store, cf, paths)
     }
+}
+
+/// A new directory for a bulk load's SST files, of its own under the writer's staging area,
+/// which every writer empties when it starts (see `directory::fresh_staging_dir`).
+pub(crate) fn scratch_dir(rocks: &RocksBackend, kind: &str, ts: u64) -> Result<PathBuf> {
+    let dir = crate::store::directory::staging_dir(rocks.path())
+        .join(format!("{kind}-{}-{ts}", std::process::id()));
+    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
+    Ok(dir)
 }
 
 /// Ingests SST files with non-overlapping key ranges into one family, atomically. The

@@ -10,12 +10,12 @@
 
 use std::path::PathBuf;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
 
 use crate::key::Sha1Key;
 use crate::store::Store;
-use crate::store::bulk::{SstWriter, ingest_files, part_len};
+use crate::store::bulk::{SstWriter, ingest_files, part_len, scratch_dir};
 use crate::store::rocks::{RocksBackend, cell_key};
 
 /// One cell of a batch: its family, and where its key and value lie, back to back, in its
@@ -105,12 +105,7 @@ pub struct CellLoadStats {
 impl<'s> CellLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
         let rocks = store.rocks("a bulk load")?;
-        // A directory of its own under the writer's staging area, which every writer
-        // empties when it starts (see `directory::fresh_staging_dir`).
-        let scratch_dir = crate::store::directory::staging_dir(rocks.path())
-            .join(format!("cells-{}-{ts}", std::process::id()));
-        std::fs::create_dir_all(&scratch_dir)
-            .with_context(|| format!("cannot create {}", scratch_dir.display()))?;
+        let scratch_dir = scratch_dir(rocks, "cells", ts)?;
         Ok(CellLoader {
             store,
             rocks,
