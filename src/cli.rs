@@ -84,7 +84,9 @@ pub enum Command {
     Search(commands::search::Args),
     /// Distributed ingest, map side: one input's captures as record lines (stdout).
     Extract(commands::extract::Args),
-    /// Distributed ingest: one sorted key range of record lines into SST files.
+    /// Distributed ingest: record lines cut into blocks, one per key range.
+    SplitRanges(commands::split_ranges::Args),
+    /// Distributed ingest: one key range of record lines into SST files.
     WriteSst(commands::write_sst::Args),
     /// Distributed ingest into a shared store (Bigtable): one key range written directly.
     WriteRange(commands::write_range::Args),
@@ -179,6 +181,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::LookupJdbm(args) => commands::lookup_jdbm::run(args),
         Command::Search(args) => commands::search::run(args),
         Command::Extract(args) => commands::extract::run(args),
+        Command::SplitRanges(args) => commands::split_ranges::run(args),
         Command::WriteSst(args) => commands::write_sst::run(args),
         Command::WriteRange(args) => commands::write_range::run(&cli.store, args),
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),

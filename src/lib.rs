@@ -14,6 +14,7 @@ pub mod cli;
 pub mod codec;
 pub mod columnar;
 pub mod commands;
+pub mod extsort;
 pub mod filter;
 pub mod grobid;
 pub mod html;

@@ -1,7 +1,8 @@
 //! The Spark application (scripts/spark/sediment_spark.py) against single-process imports
 //! of the same inputs: exports and captures byte for byte, with one and several key
 //! ranges, with tasks killed once and retried, for WARC and CDX inputs. Skips (with a
-//! message) when spark-submit, pyspark or Java is missing (scripts/setup.sh installs them).
+//! message) when spark-submit, pyspark or Java is missing (scripts/setup.sh installs them);
+//! the Sediment stages alone (extract, split-ranges, write-sst --sort, ingest-sst) always run.
 
 mod common;
 
@@ -177,8 +178,8 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
     let store_arg = store.display().to_string();
     let parquet = dir.path().join("parquet");
     let parquet_arg = parquet.display().to_string();
-    // The first attempt of crawl2's extract and of range 1's write-sst are killed after
-    // part of their output; `local[2,2]` lets Spark run each again.
+    // The first attempt of crawl2's extract, of part 0's split-ranges and of range 1's
+    // write-sst are killed; `local[2,2]` lets Spark run each again.
     let run = spark_ok(
         "local[2,2]",
         &[
@@ -192,10 +193,19 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
             &inputs[0],
             &inputs[1],
         ],
-        &[("SEDIMENT_SPARK_FAIL_ONCE", "extract:crawl2.warc.gz,write:1")],
+        &[(
+            "SEDIMENT_SPARK_FAIL_ONCE",
+            "extract:crawl2.warc.gz,split:0,write:1",
+        )],
     );
     let said = format!("{}{}", run.stdout, run.stderr);
-    assert!(said.contains("killed (SEDIMENT_SPARK_FAIL_ONCE)"), "{said}");
+    for killed in [
+        "extract of ",
+        "split-ranges of part 0 killed",
+        "write-sst of range 1 killed",
+    ] {
+        assert!(said.contains(killed), "{killed}: {said}");
+    }
     assert_same_store(&single, &store);
     // --parquet: the capture index as the single-process store exports it, byte for byte.
     let expected = dir.path().join("expected-parquet");
@@ -405,4 +415,119 @@ fn spark_into_bigtable_equals_the_single_process_import_with_retries() {
         );
         assert!(emulator.ok(&table, &["export"]) == export);
     }
+}
+
+/// The Sediment stages of the Spark path without Spark, as a shell could run them: two
+/// extracts, their records cut by `split-ranges` into three ranges (each range gets several
+/// blocks, handed over in reverse), `write-sst --sort` per range, `ingest-sst`: the store
+/// equals the single-process import.
+#[test]
+fn split_ranges_and_sorting_range_writers_make_the_single_process_store() {
+    let inputs = strings(&[
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ]);
+    let dir = tempfile::tempdir().unwrap();
+    let single = dir.path().join("single");
+    ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
+    let no_store = dir.path().join("unused");
+    let (mut summaries, mut halves) = (String::new(), Vec::new());
+    for input in &inputs {
+        let mut records = String::new();
+        for line in ok(&no_store, &["extract", "import-warc", input]).lines() {
+            match line.strip_prefix("s\t") {
+                Some(summary) => summaries += &format!("{summary}\n"),
+                None => records += &format!("{line}\n"),
+            }
+        }
+        halves.push(records);
+    }
+    let summaries_path = dir.path().join("inputs.jsonl");
+    std::fs::write(&summaries_path, summaries).unwrap();
+
+    // Bounds at a third and two thirds of the partition keys.
+    let all: String = halves.concat();
+    let mut keys: Vec<&str> = all
+        .lines()
+        .map(|l| l.split('\t').next().unwrap())
+        .map(|k| if k.starts_with('d') { &k[..41] } else { k })
+        .collect();
+    keys.sort();
+    keys.dedup();
+    let bounds_path = dir.path().join("bounds.txt");
+    let bounds = format!("{}\n{}\n", keys[keys.len() / 3], keys[2 * keys.len() / 3]);
+    std::fs::write(&bounds_path, bounds).unwrap();
+
+    let mut shares: Vec<Vec<String>> = vec![Vec::new(); 3];
+    let mut lines = 0;
+    for records in &halves {
+        let run = common::sediment_in(
+            &no_store,
+            &["split-ranges", "--bounds", bounds_path.to_str().unwrap()],
+            Some(records.as_bytes()),
+        );
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        let mut rest = run.stdout.as_str();
+        while !rest.is_empty() {
+            let (header, after) = rest.split_once('\n').unwrap();
+            let fields: Vec<usize> = header.split('\t').map(|f| f.parse().unwrap()).collect();
+            let (share, after) = after.split_at(fields[1]);
+            assert_eq!(share.lines().count(), fields[2]);
+            lines += fields[2];
+            shares[fields[0]].push(share.to_string());
+            rest = after;
+        }
+    }
+    assert_eq!(lines, all.lines().count(), "every line in one range");
+    assert!(shares.iter().all(|s| !s.is_empty()), "three ranges");
+
+    let store = dir.path().join("staged");
+    let ts = "1700000000000";
+    let mut ranges = Vec::new();
+    for (index, blocks) in shares.iter().enumerate() {
+        let out = dir.path().join(format!("range-{index}"));
+        let input: String = blocks.iter().rev().cloned().collect();
+        let run = common::sediment_in(
+            &no_store,
+            &[
+                "write-sst",
+                "--sort",
+                "--out",
+                out.to_str().unwrap(),
+                "--ts",
+                ts,
+                "--derive",
+            ],
+            Some(input.as_bytes()),
+        );
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        ranges.push(out.display().to_string());
+    }
+    let mut args = vec!["ingest-sst", "--ts", ts, "--inputs"];
+    args.push(summaries_path.to_str().unwrap());
+    args.extend(ranges.iter().map(String::as_str));
+    ok(&store, &args);
+    assert_same_store(&single, &store);
+
+    // Unsorted lines without --sort are refused, not written wrong.
+    let run = common::sediment_in(
+        &no_store,
+        &[
+            "write-sst",
+            "--out",
+            dir.path().join("unsorted").to_str().unwrap(),
+            "--ts",
+            ts,
+        ],
+        Some(
+            shares[1]
+                .iter()
+                .rev()
+                .cloned()
+                .collect::<String>()
+                .as_bytes(),
+        ),
+    );
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(run.stderr.contains("not sorted"), "{}", run.stderr);
 }

@@ -8,12 +8,16 @@ per-file work.
 1. The driver lists the inputs (paths, directories, globs; `scheme://` URLs through Hadoop's
    file system) and asks the store what it holds (`sediment ingest-sst --plan`).
 2. One task per input (a large CDX file: one per part) runs `sediment extract`, which prints
-   the input's captures as record lines keyed by store key, and a summary line last.
-3. Spark shuffles the records into key ranges (chosen from key samples the extracts print)
-   and sorts each range; a range whose key space is the digests keeps every capture of a
-   digest together.
-4. One task per range runs `sediment write-sst`: sorted SST files for the capture key spaces
-   (and, on an empty store, the file rows of its digests).
+   the input's captures as record lines keyed by store key, and a summary line last. Spark
+   keeps the lines as blocks of a few MB: Python never handles a record on its own.
+3. The driver chooses key ranges from the key samples of the summaries; `sediment
+   split-ranges` cuts every block into the ranges' shares, and Spark shuffles the shares to
+   their ranges (a range whose key space is the digests keeps every capture of a digest
+   together). That is the map side of a Hadoop job: records are cut by Sediment, moved by
+   Spark and sorted on the reduce side.
+4. One task per range runs `sediment write-sst --sort`: its shares sorted (an external
+   sort) into SST files for the capture key spaces (and, on an empty store, the file rows of
+   its digests).
 5. The driver runs `sediment ingest-sst` as the store's one writer: it checks that every
    input and record is there once, ingests the files, derives what the ranges could not,
    records the inputs and publishes a version.
@@ -35,7 +39,6 @@ the inputs (`ingest-sst --records-written`).
 """
 
 import argparse
-import bisect
 import glob
 import json
 import os
@@ -44,6 +47,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import uuid
 
@@ -97,8 +101,8 @@ def forward_stderr(path):
 
 def fail_once(stage, name):
     """Test hook: SEDIMENT_SPARK_FAIL_ONCE=STAGE:NAME kills the child of the first attempt of
-    that task (stage `extract` with an input's file name, or `write` with a range number;
-    several, comma-separated)."""
+    that task (stage `extract` with an input's file name, `split` with a part number, or
+    `write` with a range number; several, comma-separated)."""
     wanted = os.environ.get("SEDIMENT_SPARK_FAIL_ONCE", "").split(",")
     if f"{stage}:{name}" not in wanted:
         return False
@@ -109,9 +113,15 @@ def fail_once(stage, name):
 
 # --- tasks ---------------------------------------------------------------------------------
 
+# Bytes of record lines Spark keeps and moves as one element: large enough that Python's
+# cost per element vanishes, small enough for the workers' memory.
+BLOCK_BYTES = 8 << 20
+
+
 def extract_task(task, config):
-    """Runs `sediment extract` on one input (part) and yields its records as (key, value),
-    then (b"s", summary). Raises when the child fails or its output is not whole."""
+    """Runs `sediment extract` on one input (part) and yields its record lines in blocks,
+    (b"r", bytes) cut at line ends, then (b"s", summary). Raises when the child fails or
+    its output is not whole."""
     binary = sediment_binary(config["driver_binary"])
     command = [binary, "extract", config["command"], *config["filter_args"]]
     if config["strict"]:
@@ -137,25 +147,28 @@ def extract_task(task, config):
                                      stdout=subprocess.PIPE, stderr=err)
         if source:
             source.stdout.close()
-        summary = None
         lines = 0
         record_bytes = 0
-        for line in child.stdout:
-            if not line.endswith(b"\n"):
-                break  # a cut line: the child died mid-write, caught below
-            if line.startswith(b"s\t"):
-                summary = line[2:-1]
-                continue
-            if summary is not None:
-                raise ChildFailed(f"extract of {task['path']}: records after the summary")
-            tab = line.index(b"\t")
-            lines += 1
-            record_bytes += len(line)
-            if kill and lines == 3:
+        pending = b""  # the last block, held back: it ends with the summary line
+        carry = b""
+        while True:
+            data = child.stdout.read(4096 if kill else BLOCK_BYTES)
+            if kill:
                 child.send_signal(signal.SIGKILL)
                 child.wait()
                 raise ChildFailed(f"extract of {task['path']} killed (SEDIMENT_SPARK_FAIL_ONCE)")
-            yield (line[:tab], line[tab + 1:-1])
+            if not data:
+                break
+            data = carry + data
+            cut = data.rfind(b"\n") + 1
+            carry = data[cut:]
+            if cut == 0:
+                continue
+            if pending:
+                lines += pending.count(b"\n")
+                record_bytes += len(pending)
+                yield (b"r", pending)
+            pending = data[:cut]
         code = child.wait()
         if source and source.wait() != 0:
             raise ChildFailed(f"hadoop fs -cat {task['path']} failed")
@@ -163,8 +176,16 @@ def extract_task(task, config):
         if code not in (0, 3):
             raise ChildFailed(f"sediment extract of {task['path']} failed (exit status {code}):\n"
                               + stderr_tail(err_path))
-        if summary is None:
+        # A whole output ends with its summary line; anything after it (a cut line) or no
+        # summary at all means the child did not finish.
+        last = pending.rfind(b"\n", 0, len(pending) - 1) + 1
+        if carry or not pending[last:].startswith(b"s\t"):
             raise ChildFailed(f"sediment extract of {task['path']} printed no summary")
+        summary, pending = pending[last + 2:-1], pending[:last]
+        if pending:
+            lines += pending.count(b"\n")
+            record_bytes += len(pending)
+            yield (b"r", pending)
         parsed = json.loads(summary)
         printed = parsed["records"]["captures"] + parsed["records"]["index_entries"]
         if printed != lines:
@@ -176,11 +197,65 @@ def extract_task(task, config):
         os.unlink(err_path)
 
 
-def write_range_task(index, records, config):
-    """Runs the target's range writer (`sediment write-sst`, or `write-range` into a
-    Bigtable table) on one sorted key range; yields its manifest."""
-    records = iter(records)
-    first = next(records, None)
+def split_task(entries, config):
+    """Cuts the blocks of record lines among `entries` into the ranges' shares with one
+    `sediment split-ranges`; yields (range, bytes of lines)."""
+    from pyspark import SparkFiles, TaskContext
+    binary = sediment_binary(config["driver_binary"])
+    command = [binary, "split-ranges", "--bounds", SparkFiles.get(config["bounds_file"])]
+    part = TaskContext.get().partitionId() if TaskContext.get() else 0
+    with tempfile.TemporaryFile() as err:
+        child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err)
+        if fail_once("split", str(part)):
+            child.send_signal(signal.SIGKILL)
+            child.wait()
+            raise ChildFailed(f"split-ranges of part {part} killed (SEDIMENT_SPARK_FAIL_ONCE)")
+        given = [0]
+        failure = []
+
+        def feed():
+            try:
+                for kind, block in entries:
+                    if kind == b"r":
+                        child.stdin.write(block)
+                        given[0] += block.count(b"\n")
+                child.stdin.close()
+            except BrokenPipeError:
+                pass  # the child is gone: its exit status says why
+            except BaseException as e:  # reading the cached blocks failed: fail the task
+                failure.append(e)
+                child.kill()
+
+        feeder = threading.Thread(target=feed, daemon=True)
+        feeder.start()
+        placed = 0
+        while True:
+            header = child.stdout.readline()
+            if not header:
+                break
+            index, size, count = (int(x) for x in header.split(b"\t"))
+            share = child.stdout.read(size)
+            if len(share) != size or share.count(b"\n") != count:
+                break  # a cut block: the exit status or the count below says why
+            placed += count
+            yield (index, share)
+        feeder.join()
+        code = child.wait()
+        if failure:
+            raise failure[0]
+        if code != 0:
+            err.seek(0)
+            raise ChildFailed(f"sediment split-ranges failed (exit status {code}):\n"
+                              + err.read().decode("utf-8", "replace")[-4000:])
+        if placed != given[0]:
+            raise ChildFailed(f"sediment split-ranges placed {placed} of {given[0]} lines")
+
+
+def write_range_task(index, shares, config):
+    """Runs the target's range writer (`sediment write-sst --sort`, or `write-range --sort`
+    into a Bigtable table) on one key range's shares; yields its manifest."""
+    shares = iter(shares)
+    first = next(shares, None)
     if first is None:
         return
     from pyspark import TaskContext
@@ -198,7 +273,8 @@ def write_range_task(index, records, config):
         command = [binary, "write-sst", "--out", out, "--ts", str(config["ts"])]
         if config["derive"]:
             command.append("--derive")
-    writer = command[command.index("--ts") - 1]
+    writer = command[1] if command[1] != "--store" else command[3]
+    command += ["--sort", "--sort-memory-mb", str(config["sort_memory_mb"])]
     kill = fail_once("write", str(index))
     with tempfile.NamedTemporaryFile(prefix="sediment-write-", suffix=".err", delete=False) as err:
         err_path = err.name
@@ -207,19 +283,14 @@ def write_range_task(index, records, config):
             child = subprocess.Popen(command, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                                      stderr=err)
         fed = 0
-        batch = []
         try:
-            for key, value in _chain(first, records):
-                batch.append(key + b"\t" + value + b"\n")
-                fed += 1
-                if len(batch) >= 4096:
-                    child.stdin.write(b"".join(batch))
-                    batch = []
-                if kill and fed == 2:
+            for _, share in _chain(first, shares):
+                if kill:
                     child.send_signal(signal.SIGKILL)
                     child.wait()
                     raise ChildFailed(f"{writer} of range {index} killed (SEDIMENT_SPARK_FAIL_ONCE)")
-            child.stdin.write(b"".join(batch))
+                child.stdin.write(share)
+                fed += share.count(b"\n")
             child.stdin.close()
         except BrokenPipeError:
             pass  # the child is gone: its exit status says why
@@ -245,12 +316,6 @@ def _chain(first, rest):
 
 # --- key ranges ----------------------------------------------------------------------------
 
-def partition_key(key):
-    """What a range partitioner compares: a digest-space key by its digest only (see
-    src/scaleout/records.rs), so every capture of a digest lands in one range."""
-    return key[:41] if key[:1] == b"d" else key
-
-
 def range_bounds(summaries, ranges):
     """`ranges - 1` bounds at equal weight of the sampled partition keys."""
     samples = []
@@ -268,12 +333,6 @@ def range_bounds(summaries, ranges):
             if not bounds or key > bounds[-1]:
                 bounds.append(key)
     return bounds
-
-
-def make_partitioner(bounds):
-    def partition(key):
-        return bisect.bisect_right(bounds, partition_key(key))
-    return partition
 
 
 # --- inputs --------------------------------------------------------------------------------
@@ -411,6 +470,8 @@ def parse_args(argv):
                         help="the store directory, or bigtable://PROJECT/INSTANCE/TABLE")
     parser.add_argument("--ranges", type=int, default=0,
                         help="key ranges of the shuffle (default: Spark's default parallelism)")
+    parser.add_argument("--sort-memory-mb", type=int, default=256,
+                        help="memory of each range writer's sort, in MiB")
     parser.add_argument("--split-mb", type=float, default=256.0,
                         help="CDX inputs larger than this are read by several tasks")
     parser.add_argument("--staging", help="where range files are written (default: beside the "
@@ -448,6 +509,20 @@ def tasks_for(command, inputs, split_bytes):
     return tasks
 
 
+def warm_up(sc):
+    """Start-up, kept apart from the work in the timings: the executors start their Python
+    workers with the first job that needs them, and the JVM compiles the path of a Python
+    task's output into the cache the first time a task takes it (a few hundred ms of the
+    first tasks otherwise). One small cached job of one task per core does both."""
+    from pyspark import StorageLevel
+    cores = sc.defaultParallelism
+    blocks = (sc.parallelize(range(cores), cores)
+              .map(lambda _: (b"r", bytes(1 << 20)))
+              .persist(StorageLevel.MEMORY_AND_DISK))
+    blocks.filter(lambda kv: kv[0] == b"s").collect()
+    blocks.unpersist()
+
+
 def run(argv):
     started = time.time()
     args = parse_args(argv)
@@ -455,6 +530,10 @@ def run(argv):
     from pyspark.sql import SparkSession
 
     conf = SparkConf()
+    # Executors talk to their Python workers over a Unix socket rather than loopback TCP:
+    # an empty PySpark task then costs ~15 ms instead of ~30 on the 2-core test machine
+    # (Spark 4; older versions ignore the setting).
+    conf.setIfMissing("spark.python.unix.domain.socket.enabled", "true")
     if conf.get("spark.master", "local[*]").startswith("local"):
         # A local run stays on this machine.
         conf.setIfMissing("spark.driver.host", "127.0.0.1")
@@ -462,6 +541,8 @@ def run(argv):
         conf.setIfMissing("spark.ui.enabled", "false")
     spark = SparkSession.builder.config(conf=conf).appName(f"sediment {args.command}").getOrCreate()
     sc = spark.sparkContext
+    context_up = time.time()
+    warm_up(sc)
     jvm_up = time.time()
     binary = sediment_binary()
     target = target_for(args.store, binary)
@@ -489,6 +570,7 @@ def run(argv):
             "ts": ts,
             "derive": bool(plan["empty"]),
             "direct_store": args.store if target.direct else None,
+            "sort_memory_mb": args.sort_memory_mb,
         }
         tasks = tasks_for(args.command, inputs, int(args.split_mb * (1 << 20)))
         ranges = args.ranges or sc.defaultParallelism
@@ -496,12 +578,23 @@ def run(argv):
                    .mapPartitions(lambda part: (r for t in part for r in extract_task(t, config)))
                    .persist(StorageLevel.MEMORY_AND_DISK))
         # Running the extracts once: their summaries (and key samples) come to the driver,
-        # their records stay cached for the shuffle.
+        # their blocks of records stay cached for the shuffle.
         summaries = [json.loads(v) for k, v in records.filter(lambda kv: kv[0] == b"s").collect()]
         extracted = time.time()
         bounds = range_bounds(summaries, ranges)
-        written = (records.filter(lambda kv: kv[0] != b"s")
-                   .repartitionAndSortWithinPartitions(len(bounds) + 1, make_partitioner(bounds))
+        bounds_path = os.path.join(staging, "bounds.txt")
+        with open(bounds_path, "wb") as f:
+            f.writelines(bound + b"\n" for bound in bounds)
+        sc.addFile(bounds_path)
+        config["bounds_file"] = "bounds.txt"
+        # The Hadoop way: each block is cut into its ranges' shares by Sediment, Spark moves
+        # the shares to their ranges without reading a record, and each range's writer
+        # sorts what it got (an external sort, in Rust) before it writes. The cached blocks
+        # are cut by one task per core, not per input: a PySpark task costs tens of ms
+        # whatever it does.
+        written = (records.coalesce(min(len(tasks), sc.defaultParallelism))
+                   .mapPartitions(lambda entries: split_task(entries, config))
+                   .partitionBy(len(bounds) + 1, lambda index: index)
                    .mapPartitionsWithIndex(lambda i, part: write_range_task(i, part, config))
                    .collect())
         records.unpersist()
@@ -527,7 +620,8 @@ def run(argv):
     print(f"sediment-spark {args.command}: inputs {len(inputs)}, tasks {len(tasks)}, "
           f"inputs_skipped {skipped}, captures {captures}, records {record_count}, "
           f"record_bytes {record_bytes}, ranges {len(written)}, sst_bytes {sst_bytes}, "
-          f"problems {problems}; start-up {jvm_up - started:.2f} s, extract {extracted - jvm_up:.2f} s, "
+          f"problems {problems}; start-up {jvm_up - started:.2f} s (JVM and SparkContext "
+          f"{context_up - started:.2f} s, Python workers {jvm_up - context_up:.2f} s), extract {extracted - jvm_up:.2f} s, "
           f"shuffle and write-sst {shuffled - extracted:.2f} s, ingest {ingested - shuffled:.2f} s, "
           f"total after start-up {ingested - jvm_up:.2f} s", file=sys.stderr)
     return 3 if problems else 0

@@ -27,6 +27,7 @@ pub mod relocate;
 pub mod schema;
 pub mod search;
 pub mod serve;
+pub mod split_ranges;
 pub mod stats;
 pub mod warcs;
 pub mod write_range;

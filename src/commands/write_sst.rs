@@ -1,5 +1,5 @@
-//! `sediment write-sst`: one sorted key range of record lines (standard input) into SST
-//! files for `ingest-sst`; prints the range's manifest.
+//! `sediment write-sst`: one key range of record lines (standard input) into SST files for
+//! `ingest-sst`; prints the range's manifest.
 
 use std::io::Write;
 use std::path::PathBuf;
@@ -7,12 +7,14 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
+use crate::scaleout::ranges::range_input;
 use crate::scaleout::sst::RangeWriter;
 use crate::schema::Schema;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sort -k1,1 range-0003.records | sediment write-sst --out ranges/0003 --ts 1700000000000
+  cat blocks-of-range-3/* | sediment write-sst --sort --out ranges/0003 --ts 1700000000000
   (the Spark application runs it: scripts/spark/sediment_spark.py)")]
 pub struct Args {
     /// The directory to create for the range's files (it must not exist).
@@ -25,12 +27,39 @@ pub struct Args {
     /// capture yet; `ingest-sst` checks).
     #[arg(long)]
     pub derive: bool,
+    #[command(flatten)]
+    pub sorting: SortArgs,
+}
+
+/// How a range writer gets its lines in key order.
+#[derive(clap::Args)]
+pub struct SortArgs {
+    /// The lines come in any order (blocks of `split-ranges`): sort them first, spilling
+    /// sorted runs to temporary files beyond --sort-memory-mb.
+    #[arg(long)]
+    pub sort: bool,
+    /// Memory for sorting, in MiB (with --sort).
+    #[arg(long, value_name = "MIB", default_value_t = 256, requires = "sort")]
+    pub sort_memory_mb: usize,
+}
+
+impl SortArgs {
+    /// Where to sort and in how much memory, when sorting.
+    pub fn sort_in<'a>(
+        &self,
+        scratch: &'a std::path::Path,
+    ) -> Option<(&'a std::path::Path, usize)> {
+        self.sort
+            .then_some((scratch, self.sort_memory_mb.max(1) << 20))
+    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let schema = Schema::embedded()?;
     let writer = RangeWriter::create(&args.out, &schema, args.ts, args.derive)?;
-    let manifest = writer.write_all(std::io::stdin().lock())?;
+    // Sorted runs are unnamed files beside the range's own: they vanish with the process.
+    let mut input = range_input(std::io::stdin().lock(), args.sorting.sort_in(&args.out))?;
+    let manifest = writer.write_all(&mut *input)?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &manifest)?;
     out.write_all(b"\n")?;

@@ -29,8 +29,8 @@ use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
-use super::extsort::{Sorter, keyed, split_keyed};
 use super::wordindex::{CrawlOrder, KeyIds, Snapshot};
+use crate::extsort::{Sorter, keyed, split_keyed};
 use crate::html::parse_datetime;
 use crate::report::Counts;
 

@@ -6,7 +6,6 @@ pub mod base;
 pub mod budget;
 pub mod crawl;
 pub mod exit_code;
-pub mod extsort;
 pub mod identity;
 pub mod jdbm;
 pub mod locust;

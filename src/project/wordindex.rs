@@ -56,10 +56,10 @@ use serde::{Deserialize, Serialize};
 use url::Url;
 
 use super::budget::MemoryBudget;
-use super::extsort::{Sorted, Sorter};
 use super::source::{BodyReader, for_each_capture};
 use super::tokenize::{Scratch, Tokenizer};
 use crate::capture::Capture;
+use crate::extsort::{Sorted, Sorter};
 use crate::html::{self, LinkLocality};
 use crate::payload::WarcLocator;
 use crate::report::Counts;
@@ -192,7 +192,7 @@ impl Spill {
 /// The word-index view of a store, kept on disk so that memory does not grow with the
 /// archive: the URLs (nodes) and their crawl positions in a scratch SQLite database,
 /// whose page cache comes from the memory budget; the pages as records in a spill file;
-/// orders that need sorting by external sorts ([`super::extsort`]). Node ids count from
+/// orders that need sorting by external sorts ([`crate::extsort`]). Node ids count from
 /// 1 in order of first sight; only the crawl order and the output depend on nothing but
 /// the URLs and their captures.
 pub struct Snapshot {

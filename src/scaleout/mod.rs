@@ -1,17 +1,21 @@
 //! Ingestion beyond one machine, the way HBase bulk loads are built: a distributed engine
 //! (Apache Spark, `scripts/spark/sediment_spark.py`) runs Sediment on every input in
-//! parallel and shuffles what it prints by key; Sediment writes each key range as sorted
-//! SST files, and the store's one writer ingests them atomically.
+//! parallel and moves what it prints by key range; Sediment writes each key range as
+//! sorted SST files, and the store's one writer ingests them atomically.
 //!
 //! ```text
-//! input ──extract──> record lines ──shuffle by key range, sort──> write-sst ──> SST files
-//!   (one task per input, or per part of a large CDX)      (one task per range)      │
-//!                                                                   ingest-sst <────┘
-//!                          (the driver: ingest, derive, record the inputs, publish)
+//! input ──extract──> record lines ──split-ranges──> one share per range ──engine shuffle──┐
+//!   (one task per input, or per part of a large CDX)                                       │
+//!   SST files <──write-sst --sort (one task per range: sort the shares, write)  <─────────┘
+//!       └──> ingest-sst (the driver: ingest, derive, record the inputs, publish)
 //! ```
+//!
+//! The engine moves blocks of lines and never parses, compares or sorts a record: the cost
+//! of a Python task or element is paid per block of megabytes, not per capture.
 //!
 //! - [`records`]: the line format between the stages;
 //! - [`extract`]: one input into records, with the parsers of `import-warc`/`backfill-cdx`;
+//! - [`ranges`]: records cut into the shares of key ranges, and a range's shares sorted;
 //! - [`sst`]: one sorted key range into SST files (and, on an empty store, its file rows);
 //! - [`ingest`]: the ranges into the store, checked whole first;
 //! - [`mutations`]: on a shared store (Bigtable), a range written straight into the
@@ -26,5 +30,6 @@
 pub mod extract;
 pub mod ingest;
 pub mod mutations;
+pub mod ranges;
 pub mod records;
 pub mod sst;

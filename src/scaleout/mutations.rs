@@ -8,12 +8,11 @@
 //! it. Merge cells are keyed by their value, so a task that ran again, or two ranges
 //! writing one capture, make the same cells.
 
-use std::io::BufRead;
-
 use anyhow::{Context, Result, bail};
 use serde::{Deserialize, Serialize};
 
 use crate::key::Sha1Key;
+use crate::scaleout::ranges::RangeLines;
 use crate::scaleout::records::Record;
 use crate::store::Store;
 use crate::store::backend::{Batch, Op, Space};
@@ -38,7 +37,7 @@ pub struct RangeWritten {
 
 /// Writes the records of `input` (sorted by key, as the engine's shuffle leaves them) into
 /// `store` and derives the rows of their digests.
-pub fn write_range(store: &Store, ts: u64, input: impl BufRead) -> Result<RangeWritten> {
+pub fn write_range(store: &Store, ts: u64, input: &mut dyn RangeLines) -> Result<RangeWritten> {
     if store.backend().exclusive_writer() {
         bail!(
             "{} has one writer at a time: ranges are written as SST files (write-sst) and \
@@ -51,13 +50,10 @@ pub fn write_range(store: &Store, ts: u64, input: impl BufRead) -> Result<RangeW
     let mut batch = Batch::default();
     let mut token = mark_token(&writer);
     let mut last_digest: Option<Sha1Key> = None;
-    for (n, line) in input.split(b'\n').enumerate() {
-        let line = line.context("cannot read records")?;
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if line.is_empty() {
-            continue;
-        }
-        let record = Record::parse(line).with_context(|| format!("record line {}", n + 1))?;
+    let mut n = 0u64;
+    while let Some(line) = input.next_line()? {
+        n += 1;
+        let record = Record::parse(line).with_context(|| format!("record line {n}"))?;
         written.records += 1;
         match record {
             Record::Capture { key, capture } => {
@@ -74,13 +70,10 @@ pub fn write_range(store: &Store, ts: u64, input: impl BufRead) -> Result<RangeW
                 capture,
             } => {
                 let Some(digest) = key.get(..ROW_LEN).and_then(Sha1Key::from_slice) else {
-                    bail!(
-                        "record line {}: a by-digest key is shorter than a digest",
-                        n + 1
-                    );
+                    bail!("record line {n}: a by-digest key is shorter than a digest");
                 };
                 let Some((_, capture_key)) = IndexEntry::decode(&entry) else {
-                    bail!("record line {}: a damaged index entry", n + 1);
+                    bail!("record line {n}: a damaged index entry");
                 };
                 // The capture this entry points at, which another range writes too (its
                 // `c` line is partitioned by URL, not digest): written here as well, so
@@ -107,10 +100,9 @@ pub fn write_range(store: &Store, ts: u64, input: impl BufRead) -> Result<RangeW
                     last_digest = Some(digest);
                 }
             }
-            Record::Summary(_) => bail!(
-                "record line {}: input summaries go to ingest-sst, not write-range",
-                n + 1
-            ),
+            Record::Summary(_) => {
+                bail!("record line {n}: input summaries go to ingest-sst, not write-range")
+            }
         }
         if batch.bytes() >= BATCH_BYTES {
             // The backend writes a batch's captures before its marks, and batches in

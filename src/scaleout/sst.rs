@@ -14,7 +14,7 @@
 
 use std::collections::BTreeSet;
 use std::fs::File;
-use std::io::{BufRead, BufWriter, Write};
+use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
@@ -23,6 +23,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::capture::{Capture, merge_encoded};
 use crate::key::Sha1Key;
+use crate::scaleout::ranges::RangeLines;
 use crate::scaleout::records::{BY_DIGEST, CAPTURE, Record};
 use crate::schema::Schema;
 use crate::store::bulk::derived_cells;
@@ -223,31 +224,27 @@ impl<'a> RangeWriter<'a> {
         })
     }
 
-    /// Reads sorted record lines to the end and writes the range.
-    pub fn write_all(mut self, input: impl BufRead) -> Result<Manifest> {
+    /// Reads the range's record lines (in key order) to the end and writes the range.
+    pub fn write_all(mut self, input: &mut dyn RangeLines) -> Result<Manifest> {
         let mut group: Vec<Record> = Vec::new();
         let mut group_key: Vec<u8> = Vec::new();
-        for (n, line) in input.split(b'\n').enumerate() {
-            let line = line.context("cannot read records")?;
-            let line = line.strip_suffix(b"\r").unwrap_or(&line);
-            if line.is_empty() {
-                continue;
-            }
-            let record = Record::parse(line).with_context(|| format!("record line {}", n + 1))?;
+        let mut n = 0u64;
+        while let Some(line) = input.next_line()? {
+            n += 1;
+            let record = Record::parse(line).with_context(|| format!("record line {n}"))?;
             self.manifest.records += 1;
             let key = match &record {
                 Record::Capture { key, .. } => space_key(CAPTURE, key),
                 Record::Index { key, .. } => space_key(BY_DIGEST, key),
-                Record::Summary(_) => bail!(
-                    "record line {}: input summaries go to ingest-sst, not write-sst",
-                    n + 1
-                ),
+                Record::Summary(_) => {
+                    bail!("record line {n}: input summaries go to ingest-sst, not write-sst")
+                }
             };
             if !group.is_empty() && key != group_key {
                 if key < group_key {
                     bail!(
-                        "record line {}: records are not sorted by key (sort each range first)",
-                        n + 1
+                        "record line {n}: records are not sorted by key (sort each range \
+                         first, or give --sort)"
                     );
                 }
                 self.write_group(&mut group)?;
