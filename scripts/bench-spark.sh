@@ -2,23 +2,36 @@
 # The Spark application against the single-process import (issue 17), same WARC corpus, same
 # run: `sediment import-warc --threads 2` and `spark-submit --master local[2]
 # scripts/spark/sediment_spark.py import-warc`, each into an empty store, best of RUNS
-# (default 3), interleaved. Spark's start-up (JVM, SparkContext) is reported apart from its
-# work; the ratio is work / single-process time. Also measured: the shuffle volume per capture
-# (record lines), the SST bytes and the ingest-sst time, and the exports of both stores are
-# compared byte for byte.
-# The corpus is scripts/make-bench-warc.sh's (>= 500 MB of gzip-per-record WARC); any directory
-# of bench-*.warc.gz files will do (hard links of base.warc.gz make a larger one for free).
-# Usage: scripts/bench-spark.sh [BENCH_DIR]   (default /work/bench-data)
+# (default 3), interleaved. Spark's start-up (JVM, SparkContext, the executors' Python
+# workers) is reported apart from its work; the ratio is work / single-process time. Also
+# measured: the shuffle volume per capture (record lines), the SST bytes and the ingest-sst
+# time, and the exports of both stores are compared byte for byte.
+# The corpus: BENCH_DIR/bench-*.warc.gz (scripts/make-bench-warc.sh's), or, given FILES and
+# COPIES, FILES files made of COPIES copies each of BENCH_DIR/base.warc.gz (hard links when
+# COPIES is 1): `10 1` is ten 53 MB files, `4 5` four 267 MB ones, closer to the 1 GB WARC
+# files of production crawls (Spark's cost per task weighs less on larger files).
+# Usage: scripts/bench-spark.sh [BENCH_DIR [FILES COPIES]]   (default /work/bench-data)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
 dir="${1:-/work/bench-data}"
-ls "$dir"/bench-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
+[ -f "$dir/base.warc.gz" ] || scripts/make-bench-warc.sh "$dir"
+work=$(mktemp -d /work/bench-spark.XXXXXX)
+trap 'rm -rf "$work"' EXIT
+if [ -n "${3:-}" ]; then
+  mkdir "$work/corpus"
+  for i in $(seq -w 1 "$2"); do
+    if [ "$3" = 1 ]; then
+      ln "$dir/base.warc.gz" "$work/corpus/bench-$i.warc.gz" 2>/dev/null || cp "$dir/base.warc.gz" "$work/corpus/bench-$i.warc.gz"
+    else
+      for _ in $(seq 1 "$3"); do cat "$dir/base.warc.gz"; done > "$work/corpus/bench-$i.warc.gz"
+    fi
+  done
+  dir="$work/corpus"
+fi
 files=$(ls "$dir"/bench-*.warc.gz)
 cargo build --release --quiet
 mb=$(stat -c %s $files | awk '{s += $1} END {print s / 1e6}')   # hard-linked copies count too
-work=$(mktemp -d /work/bench-spark.XXXXXX)
-trap 'rm -rf "$work"' EXIT
 cat $files > /dev/null   # page cache, for both contenders alike
 export SPARK_LOCAL_IP=127.0.0.1
 
