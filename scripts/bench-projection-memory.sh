@@ -11,14 +11,15 @@
 # Usage: scripts/bench-projection-memory.sh [WORKDIR] [SIZES] [PROJECTIONS] [EXTRA ARGS]
 #   WORKDIR      default /tmp/sediment-bench-projection-memory (stores are kept and reused)
 #   SIZES        default "100000 1000000" (add 3000000 for the 3 M row)
-#   PROJECTIONS  default "crawl summary locust jdbm"
-#   EXTRA ARGS   passed to every projection, e.g. "--memory-mb 256" (crawl and summary)
+#   PROJECTIONS  default "crawl summary locust jdbm export export-captures" (the last two:
+#                JSON lines to /dev/null, Parquet files)
+#   EXTRA ARGS   passed to every projection, e.g. "--memory-mb 256"
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 work="${1:-/tmp/sediment-bench-projection-memory}"
 sizes="${2:-100000 1000000}"
-projections="${3:-crawl summary locust jdbm}"
+projections="${3:-crawl summary locust jdbm export export-captures}"
 extra="${4:-}"
 timeout_s="${TIMEOUT:-900}"
 # The shared target directory (scripts/env.sh): building elsewhere compiles RocksDB again.
@@ -43,12 +44,14 @@ for p in $projections; do
         out="$work/out-$p-$n"
         rm -rf "$out" "$out".db*
         case "$p" in
-            crawl | summary) dest="$out.db" ;;
-            *) dest="$out" ;;
+            crawl | summary) command=(project "$p" -o "$out.db") ;;
+            export) command=(export) ;;
+            export-captures) command=(export-captures --format parquet -o "$out") ;;
+            *) command=(project "$p" -o "$out") ;;
         esac
         status=0
         # shellcheck disable=SC2086
-        timeout "$timeout_s" /usr/bin/time -v "$bin" --store "$work/store-$n" project "$p" -o "$dest" $extra \
+        timeout "$timeout_s" /usr/bin/time -v "$bin" --store "$work/store-$n" "${command[@]}" $extra \
             >/dev/null 2>"$work/time-$p-$n.log" || status=$?
         # 3 = done with problems: these stores have no WARC files, so every body is missing.
         if [[ $status -ne 0 && $status -ne 3 ]]; then

@@ -296,17 +296,46 @@ impl Originals {
             }
             // No file row (a type outside the file filter, e.g. an image under the
             // full-text default): the payload's own captures tell.
-            for capture in crate::store::captures::captures_of_digest(store, digest)? {
-                if capture.kind != crate::capture::CaptureKind::Revisit {
-                    original.size = original.size.or(capture.size);
-                    if original.mime.is_none() {
-                        original.mime = capture.mime;
-                    }
-                }
-            }
+            fill_from_captures(store, digest, original)?;
         }
         Ok(())
     }
+}
+
+/// The size and type of a payload without a complete file row: those of the first of its
+/// captures (revisits aside) that have one. The index entries say which captures have a
+/// size or a type at all, so only those are read, and only until both are known: most
+/// often one capture, where reading them all cost a random read each (on a store built
+/// from CDX, where no capture has a size, that was most of a projection's time).
+fn fill_from_captures(store: &Store, digest: &Sha1Key, original: &mut Original) -> Result<()> {
+    use crate::store::captures::{IndexEntry, index_entries, read_capture};
+    let entries = index_entries(store, digest)?;
+    // What the entries from each one on have between them.
+    let mut rest = vec![0u8; entries.len() + 1];
+    for i in (0..entries.len()).rev() {
+        rest[i] = rest[i + 1] | entries[i].0;
+    }
+    for (i, (flags, key)) in entries.iter().enumerate() {
+        let wants = |flags: u8| {
+            (original.size.is_none() && flags & IndexEntry::HAS_SIZE != 0)
+                || (original.mime.is_none() && flags & IndexEntry::HAS_MIME != 0)
+        };
+        if !wants(rest[i]) {
+            break;
+        }
+        if !wants(*flags) {
+            continue;
+        }
+        if let Some(capture) = read_capture(store, key)?
+            && capture.kind != crate::capture::CaptureKind::Revisit
+        {
+            original.size = original.size.or(capture.size);
+            if original.mime.is_none() {
+                original.mime = capture.mime;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// HTML as the projections analyse it.
@@ -314,4 +343,85 @@ pub fn is_html_mime(mime: Option<&str>) -> bool {
     let essence = mime.unwrap_or("").split(';').next().unwrap_or("").trim();
     essence.eq_ignore_ascii_case("text/html")
         || essence.eq_ignore_ascii_case("application/xhtml+xml")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::capture::CaptureKind;
+    use crate::store::writer::Writer;
+
+    fn capture(ts: &str, mime: Option<&str>, size: Option<u64>, kind: CaptureKind) -> Capture {
+        Capture {
+            surt: format!("org,example)/{ts}"),
+            ts: ts.into(),
+            url: format!("http://example.org/{ts}"),
+            source: "x.cdx".into(),
+            mime: mime.map(str::to_string),
+            size,
+            kind,
+            digest: Some(Sha1Key([7; 20])),
+            status: Some(200),
+            ..Default::default()
+        }
+    }
+
+    /// What reading every capture of the payload gives (the rule the flags let us cut
+    /// short): the first size and the first type among its captures that are not revisits.
+    fn from_every_capture(store: &Store, digest: &Sha1Key) -> Original {
+        let mut original = Original::default();
+        for c in crate::store::captures::captures_of_digest(store, digest).unwrap() {
+            if c.kind != CaptureKind::Revisit {
+                original.size = original.size.or(c.size);
+                if original.mime.is_none() {
+                    original.mime = c.mime;
+                }
+            }
+        }
+        original
+    }
+
+    #[test]
+    fn originals_without_a_file_row_read_only_the_captures_they_need() {
+        use CaptureKind::{Response, Revisit};
+        let cases: Vec<Vec<Capture>> = vec![
+            // A revisit with a type first, a response without one, then one with both.
+            vec![
+                capture("20200101000000", Some("text/plain"), Some(5), Revisit),
+                capture("20200102000000", None, None, Response),
+                capture("20200103000000", Some("text/html"), Some(100), Response),
+                capture("20200104000000", Some("image/png"), Some(7), Response),
+            ],
+            // Types but no size anywhere (a store built from CDX).
+            vec![
+                capture("20200101000000", Some("text/html"), None, Response),
+                capture("20200102000000", Some("text/css"), None, Response),
+            ],
+            // The size comes later than the type.
+            vec![
+                capture("20200101000000", Some("text/html"), None, Response),
+                capture("20200102000000", None, Some(42), Response),
+            ],
+            // Only revisits.
+            vec![capture(
+                "20200101000000",
+                Some("text/html"),
+                Some(1),
+                Revisit,
+            )],
+        ];
+        for captures in cases {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(&dir.path().join("s")).unwrap();
+            let mut writer = Writer::new(&store, 1);
+            for c in &captures {
+                writer.add_capture(c);
+            }
+            writer.finish().unwrap();
+            let digest = Sha1Key([7; 20]);
+            let mut found = Original::default();
+            fill_from_captures(&store, &digest, &mut found).unwrap();
+            assert_eq!(found, from_every_capture(&store, &digest), "{captures:?}");
+        }
+    }
 }

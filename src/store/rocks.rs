@@ -79,6 +79,11 @@ fn base_cf_options(cache: &Cache) -> Options {
     table.set_block_cache(cache);
     table.set_block_size(16 * 1024);
     table.set_bloom_filter(10.0, false);
+    // Index and filter blocks are held in the block cache (those of level 0 pinned there)
+    // instead of on the heap of each open table file, where they grow with the store: a
+    // reader's memory is then its cache, whatever the size of the archive.
+    table.set_cache_index_and_filter_blocks(true);
+    table.set_pin_l0_filter_and_index_blocks_in_cache(true);
     // 5 is the newest table format RocksDB 7.x reads (6 came with 8.6); what 6 and 7
     // add (checksums of the footer context, smaller index blocks) does not matter here.
     table.set_format_version(TABLE_FORMAT_VERSION);
@@ -557,6 +562,9 @@ impl Backend for RocksBackend {
             .map(|&(family, _)| {
                 let mut opts = RocksBackend::read_options(start, end);
                 opts.set_readahead_size(4 << 20);
+                // Row scans read each block once (export, stats, the stages' sweeps): kept,
+                // the blocks would only fill memory with the store and evict what lookups use.
+                opts.fill_cache(false);
                 let mut iter = self.db.raw_iterator_cf_opt(self.family_cf(family), opts);
                 match start {
                     Some(s) => iter.seek(s),
