@@ -7,9 +7,8 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result};
 
-use super::write_sst::SortArgs;
 use crate::scaleout::mutations::write_range;
-use crate::scaleout::ranges::range_input;
+use crate::scaleout::ranges::{SortArgs, range_input};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:

@@ -7,7 +7,7 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use crate::scaleout::ranges::range_input;
+use crate::scaleout::ranges::{SortArgs, range_input};
 use crate::scaleout::sst::RangeWriter;
 use crate::schema::Schema;
 
@@ -29,29 +29,6 @@ pub struct Args {
     pub derive: bool,
     #[command(flatten)]
     pub sorting: SortArgs,
-}
-
-/// How a range writer gets its lines in key order.
-#[derive(clap::Args)]
-pub struct SortArgs {
-    /// The lines come in any order (blocks of `split-ranges`): sort them first, spilling
-    /// sorted runs to temporary files beyond --sort-memory-mb.
-    #[arg(long)]
-    pub sort: bool,
-    /// Memory for sorting, in MiB (with --sort).
-    #[arg(long, value_name = "MIB", default_value_t = 256, requires = "sort")]
-    pub sort_memory_mb: usize,
-}
-
-impl SortArgs {
-    /// Where to sort and in how much memory, when sorting.
-    pub fn sort_in<'a>(
-        &self,
-        scratch: &'a std::path::Path,
-    ) -> Option<(&'a std::path::Path, usize)> {
-        self.sort
-            .then_some((scratch, self.sort_memory_mb.max(1) << 20))
-    }
 }
 
 pub fn run(args: Args) -> Result<ExitCode> {

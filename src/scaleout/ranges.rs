@@ -160,6 +160,26 @@ impl<R: BufRead> RangeLines for Presorted<R> {
     }
 }
 
+/// How a range writer (`write-sst`, `write-range`) gets its lines in key order.
+#[derive(clap::Args)]
+pub struct SortArgs {
+    /// The lines come in any order (blocks of `split-ranges`): sort them first, spilling
+    /// sorted runs to temporary files beyond --sort-memory-mb.
+    #[arg(long)]
+    pub sort: bool,
+    /// Memory for sorting, in MiB (with --sort).
+    #[arg(long, value_name = "MIB", default_value_t = 256, requires = "sort")]
+    pub sort_memory_mb: usize,
+}
+
+impl SortArgs {
+    /// Where to sort and in how much memory, when sorting.
+    pub fn sort_in<'a>(&self, scratch: &'a Path) -> Option<(&'a Path, usize)> {
+        self.sort
+            .then_some((scratch, self.sort_memory_mb.max(1) << 20))
+    }
+}
+
 /// The input of a range writer: `sort` when the engine moved blocks of [`split`] and left
 /// the sorting to the writer.
 pub fn range_input<'a>(
