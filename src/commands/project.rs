@@ -85,7 +85,7 @@ pub fn report_unread_bodies(report: &Report, prefix: &str) {
             report.bulk_problem(reason, n, &format!("{n} bodies were not read: {why}"), &[]);
             continue;
         }
-        let (first, files) = missing_warcs().first();
+        let (first, files, more) = missing_warcs().first();
         const SHOWN: usize = 3;
         let mut named = first
             .iter()
@@ -94,7 +94,8 @@ pub fn report_unread_bodies(report: &Report, prefix: &str) {
             .collect::<Vec<_>>()
             .join(", ");
         if files > SHOWN {
-            named.push_str(&format!(" and {} more", files - SHOWN));
+            let at_least = if more { "at least " } else { "" };
+            named.push_str(&format!(" and {at_least}{} more", files - SHOWN));
         }
         let message = format!(
             "{n} bodies were not read: their WARC files were not found ({named}); give the directories that hold them with --warc-dir DIR"

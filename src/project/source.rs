@@ -140,26 +140,46 @@ impl BodyReader {
 /// projection makes its readers itself; a process runs one command.
 #[derive(Default)]
 pub struct MissingWarcs {
-    inner: Mutex<(HashSet<String>, Vec<String>)>,
+    inner: Mutex<Missing>,
+}
+
+#[derive(Default)]
+struct Missing {
+    distinct: HashSet<String>,
+    first: Vec<String>,
+    /// More distinct names were met than [`MISSING_COUNTED`].
+    more: bool,
 }
 
 /// How many missing WARC names are kept in the order they were met.
 const MISSING_NAMED: usize = 10;
+/// Distinct missing names counted at most: an archive of millions of WARC files whose
+/// directory was not given must not grow a projection's memory by their names.
+const MISSING_COUNTED: usize = 1 << 16;
 
 impl MissingWarcs {
     fn note(&self, tried: &[String]) {
         let mut inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         for warc in tried {
-            if inner.0.insert(warc.clone()) && inner.1.len() < MISSING_NAMED {
-                inner.1.push(warc.clone());
+            if inner.distinct.contains(warc) {
+                continue;
+            }
+            if inner.distinct.len() >= MISSING_COUNTED {
+                inner.more = true;
+                continue;
+            }
+            inner.distinct.insert(warc.clone());
+            if inner.first.len() < MISSING_NAMED {
+                inner.first.push(warc.clone());
             }
         }
     }
 
-    /// The first missing WARC files (as stored) and how many distinct ones were missing.
-    pub fn first(&self) -> (Vec<String>, usize) {
+    /// The first missing WARC files (as stored), how many distinct ones were missing, and
+    /// whether there were more than that count (it stops at [`MISSING_COUNTED`]).
+    pub fn first(&self) -> (Vec<String>, usize, bool) {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        (inner.1.clone(), inner.0.len())
+        (inner.first.clone(), inner.distinct.len(), inner.more)
     }
 }
 
@@ -379,6 +399,21 @@ mod tests {
             }
         }
         original
+    }
+
+    #[test]
+    fn missing_warc_names_are_counted_up_to_a_bound() {
+        let missing = MissingWarcs::default();
+        let names: Vec<String> = (0..MISSING_COUNTED + 5)
+            .map(|i| format!("w{i}.warc.gz"))
+            .collect();
+        missing.note(&names[..3]);
+        missing.note(&names[..3]);
+        assert_eq!(missing.first(), (names[..3].to_vec(), 3, false));
+        missing.note(&names);
+        let (first, count, more) = missing.first();
+        assert_eq!(first, names[..MISSING_NAMED].to_vec());
+        assert_eq!((count, more), (MISSING_COUNTED, true));
     }
 
     #[test]
