@@ -162,18 +162,24 @@ fn spark_warc_import_equals_the_single_process_import_with_one_and_several_range
     assert_eq!(before, contents(&store));
 }
 
+/// The two fixture crawls, and a store `single` under `dir` that imported them in one process.
+fn two_crawls_imported(dir: &Path) -> (Vec<String>, PathBuf) {
+    let inputs = strings(&[
+        fixture("crawl/crawl1.warc.gz"),
+        fixture("crawl/crawl2.warc.gz"),
+    ]);
+    let single = dir.join("single");
+    ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
+    (inputs, single)
+}
+
 #[test]
 fn killed_tasks_run_again_and_the_store_is_the_same() {
     if !spark_available() {
         return;
     }
-    let inputs = strings(&[
-        fixture("crawl/crawl1.warc.gz"),
-        fixture("crawl/crawl2.warc.gz"),
-    ]);
     let dir = tempfile::tempdir().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
+    let (inputs, single) = two_crawls_imported(dir.path());
     let store = dir.path().join("spark");
     let store_arg = store.display().to_string();
     let parquet = dir.path().join("parquet");
@@ -423,13 +429,8 @@ fn spark_into_bigtable_equals_the_single_process_import_with_retries() {
 /// equals the single-process import.
 #[test]
 fn split_ranges_and_sorting_range_writers_make_the_single_process_store() {
-    let inputs = strings(&[
-        fixture("crawl/crawl1.warc.gz"),
-        fixture("crawl/crawl2.warc.gz"),
-    ]);
     let dir = tempfile::tempdir().unwrap();
-    let single = dir.path().join("single");
-    ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
+    let (inputs, single) = two_crawls_imported(dir.path());
     let no_store = dir.path().join("unused");
     let (mut summaries, mut halves) = (String::new(), Vec::new());
     for input in &inputs {

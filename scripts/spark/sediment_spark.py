@@ -165,10 +165,10 @@ def extract_task(task, config):
             if cut == 0:
                 continue
             if pending:
-                lines += pending.count(b"\n")
-                record_bytes += len(pending)
                 yield (b"r", pending)
             pending = data[:cut]
+            lines += pending.count(b"\n")
+            record_bytes += len(pending)
         code = child.wait()
         if source and source.wait() != 0:
             raise ChildFailed(f"hadoop fs -cat {task['path']} failed")
@@ -182,9 +182,9 @@ def extract_task(task, config):
         if carry or not pending[last:].startswith(b"s\t"):
             raise ChildFailed(f"sediment extract of {task['path']} printed no summary")
         summary, pending = pending[last + 2:-1], pending[:last]
+        lines -= 1
+        record_bytes -= len(summary) + 3
         if pending:
-            lines += pending.count(b"\n")
-            record_bytes += len(pending)
             yield (b"r", pending)
         parsed = json.loads(summary)
         printed = parsed["records"]["captures"] + parsed["records"]["index_entries"]
@@ -264,16 +264,16 @@ def write_range_task(index, shares, config):
     binary = sediment_binary(config["driver_binary"])
     out = None
     if config["direct_store"]:
-        command = [binary, "--store", config["direct_store"], "write-range",
-                   "--ts", str(config["ts"])]
+        writer = "write-range"
+        command = [binary, "--store", config["direct_store"], writer, "--ts", str(config["ts"])]
     else:
+        writer = "write-sst"
         out = os.path.join(config["staging"], "ranges",
                            f"r{index:05d}-a{attempt}-{uuid.uuid4().hex[:8]}")
         os.makedirs(os.path.dirname(out), exist_ok=True)
-        command = [binary, "write-sst", "--out", out, "--ts", str(config["ts"])]
+        command = [binary, writer, "--out", out, "--ts", str(config["ts"])]
         if config["derive"]:
             command.append("--derive")
-    writer = command[1] if command[1] != "--store" else command[3]
     command += ["--sort", "--sort-memory-mb", str(config["sort_memory_mb"])]
     kill = fail_once("write", str(index))
     with tempfile.NamedTemporaryFile(prefix="sediment-write-", suffix=".err", delete=False) as err:
