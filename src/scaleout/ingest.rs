@@ -474,7 +474,7 @@ mod tests {
     use crate::capture::{Capture, CaptureKind, Origin};
     use crate::ingest::CaptureSink;
     use crate::scaleout::extract::RecordSink;
-    use crate::scaleout::ranges::Presorted;
+    use crate::scaleout::ranges::LineReader;
     use crate::scaleout::records::partition_key;
     use crate::scaleout::sst::RangeWriter;
     use crate::schema::Schema;
@@ -562,7 +562,7 @@ mod tests {
             let text: Vec<u8> = lines[start..end].join(&b"\n"[..]);
             RangeWriter::create(&out, &schema, ts, derive)
                 .unwrap()
-                .write_all(&mut Presorted::new(&text[..]))
+                .write_all(&mut LineReader::new(&text[..]))
                 .unwrap();
             dirs.push(out);
             start = end;

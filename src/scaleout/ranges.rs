@@ -67,20 +67,17 @@ pub fn split(
         split.blocks += 1;
         anyhow::Ok(())
     };
-    for (n, line) in input.split(b'\n').enumerate() {
-        let line = line.context("cannot read records")?;
-        if line.is_empty() {
-            continue;
-        }
+    let mut lines = LineReader::new(input);
+    while let Some(line) = lines.next_line()? {
         if line.first() == Some(&super::records::SUMMARY) {
             bail!(
                 "record line {}: input summaries go to ingest-sst, not into ranges",
-                n + 1
+                split.lines + 1
             );
         }
-        let range = range_of(&line, bounds);
+        let range = range_of(line, bounds);
         let share = &mut shares[range];
-        share.0.extend_from_slice(&line);
+        share.0.extend_from_slice(line);
         share.0.push(b'\n');
         share.1 += 1;
         split.lines += 1;
@@ -100,14 +97,11 @@ pub fn split(
 /// concatenated) by key, spilling runs of `run_bytes` into unnamed files in `scratch`.
 pub fn sort(input: impl BufRead, scratch: &Path, run_bytes: usize) -> Result<Sorted> {
     let mut sorter = Sorter::new(scratch, run_bytes);
-    for line in input.split(b'\n') {
-        let line = line.context("cannot read records")?;
-        let line = line.strip_suffix(b"\r").unwrap_or(&line);
-        if !line.is_empty() {
-            // Whole lines compare as their keys do: the tab after a key sorts below every
-            // hex digit, so a key sorts before the longer keys it is a prefix of.
-            sorter.push(line)?;
-        }
+    let mut lines = LineReader::new(input);
+    while let Some(line) = lines.next_line()? {
+        // Whole lines compare as their keys do: the tab after a key sorts below every hex
+        // digit, so a key sorts before the longer keys it is a prefix of.
+        sorter.push(line)?;
     }
     sorter.finish()
 }
@@ -124,22 +118,23 @@ impl RangeLines for Sorted {
     }
 }
 
-/// Lines of a reader that are already in key order.
-pub struct Presorted<R> {
+/// The lines of a reader one at a time in one reused buffer, blank lines skipped and line
+/// ends taken off; as [`RangeLines`], lines that are already in key order.
+pub struct LineReader<R> {
     input: R,
     line: Vec<u8>,
 }
 
-impl<R: BufRead> Presorted<R> {
+impl<R: BufRead> LineReader<R> {
     pub fn new(input: R) -> Self {
-        Presorted {
+        LineReader {
             input,
             line: Vec::new(),
         }
     }
 }
 
-impl<R: BufRead> RangeLines for Presorted<R> {
+impl<R: BufRead> RangeLines for LineReader<R> {
     fn next_line(&mut self) -> Result<Option<&[u8]>> {
         loop {
             self.line.clear();
@@ -188,7 +183,7 @@ pub fn range_input<'a>(
 ) -> Result<Box<dyn RangeLines + 'a>> {
     Ok(match sort_in {
         Some((scratch, run_bytes)) => Box::new(sort(input, scratch, run_bytes)?),
-        None => Box::new(Presorted::new(input)),
+        None => Box::new(LineReader::new(input)),
     })
 }
 
@@ -279,7 +274,7 @@ mod tests {
 
     #[test]
     fn presorted_lines_skip_blank_lines_and_carriage_returns() {
-        let mut lines = Presorted::new(&b"a\r\n\nb\n"[..]);
+        let mut lines = LineReader::new(&b"a\r\n\nb\n"[..]);
         assert_eq!(lines.next_line().unwrap(), Some(&b"a"[..]));
         assert_eq!(lines.next_line().unwrap(), Some(&b"b"[..]));
         assert_eq!(lines.next_line().unwrap(), None);
