@@ -1114,3 +1114,45 @@ fn a_tiny_memory_budget_gives_the_same_database() {
     let sql = "SELECT rowid, * FROM full_text_entity_index ORDER BY rowid";
     assert_eq!(rows(&a, sql, &[]), rows(&b, sql, &[]));
 }
+
+#[test]
+fn indexes_left_out_of_an_interrupted_first_run_come_back() {
+    // A fresh database is filled without its random-keyed secondary indexes, which are
+    // built at the end; a first run interrupted before the end leaves them out, and the
+    // next run (here: with nothing new to add) builds them.
+    let c = crawled_twice();
+    let index_names = |conn: &rusqlite::Connection| -> Vec<Vec<String>> {
+        rows(
+            conn,
+            "SELECT name, sql FROM sqlite_master WHERE type = 'index' ORDER BY name",
+            &[],
+        )
+    };
+    let complete = index_names(&open(&c.db));
+    for deferred in [
+        "url_string",
+        "entity_generation_by_uuid",
+        "crawl_summary_by_crawl_uuid",
+    ] {
+        assert!(
+            complete.iter().any(|r| r[0] == deferred),
+            "{deferred} after a complete run"
+        );
+    }
+    {
+        let conn = open(&c.db);
+        conn.execute_batch(
+            "DROP INDEX url_string; DROP INDEX entity_generation_by_uuid;
+             DROP INDEX crawl_summary_by_crawl_uuid;",
+        )
+        .unwrap();
+    }
+    let counts = summarize_with(&c.store, &c.db, &[]);
+    assert_eq!(count(&counts, "crawl_summaries"), 0, "{counts}");
+    let conn = open(&c.db);
+    assert_eq!(index_names(&conn), complete);
+    let check: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(check, "ok");
+}

@@ -1,6 +1,6 @@
 //! `sediment project …`: the store projected into the shapes of other systems.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -54,6 +54,15 @@ pub fn capture_estimate(store: &Store) -> Option<u64> {
         .ok()
         .flatten()
         .filter(|&n| n > 0)
+}
+
+/// Where a projection into `output` spills its sorted runs: beside it, on the disk that
+/// is to hold the result anyway (a system temporary directory may be a small tmpfs).
+pub fn spill_dir_of(output: &Path) -> PathBuf {
+    match output.parent() {
+        Some(dir) if !dir.as_os_str().is_empty() => dir.to_path_buf(),
+        _ => PathBuf::from("."),
+    }
 }
 
 /// Why a body can be unread that the user can fix or must know about; each unread body

@@ -63,6 +63,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_text_bytes: args.max_text_bytes,
         batch_size: args.batch.unwrap_or_else(|| memory.prefetch_captures()),
         memory,
+        spill_dir: super::project::spill_dir_of(&args.output),
     };
     let report = Report::new("project crawl").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");

@@ -53,6 +53,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_body_bytes: args.max_body_bytes,
         batch_captures: args.batch.unwrap_or_else(|| memory.prefetch_captures() / 2),
         memory,
+        spill_dir: super::project::spill_dir_of(&args.output),
     };
     let run = || summarize(&store, &args.output, &options, &report);
     match args.threads {

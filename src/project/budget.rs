@@ -86,7 +86,7 @@ impl MemoryBudget {
     /// sorts on disk rather than in memory.
     pub fn sqlite_pragmas(&self) -> String {
         format!(
-            "PRAGMA cache_size = -{}; PRAGMA temp_store = FILE;",
+            "PRAGMA cache_size = -{}; PRAGMA temp_store = FILE; PRAGMA wal_autocheckpoint = 16384;",
             self.sqlite_cache_kib()
         )
     }

@@ -9,6 +9,7 @@ pub mod exit_code;
 pub mod identity;
 pub mod jdbm;
 pub mod locust;
+pub mod originals;
 pub mod signals;
 pub mod source;
 pub mod summary;

@@ -5,13 +5,12 @@ use std::collections::HashSet;
 use std::io::Read;
 use std::sync::{Mutex, OnceLock};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::{Located, WarcLocator, locate, read_payload_at};
 use crate::store::Store;
-use crate::store::cells::Projection;
 
 /// Calls `visit` with every capture, in URL-then-time order (the capture key order).
 pub fn for_each_capture(store: &Store, mut visit: impl FnMut(Capture) -> Result<()>) -> Result<()> {
@@ -210,154 +209,6 @@ fn inflate(reader: &mut dyn Read, limit: usize, truncated: &mut bool) -> Vec<u8>
     out
 }
 
-/// What the store's file row says of a payload: what a revisit, which carries no size
-/// (and, from CDX, no type) itself, takes from its original.
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Original {
-    pub size: Option<u64>,
-    pub mime: Option<String>,
-}
-
-/// The file rows (`file:size`, `file:mime`) of the payloads revisits point at, read in
-/// batches (one iterator, digests in key order) and kept in a bounded map.
-pub struct Originals {
-    rows: std::collections::HashMap<Sha1Key, Original>,
-    /// Payloads remembered at most (the map starts over past it).
-    limit: usize,
-}
-
-impl Default for Originals {
-    fn default() -> Self {
-        Originals::with_limit(super::budget::MemoryBudget::default().small_entries())
-    }
-}
-
-impl Originals {
-    pub fn with_limit(limit: usize) -> Originals {
-        Originals {
-            rows: std::collections::HashMap::new(),
-            limit: limit.max(1),
-        }
-    }
-
-    pub fn get(&self, digest: &Sha1Key) -> Option<&Original> {
-        self.rows.get(digest)
-    }
-
-    /// The normalized MIME type of a capture: its own, or for a revisit that names none,
-    /// its original's (call [`Originals::prefetch`] for its batch first).
-    pub fn mime_of(&self, capture: &Capture) -> Option<String> {
-        capture
-            .mime
-            .clone()
-            .or_else(|| match (capture.kind, &capture.digest) {
-                (crate::capture::CaptureKind::Revisit, Some(d)) => {
-                    self.rows.get(d).and_then(|o| o.mime.clone())
-                }
-                _ => None,
-            })
-    }
-
-    /// Reads the file rows of the revisits' payloads among `captures` not known yet (one
-    /// pass over the digests in key order).
-    pub fn prefetch<'c>(
-        &mut self,
-        store: &Store,
-        captures: impl IntoIterator<Item = &'c Capture>,
-    ) -> Result<()> {
-        let mut digests: Vec<Sha1Key> = captures
-            .into_iter()
-            .filter(|c| c.kind == crate::capture::CaptureKind::Revisit)
-            .filter_map(|c| c.digest)
-            .filter(|d| !self.rows.contains_key(d))
-            .collect();
-        if digests.is_empty() {
-            return Ok(());
-        }
-        digests.sort_unstable();
-        digests.dedup();
-        let schema = store.schema();
-        let column = |name: &str| {
-            schema
-                .column_id(name)
-                .with_context(|| format!("the schema lacks {name}"))
-        };
-        let (size_column, mime_column) = (column("file:size")?, column("file:mime")?);
-        let mut families = vec![size_column.family, mime_column.family];
-        families.dedup();
-        let projection = Projection {
-            families,
-            columns: Some(vec![size_column, mime_column]),
-            versions: 1,
-        };
-        if self.rows.len() + digests.len() > self.limit {
-            self.rows.clear();
-        }
-        for digest in &digests {
-            self.rows.insert(*digest, Original::default());
-        }
-        let rows = &mut self.rows;
-        store.read_rows(&digests, &projection, |row| {
-            let original = rows.entry(row.key).or_default();
-            original.size = row
-                .latest(size_column)
-                .and_then(|v| <[u8; 8]>::try_from(v).ok())
-                .map(u64::from_be_bytes);
-            original.mime = row
-                .latest(mime_column)
-                .and_then(|v| std::str::from_utf8(v).ok())
-                .map(str::to_string);
-            Ok(true)
-        })?;
-        for digest in &digests {
-            let original = self.rows.entry(*digest).or_default();
-            if original.size.is_some() && original.mime.is_some() {
-                continue;
-            }
-            // No file row (a type outside the file filter, e.g. an image under the
-            // full-text default): the payload's own captures tell.
-            fill_from_captures(store, digest, original)?;
-        }
-        Ok(())
-    }
-}
-
-/// The size and type of a payload without a complete file row: those of the first of its
-/// captures (revisits aside) that have one. The index entries say which captures have a
-/// size or a type at all, so only those are read, and only until both are known: most
-/// often one capture, where reading them all cost a random read each (on a store built
-/// from CDX, where no capture has a size, that was most of a projection's time).
-fn fill_from_captures(store: &Store, digest: &Sha1Key, original: &mut Original) -> Result<()> {
-    use crate::store::captures::{IndexEntry, index_entries, read_capture};
-    let entries = index_entries(store, digest)?;
-    // What the entries from each one on have between them.
-    let mut rest = vec![0u8; entries.len() + 1];
-    for i in (0..entries.len()).rev() {
-        rest[i] = rest[i + 1] | entries[i].0;
-    }
-    for (i, (flags, key)) in entries.iter().enumerate() {
-        let wants = |flags: u8| {
-            (original.size.is_none() && flags & IndexEntry::HAS_SIZE != 0)
-                || (original.mime.is_none() && flags & IndexEntry::HAS_MIME != 0)
-        };
-        if !wants(rest[i]) {
-            break;
-        }
-        if !wants(*flags) {
-            continue;
-        }
-        if let Some(capture) = read_capture(store, key)?
-            && capture.kind != crate::capture::CaptureKind::Revisit
-        {
-            original.size = original.size.or(capture.size);
-            if original.mime.is_none() {
-                original.mime = capture.mime;
-            }
-        }
-    }
-    Ok(())
-}
-
 /// HTML as the projections analyse it.
 pub fn is_html_mime(mime: Option<&str>) -> bool {
     let essence = mime.unwrap_or("").split(';').next().unwrap_or("").trim();
@@ -368,38 +219,6 @@ pub fn is_html_mime(mime: Option<&str>) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::CaptureKind;
-    use crate::store::writer::Writer;
-
-    fn capture(ts: &str, mime: Option<&str>, size: Option<u64>, kind: CaptureKind) -> Capture {
-        Capture {
-            surt: format!("org,example)/{ts}"),
-            ts: ts.into(),
-            url: format!("http://example.org/{ts}"),
-            source: "x.cdx".into(),
-            mime: mime.map(str::to_string),
-            size,
-            kind,
-            digest: Some(Sha1Key([7; 20])),
-            status: Some(200),
-            ..Default::default()
-        }
-    }
-
-    /// What reading every capture of the payload gives (the rule the flags let us cut
-    /// short): the first size and the first type among its captures that are not revisits.
-    fn from_every_capture(store: &Store, digest: &Sha1Key) -> Original {
-        let mut original = Original::default();
-        for c in crate::store::captures::captures_of_digest(store, digest).unwrap() {
-            if c.kind != CaptureKind::Revisit {
-                original.size = original.size.or(c.size);
-                if original.mime.is_none() {
-                    original.mime = c.mime;
-                }
-            }
-        }
-        original
-    }
 
     #[test]
     fn missing_warc_names_are_counted_up_to_a_bound() {
@@ -414,49 +233,5 @@ mod tests {
         let (first, count, more) = missing.first();
         assert_eq!(first, names[..MISSING_NAMED].to_vec());
         assert_eq!((count, more), (MISSING_COUNTED, true));
-    }
-
-    #[test]
-    fn originals_without_a_file_row_read_only_the_captures_they_need() {
-        use CaptureKind::{Response, Revisit};
-        let cases: Vec<Vec<Capture>> = vec![
-            // A revisit with a type first, a response without one, then one with both.
-            vec![
-                capture("20200101000000", Some("text/plain"), Some(5), Revisit),
-                capture("20200102000000", None, None, Response),
-                capture("20200103000000", Some("text/html"), Some(100), Response),
-                capture("20200104000000", Some("image/png"), Some(7), Response),
-            ],
-            // Types but no size anywhere (a store built from CDX).
-            vec![
-                capture("20200101000000", Some("text/html"), None, Response),
-                capture("20200102000000", Some("text/css"), None, Response),
-            ],
-            // The size comes later than the type.
-            vec![
-                capture("20200101000000", Some("text/html"), None, Response),
-                capture("20200102000000", None, Some(42), Response),
-            ],
-            // Only revisits.
-            vec![capture(
-                "20200101000000",
-                Some("text/html"),
-                Some(1),
-                Revisit,
-            )],
-        ];
-        for captures in cases {
-            let dir = tempfile::tempdir().unwrap();
-            let store = Store::open(&dir.path().join("s")).unwrap();
-            let mut writer = Writer::new(&store, 1);
-            for c in &captures {
-                writer.add_capture(c);
-            }
-            writer.finish().unwrap();
-            let digest = Sha1Key([7; 20]);
-            let mut found = Original::default();
-            fill_from_captures(&store, &digest, &mut found).unwrap();
-            assert_eq!(found, from_every_capture(&store, &digest), "{captures:?}");
-        }
     }
 }

@@ -28,11 +28,14 @@ use self::values::{http_date_to_unix, is_crawlable, redirect_target};
 use crate::capture::{Capture, CaptureKind};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BaseIds, MediaType, create_base_tables, get_info, set_info};
+use crate::project::base::{
+    BaseIds, MediaType, create_base_tables, defer_indexes, get_info, set_info,
+};
 use crate::project::budget::MemoryBudget;
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
 use crate::project::identity::{self, IDENTITY_VERSION};
-use crate::project::source::{BodyReader, Originals, Unavailable, for_each_capture, is_html_mime};
+use crate::project::originals::Originals;
+use crate::project::source::{BodyReader, Unavailable, for_each_capture, is_html_mime};
 use crate::report::Report;
 use crate::store::Store;
 
@@ -62,6 +65,8 @@ pub struct CrawlOptions {
     pub batch_size: usize,
     /// The memory budget every cache is sized from (`--memory-mb`).
     pub memory: MemoryBudget,
+    /// Where the originals of revisits are sorted (next to the database).
+    pub spill_dir: PathBuf,
 }
 
 impl Default for CrawlOptions {
@@ -73,6 +78,7 @@ impl Default for CrawlOptions {
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             batch_size: MemoryBudget::default().prefetch_captures(),
             memory: MemoryBudget::default(),
+            spill_dir: std::env::temp_dir(),
         }
     }
 }
@@ -165,6 +171,10 @@ pub fn project_crawl(
         .build()
         .context("cannot start the analysis threads")?;
     let already: i64 = conn.query_row("SELECT count(*) FROM crawl_log", [], |r| r.get(0))?;
+    if already == 0 {
+        // The seed's index on URL strings repeats the UNIQUE one of str_url.
+        defer_indexes(conn, &["url_string"])?;
+    }
     let mut projector = Projector {
         store,
         conn,
@@ -179,7 +189,12 @@ pub fn project_crawl(
             options.memory.page_cache_bytes(),
             options.memory.small_entries(),
         ),
-        originals: Originals::with_limit(options.memory.small_entries()),
+        originals: Originals::join(
+            store,
+            options.memory.small_entries(),
+            &options.spill_dir,
+            options.memory.sort_run_bytes(),
+        )?,
         max_cached_ids: options.memory.small_entries(),
         candidates: HashSet::new(),
         report,
@@ -642,6 +657,8 @@ impl Projector<'_> {
     }
 
     fn finish(self) -> Result<()> {
+        // The indexes a fresh database was filled without.
+        create_crawl_tables(self.conn)?;
         let count = |table: &str| -> Result<i64> {
             Ok(self
                 .conn

@@ -35,14 +35,15 @@ use url::Url;
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BaseIds, create_base_tables, get_info, set_info};
+use crate::project::base::{BaseIds, create_base_tables, defer_indexes, get_info, set_info};
 use crate::project::budget::MemoryBudget;
 use crate::project::crawl::check_identity_version;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
 use crate::project::identity::{self, AgentResolver, IDENTITY_VERSION};
+use crate::project::originals::Originals;
+use crate::project::source::is_html_mime;
 use crate::project::source::{BodyReader, for_each_capture};
-use crate::project::source::{Originals, is_html_mime};
 use crate::report::{Counts, Report};
 use crate::store::Store;
 
@@ -68,6 +69,8 @@ pub struct SummaryOptions {
     pub batch_captures: usize,
     /// The memory budget every cache is sized from (`--memory-mb`).
     pub memory: MemoryBudget,
+    /// Where the originals of revisits are sorted (next to the database).
+    pub spill_dir: PathBuf,
 }
 
 impl Default for SummaryOptions {
@@ -77,6 +80,7 @@ impl Default for SummaryOptions {
             max_body_bytes: 16 << 20,
             batch_captures: MemoryBudget::default().prefetch_captures() / 2,
             memory: MemoryBudget::default(),
+            spill_dir: std::env::temp_dir(),
         }
     }
 }
@@ -136,6 +140,22 @@ pub fn summarize(
         [],
         |r| r.get(0),
     )?;
+    let fresh: bool =
+        conn.query_row("SELECT NOT EXISTS (SELECT 1 FROM crawl_summary)", [], |r| {
+            r.get(0)
+        })?;
+    if fresh {
+        // Looked up by the UNIQUE indexes on the same keys, or not at all (a URL's crawl
+        // UUIDs are read through its generations).
+        defer_indexes(
+            &conn,
+            &[
+                "url_string",
+                "entity_generation_by_uuid",
+                "crawl_summary_by_crawl_uuid",
+            ],
+        )?;
+    }
     let mut summarizer = Summarizer {
         store,
         conn,
@@ -146,7 +166,12 @@ pub fn summarize(
         unavailable: HashSet::new(),
         max_unavailable: memory.small_entries(),
         token_cache: memory.id_cache_entries(),
-        originals: Originals::with_limit(memory.small_entries()),
+        originals: Originals::join(
+            store,
+            memory.small_entries(),
+            &options.spill_dir,
+            memory.sort_run_bytes(),
+        )?,
         agents: AgentResolver::default(),
         counts: Counts::default(),
         report,
@@ -646,11 +671,13 @@ impl Summarizer<'_> {
                     canonical_elsewhere: canonical_elsewhere[p],
                 };
                 let agent = self.agents.agent_of(self.store, capture)?;
+                let crawl_uuid = identity::crawl_uuid(capture);
                 let new = rows::upsert_crawl_summary(
                     &self.conn,
+                    state.known.contains(&crawl_uuid),
                     &CrawlRow {
                         generation: generation_ids[p],
-                        crawl_uuid: uuid::Uuid::from_bytes(identity::crawl_uuid(capture)),
+                        crawl_uuid: uuid::Uuid::from_bytes(crawl_uuid),
                         agent_uuid: uuid::Uuid::from_bytes(agent.uuid),
                         robots_approved: agent.robots_approved,
                         crawl_type: identity::crawl_type(&u.url),
@@ -746,6 +773,9 @@ impl Summarizer<'_> {
     fn finish(mut self, search_was_empty: bool) -> Result<()> {
         let token_cache = self.token_cache;
         self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
+        // The indexes a fresh database was filled without.
+        create_base_tables(&self.conn)?;
+        self.conn.execute_batch(SUMMARY_SQL)?;
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {

@@ -246,17 +246,21 @@ pub struct CrawlRow {
 }
 
 /// Inserts a capture's crawl summary, or points an existing one (same crawl UUID) at its
-/// generation. Returns true when the row is new.
-pub fn upsert_crawl_summary(conn: &Connection, row: &CrawlRow) -> Result<bool> {
-    let existing: Option<(i64, i64)> = conn
-        .prepare_cached(
+/// generation. Only a row that `may_exist` (its URL's generations have its UUID) is looked
+/// for. Returns true when the row is new.
+pub fn upsert_crawl_summary(conn: &Connection, may_exist: bool, row: &CrawlRow) -> Result<bool> {
+    let existing: Option<(i64, i64)> = if may_exist {
+        conn.prepare_cached(
             "SELECT crawl_summary_id, entity_generation_id FROM crawl_summary
              WHERE crawl_uuid = ?1",
         )?
         .query_row([row.crawl_uuid.as_bytes().as_slice()], |r| {
             Ok((r.get(0)?, r.get(1)?))
         })
-        .optional()?;
+        .optional()?
+    } else {
+        None
+    };
     if let Some((id, generation)) = existing {
         if generation != row.generation {
             conn.prepare_cached(
