@@ -296,6 +296,26 @@ fn database_fingerprint(db: &Path) -> String {
                 .unwrap();
             format!("{t} {n}")
         })
+        .chain(
+            // The schema too: a first run fills a fresh database without some indexes and
+            // UNIQUE constraints, and a run after an interrupted one must restore them.
+            conn.prepare(
+                "SELECT type, name, tbl_name, coalesce(sql, '') FROM sqlite_master
+                 ORDER BY type, name",
+            )
+            .unwrap()
+            .query_map([], |r| {
+                Ok(format!(
+                    "{} {} {} {}",
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, String>(2)?,
+                    r.get::<_, String>(3)?
+                ))
+            })
+            .unwrap()
+            .map(Result::unwrap),
+        )
         .collect::<Vec<_>>()
         .join("\n")
 }

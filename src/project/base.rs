@@ -22,21 +22,6 @@ pub fn create_base_tables(conn: &Connection) -> Result<()> {
     set_info(conn, "unobtanium_base_schema_version", BASE_SCHEMA_VERSION)
 }
 
-/// Drops secondary indexes of a database that is about to be filled from empty. Their
-/// keys (URL strings, random UUIDs) arrive in no order, so updated row by row each insert
-/// dirties its own index page, and every commit writes them all again: at a million
-/// captures that is most of a projection's time. Built after the load (the schema is run
-/// again: `CREATE INDEX IF NOT EXISTS`), SQLite sorts the keys and writes each page once.
-/// A run interrupted before that gets them back when the database is next opened, so
-/// they are missing only while the first run is under way. Lookups during the load must
-/// not need them: each has a UNIQUE index on the same key, or none is made.
-pub fn defer_indexes(conn: &Connection, names: &[&str]) -> Result<()> {
-    for name in names {
-        conn.execute_batch(&format!("DROP INDEX IF EXISTS {name}"))?;
-    }
-    Ok(())
-}
-
 /// Writes one database_info entry.
 pub fn set_info(conn: &Connection, key: &str, value: &str) -> Result<()> {
     conn.execute(

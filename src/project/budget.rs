@@ -63,6 +63,12 @@ impl MemoryBudget {
         (self.bytes() / 16 / 48).max(64)
     }
 
+    /// Originals of revisits kept by digest (digest, size, type and the map's slot: about
+    /// 128 bytes each, measured): a sixteenth.
+    pub fn originals(&self) -> usize {
+        (self.bytes() / 16 / 128).max(64)
+    }
+
     /// Captures read ahead so that their revisits' originals are looked up in one ordered
     /// pass, and the crawl projection's default transaction: a sixteenth of the budget, at
     /// about 512 bytes a capture. (Each commit rewrites the index pages its random-keyed

@@ -28,10 +28,9 @@ use self::values::{http_date_to_unix, is_crawlable, redirect_target};
 use crate::capture::{Capture, CaptureKind};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{
-    BaseIds, MediaType, create_base_tables, defer_indexes, get_info, set_info,
-};
+use crate::project::base::{BASE_SQL, BaseIds, MediaType, create_base_tables, get_info, set_info};
 use crate::project::budget::MemoryBudget;
+use crate::project::bulk_load::{UniqueColumn, defer_indexes};
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
 use crate::project::identity::{self, IDENTITY_VERSION};
 use crate::project::originals::Originals;
@@ -40,6 +39,19 @@ use crate::report::Report;
 use crate::store::Store;
 
 pub const CRAWL_SQL: &str = include_str!("../../../schemas/crawl.sql");
+
+/// The seed's UNIQUE crawl UUIDs: a fresh database is filled without the constraint
+/// (see [`crate::project::bulk_load`]).
+const CRAWL_UUID: UniqueColumn = UniqueColumn {
+    table: "crawl_log",
+    column: "crawl_uuid",
+    index: "sqlite_autoindex_crawl_log_1",
+};
+
+/// Everything that creates a crawl database.
+fn crawl_schema() -> String {
+    format!("{BASE_SQL}\n{CRAWL_SQL}")
+}
 
 /// The seed's crawler schema version, recorded as `unobtanium_crawler_schema_version`.
 pub const CRAWLER_SCHEMA_VERSION: &str = "1.0.0";
@@ -113,6 +125,8 @@ pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
         check_identity_version(&conn, path, "crawl_log")?;
     }
     create_crawl_tables(&conn)?;
+    // A first run that was interrupted left the constraint out.
+    CRAWL_UUID.restore(&conn, &crawl_schema())?;
     Ok(conn)
 }
 
@@ -172,6 +186,8 @@ pub fn project_crawl(
         .context("cannot start the analysis threads")?;
     let already: i64 = conn.query_row("SELECT count(*) FROM crawl_log", [], |r| r.get(0))?;
     if already == 0 {
+        // First: it runs the schema again, which makes every index.
+        CRAWL_UUID.load_without(conn, &crawl_schema())?;
         // The seed's index on URL strings repeats the UNIQUE one of str_url.
         defer_indexes(conn, &["url_string"])?;
     }
@@ -191,7 +207,7 @@ pub fn project_crawl(
         ),
         originals: Originals::join(
             store,
-            options.memory.small_entries(),
+            options.memory.originals(),
             &options.spill_dir,
             options.memory.sort_run_bytes(),
         )?,
@@ -656,9 +672,15 @@ impl Projector<'_> {
         Ok(())
     }
 
-    fn finish(self) -> Result<()> {
-        // The indexes a fresh database was filled without.
+    fn finish(mut self) -> Result<()> {
+        // The indexes a fresh database was filled without, built once the caches are
+        // given back: SQLite sorts their keys in up to its page cache's size again.
+        self.base = BaseIds::with_limit(1);
+        self.pages = PageCache::new(0, 1);
+        self.originals = Originals::with_limit(1);
+        self.candidates = HashSet::new();
         create_crawl_tables(self.conn)?;
+        CRAWL_UUID.restore(self.conn, &crawl_schema())?;
         let count = |table: &str| -> Result<i64> {
             Ok(self
                 .conn

@@ -35,8 +35,9 @@ use url::Url;
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BaseIds, create_base_tables, defer_indexes, get_info, set_info};
+use crate::project::base::{BASE_SQL, BaseIds, create_base_tables, get_info, set_info};
 use crate::project::budget::MemoryBudget;
+use crate::project::bulk_load::{UniqueColumn, defer_indexes};
 use crate::project::crawl::check_identity_version;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
@@ -57,6 +58,19 @@ pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
 pub const SUMMARY_SCHEMA_VERSION: &str = "0.0.0";
 /// The version of sediment's additions, recorded as `sediment_summary_schema`.
 pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-2";
+
+/// The seed's UNIQUE generation UUIDs: a fresh database is filled without the constraint
+/// (see [`crate::project::bulk_load`]).
+const GENERATION_UUID: UniqueColumn = UniqueColumn {
+    table: "entity_generation",
+    column: "entity_generation_uuid",
+    index: "sqlite_autoindex_entity_generation_1",
+};
+
+/// Everything that creates a summary database.
+fn summary_schema() -> String {
+    format!("{BASE_SQL}\n{SUMMARY_SQL}")
+}
 
 /// How a summarizing run reads the store.
 #[derive(Debug, Clone)]
@@ -115,6 +129,8 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     create_base_tables(&conn)?;
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
+    // A first run that was interrupted left the constraint out.
+    GENERATION_UUID.restore(&conn, &summary_schema())?;
     set_info(&conn, "unobtanium_database_kind", "summary")?;
     set_info(
         &conn,
@@ -145,6 +161,8 @@ pub fn summarize(
             r.get(0)
         })?;
     if fresh {
+        // First: it runs the schema again, which makes every index.
+        GENERATION_UUID.load_without(&conn, &summary_schema())?;
         // Looked up by the UNIQUE indexes on the same keys, or not at all (a URL's crawl
         // UUIDs are read through its generations).
         defer_indexes(
@@ -168,7 +186,7 @@ pub fn summarize(
         token_cache: memory.id_cache_entries(),
         originals: Originals::join(
             store,
-            memory.small_entries(),
+            memory.originals(),
             &options.spill_dir,
             memory.sort_run_bytes(),
         )?,
@@ -771,11 +789,18 @@ impl Summarizer<'_> {
     }
 
     fn finish(mut self, search_was_empty: bool) -> Result<()> {
+        // What the captures needed is given back to what the end of the run needs: token
+        // ids, and SQLite's sorts of the indexes a fresh database was filled without.
+        self.ids = BaseIds::with_limit(1);
+        self.analyses = Fifo::with_byte_limit(1, 1);
+        self.piles = Fifo::new(1);
+        self.originals = Originals::with_limit(1);
+        self.unavailable = HashSet::new();
         let token_cache = self.token_cache;
         self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
-        // The indexes a fresh database was filled without.
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
+        GENERATION_UUID.restore(&self.conn, &summary_schema())?;
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
