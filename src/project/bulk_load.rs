@@ -17,6 +17,16 @@
 use anyhow::{Context, Result, bail};
 use rusqlite::{Connection, OptionalExtension};
 
+/// Makes SQLite's page cache small before the indexes are built at the end of a load.
+/// `CREATE INDEX` sorts in a buffer as large as the page cache, on top of it: at the end of
+/// a run, with the projection's caches freed but not handed back to the system, that was
+/// the run's peak. Small sorted runs cost nothing here (a 3 M-row index builds as fast
+/// with 2 MiB as with 7).
+pub fn shrink_for_index_builds(conn: &Connection) -> Result<()> {
+    conn.execute_batch("PRAGMA shrink_memory; PRAGMA cache_size = -4096;")?;
+    Ok(())
+}
+
 /// Drops secondary indexes of a database that is about to be filled from empty; running
 /// the schema again (`CREATE INDEX IF NOT EXISTS`) builds them. Lookups during the load
 /// must not need them: each has a UNIQUE index on the same key, or none is made.

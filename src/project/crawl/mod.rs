@@ -30,7 +30,7 @@ use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BASE_SQL, BaseIds, MediaType, create_base_tables, get_info, set_info};
 use crate::project::budget::MemoryBudget;
-use crate::project::bulk_load::{UniqueColumn, defer_indexes};
+use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
 use crate::project::identity::{self, IDENTITY_VERSION};
 use crate::project::originals::Originals;
@@ -674,11 +674,12 @@ impl Projector<'_> {
 
     fn finish(mut self) -> Result<()> {
         // The indexes a fresh database was filled without, built once the caches are
-        // given back: SQLite sorts their keys in up to its page cache's size again.
+        // given back (see `shrink_for_index_builds`).
         self.base = BaseIds::with_limit(1);
         self.pages = PageCache::new(0, 1);
         self.originals = Originals::with_limit(1);
         self.candidates = HashSet::new();
+        shrink_for_index_builds(self.conn)?;
         create_crawl_tables(self.conn)?;
         CRAWL_UUID.restore(self.conn, &crawl_schema())?;
         let count = |table: &str| -> Result<i64> {

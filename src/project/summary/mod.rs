@@ -37,7 +37,7 @@ use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BASE_SQL, BaseIds, create_base_tables, get_info, set_info};
 use crate::project::budget::MemoryBudget;
-use crate::project::bulk_load::{UniqueColumn, defer_indexes};
+use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
 use crate::project::crawl::check_identity_version;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
@@ -798,6 +798,7 @@ impl Summarizer<'_> {
         self.unavailable = HashSet::new();
         let token_cache = self.token_cache;
         self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
+        shrink_for_index_builds(&self.conn)?;
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
         GENERATION_UUID.restore(&self.conn, &summary_schema())?;
