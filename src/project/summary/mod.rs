@@ -43,8 +43,7 @@ use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
 use crate::project::identity::{self, AgentResolver, IDENTITY_VERSION};
 use crate::project::originals::Originals;
-use crate::project::source::is_html_mime;
-use crate::project::source::{BodyReader, for_each_capture};
+use crate::project::source::{BodyReader, for_each_capture, is_html_mime};
 use crate::report::{Counts, Report};
 use crate::store::Store;
 
