@@ -63,9 +63,10 @@ impl MemoryBudget {
         (self.bytes() / 16 / 48).max(64)
     }
 
-    /// Originals of revisits kept by digest (digest, size, type and the map's slot: about
-    /// 128 bytes each, measured): a sixteenth.
-    pub fn originals(&self) -> usize {
+    /// Entries of the maps kept by payload digest with a small value (the originals of
+    /// revisits, the payloads found unreadable): digest, value and the map's slot cost
+    /// about 128 bytes each (measured): a sixteenth.
+    pub fn digest_entries(&self) -> usize {
         (self.bytes() / 16 / 128).max(64)
     }
 

@@ -45,7 +45,7 @@ pub struct Originals {
 
 impl Default for Originals {
     fn default() -> Self {
-        Originals::with_limit(super::budget::MemoryBudget::default().originals())
+        Originals::with_limit(super::budget::MemoryBudget::default().digest_entries())
     }
 }
 

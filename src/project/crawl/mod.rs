@@ -203,11 +203,11 @@ pub fn project_crawl(
         agents: Agents::default(),
         pages: PageCache::new(
             options.memory.page_cache_bytes(),
-            options.memory.small_entries(),
+            options.memory.digest_entries(),
         ),
         originals: Originals::join(
             store,
-            options.memory.originals(),
+            options.memory.digest_entries(),
             &options.spill_dir,
             options.memory.sort_run_bytes(),
         )?,
@@ -548,7 +548,7 @@ impl Projector<'_> {
                 contentful.then_some(p.time),
                 if contentful { c.etag.as_deref() } else { None }
             ])?;
-            self.candidates.insert(url_id);
+            self.remember_candidate(url_id);
         }
         if let Some(facts) = page_facts {
             for link in facts.links.iter().chain(facts.signals.canonical.iter()) {
@@ -665,11 +665,17 @@ impl Projector<'_> {
         self.conn
             .prepare_cached("INSERT OR IGNORE INTO crawl_candidate (url_id) VALUES (?1)")?
             .execute([url_id])?;
+        self.remember_candidate(url_id);
+        Ok(())
+    }
+
+    /// Notes that the URL has a crawl_candidate row, in a set that starts over past its
+    /// bound (every crawled URL went into it unbounded: 28 MB at 3 M captures).
+    fn remember_candidate(&mut self, url_id: i64) {
         if self.candidates.len() >= self.max_cached_ids {
             self.candidates.clear();
         }
         self.candidates.insert(url_id);
-        Ok(())
     }
 
     fn finish(mut self) -> Result<()> {

@@ -185,7 +185,7 @@ pub fn summarize(
         token_cache: memory.id_cache_entries(),
         originals: Originals::join(
             store,
-            memory.originals(),
+            memory.digest_entries(),
             &options.spill_dir,
             memory.sort_run_bytes(),
         )?,
