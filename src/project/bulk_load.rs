@@ -46,14 +46,16 @@ pub struct UniqueColumn {
     /// SQLite's name of the constraint's index (`sqlite_autoindex_TABLE_N`, N counting
     /// the table's UNIQUE and non-integer PRIMARY KEY constraints in order).
     pub index: &'static str,
+    /// The SQL that creates the whole database, in order.
+    pub schema: &'static [&'static str],
 }
 
 impl UniqueColumn {
     /// Makes the table again without the constraint if it is empty (a table with rows is
-    /// left as it is). `schema` is the SQL that creates the whole database; it is run
-    /// again afterwards, for the table's indexes.
-    pub fn load_without(&self, conn: &Connection, schema: &str) -> Result<()> {
-        let seed = self.seed_definition(schema)?;
+    /// left as it is); the schema is run again afterwards, for the table's indexes.
+    pub fn load_without(&self, conn: &Connection) -> Result<()> {
+        let schema = self.schema.join("\n");
+        let seed = self.seed_definition(&schema)?;
         let rows: bool = conn.query_row(
             &format!("SELECT EXISTS (SELECT 1 FROM {})", self.table),
             [],
@@ -67,20 +69,20 @@ impl UniqueColumn {
             self.table,
             self.load_definition(&seed)?
         ))?;
-        conn.execute_batch(schema)?;
+        conn.execute_batch(&schema)?;
         Ok(())
     }
 
     /// Gives the table its constraint back if a load left it out: the index is built by
     /// sorting, then the table's definition and the index's name become the seed's.
     /// Refuses (naming the column) a table that holds a value twice.
-    pub fn restore(&self, conn: &Connection, schema: &str) -> Result<()> {
+    pub fn restore(&self, conn: &Connection) -> Result<()> {
         let Some(stored) = self.stored_definition(conn)? else {
             return Ok(());
         };
         // Only the exact definition a load makes is changed: a table made by an older
         // build (its text may differ in comments) or altered by hand is left as it is.
-        let seed = self.seed_definition(schema)?;
+        let seed = self.seed_definition(&self.schema.join("\n"))?;
         if stored != self.load_definition(&seed)? {
             return Ok(());
         }
@@ -187,6 +189,7 @@ mod tests {
         table: "t",
         column: "uuid",
         index: "sqlite_autoindex_t_1",
+        schema: &[SCHEMA],
     };
 
     fn schema_rows(conn: &Connection) -> Vec<(String, String, Option<String>)> {
@@ -219,10 +222,10 @@ mod tests {
         let path = dir.path().join("t.db");
         let conn = Connection::open(&path).unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        UUID.load_without(&conn, SCHEMA).unwrap();
+        UUID.load_without(&conn).unwrap();
         assert_ne!(schema_rows(&conn), schema_rows(&reference));
         fill(&conn, 0, 200);
-        UUID.restore(&conn, SCHEMA).unwrap();
+        UUID.restore(&conn).unwrap();
         assert_eq!(schema_rows(&conn), schema_rows(&reference));
         // The index is the constraint's: SQLite enforces it, lists it as made by a UNIQUE
         // constraint, and finds nothing amiss; a second restore changes nothing.
@@ -240,7 +243,7 @@ mod tests {
             .query_row("PRAGMA integrity_check", [], |r| r.get(0))
             .unwrap();
         assert_eq!(check, "ok");
-        UUID.restore(&conn, SCHEMA).unwrap();
+        UUID.restore(&conn).unwrap();
         drop(conn);
         // Another connection reads the same schema and contents.
         let again = Connection::open(&path).unwrap();
@@ -263,7 +266,7 @@ mod tests {
         conn.execute_batch("ALTER TABLE t ADD COLUMN note TEXT")
             .unwrap();
         let before = schema_rows(&conn);
-        UUID.restore(&conn, SCHEMA).unwrap();
+        UUID.restore(&conn).unwrap();
         assert_eq!(schema_rows(&conn), before);
     }
 
@@ -271,10 +274,10 @@ mod tests {
     fn a_value_held_twice_is_refused_by_name() {
         let conn = Connection::open_in_memory().unwrap();
         conn.execute_batch(SCHEMA).unwrap();
-        UUID.load_without(&conn, SCHEMA).unwrap();
+        UUID.load_without(&conn).unwrap();
         fill(&conn, 0, 3);
         fill(&conn, 0, 1);
-        let err = UUID.restore(&conn, SCHEMA).unwrap_err();
+        let err = UUID.restore(&conn).unwrap_err();
         assert!(
             format!("{err:#}").contains("t.uuid holds a value twice"),
             "{err:#}"
@@ -287,7 +290,7 @@ mod tests {
         conn.execute_batch(SCHEMA).unwrap();
         fill(&conn, 0, 1);
         let before = schema_rows(&conn);
-        UUID.load_without(&conn, SCHEMA).unwrap();
+        UUID.load_without(&conn).unwrap();
         assert_eq!(schema_rows(&conn), before);
     }
 }

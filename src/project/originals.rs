@@ -434,13 +434,8 @@ impl Builder {
 
     fn original_of(&self, store: &Store, group: &Group) -> Result<Vec<u8>> {
         let digest = group.digest.unwrap_or_default();
-        let (mut original, derived) = self.rows.read(store, &[digest])?.remove(0);
-        if !derived && group.candidates {
-            fill_from_captures(store, &digest, &mut original)?;
-        }
-        let mut value = Vec::new();
-        encode_original(&original, &mut value);
-        Ok(value)
+        let row = self.rows.read(store, &[digest])?.remove(0);
+        encoded_original(store, group, row)
     }
 
     /// Reads the originals of the pending digests (in key order) and sorts their revisits.
@@ -449,16 +444,8 @@ impl Builder {
         self.pending_bytes = 0;
         let digests: Vec<Sha1Key> = pending.iter().filter_map(|g| g.digest).collect();
         let found = self.rows.read(store, &digests)?;
-        let mut value = Vec::new();
-        for (group, (mut original, derived)) in pending.iter().zip(found) {
-            if !derived
-                && group.candidates
-                && let Some(digest) = &group.digest
-            {
-                fill_from_captures(store, digest, &mut original)?;
-            }
-            value.clear();
-            encode_original(&original, &mut value);
+        for (group, row) in pending.iter().zip(found) {
+            let value = encoded_original(store, group, row)?;
             self.sort_revisits(&group.revisits, &value)?;
         }
         Ok(())
@@ -477,6 +464,21 @@ impl Builder {
         }
         Ok(())
     }
+}
+
+/// A group's original, completed from its captures where its file row (`row`: the
+/// original, and whether the row was derived) cannot be, encoded for the sort.
+fn encoded_original(store: &Store, group: &Group, row: (Original, bool)) -> Result<Vec<u8>> {
+    let (mut original, derived) = row;
+    if !derived
+        && group.candidates
+        && let Some(digest) = &group.digest
+    {
+        fill_from_captures(store, digest, &mut original)?;
+    }
+    let mut value = Vec::new();
+    encode_original(&original, &mut value);
+    Ok(value)
 }
 
 /// Appends `key` escaped so that escaped keys sort as the keys do and none is a prefix of

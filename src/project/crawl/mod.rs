@@ -46,12 +46,8 @@ const CRAWL_UUID: UniqueColumn = UniqueColumn {
     table: "crawl_log",
     column: "crawl_uuid",
     index: "sqlite_autoindex_crawl_log_1",
+    schema: &[BASE_SQL, CRAWL_SQL],
 };
-
-/// Everything that creates a crawl database.
-fn crawl_schema() -> String {
-    format!("{BASE_SQL}\n{CRAWL_SQL}")
-}
 
 /// The seed's crawler schema version, recorded as `unobtanium_crawler_schema_version`.
 pub const CRAWLER_SCHEMA_VERSION: &str = "1.0.0";
@@ -126,7 +122,7 @@ pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     }
     create_crawl_tables(&conn)?;
     // A first run that was interrupted left the constraint out.
-    CRAWL_UUID.restore(&conn, &crawl_schema())?;
+    CRAWL_UUID.restore(&conn)?;
     Ok(conn)
 }
 
@@ -187,7 +183,7 @@ pub fn project_crawl(
     let already: i64 = conn.query_row("SELECT count(*) FROM crawl_log", [], |r| r.get(0))?;
     if already == 0 {
         // First: it runs the schema again, which makes every index.
-        CRAWL_UUID.load_without(conn, &crawl_schema())?;
+        CRAWL_UUID.load_without(conn)?;
         // The seed's index on URL strings repeats the UNIQUE one of str_url.
         defer_indexes(conn, &["url_string"])?;
     }
@@ -687,7 +683,7 @@ impl Projector<'_> {
         self.candidates = HashSet::new();
         shrink_for_index_builds(self.conn)?;
         create_crawl_tables(self.conn)?;
-        CRAWL_UUID.restore(self.conn, &crawl_schema())?;
+        CRAWL_UUID.restore(self.conn)?;
         let count = |table: &str| -> Result<i64> {
             Ok(self
                 .conn

@@ -64,12 +64,8 @@ const GENERATION_UUID: UniqueColumn = UniqueColumn {
     table: "entity_generation",
     column: "entity_generation_uuid",
     index: "sqlite_autoindex_entity_generation_1",
+    schema: &[BASE_SQL, SUMMARY_SQL],
 };
-
-/// Everything that creates a summary database.
-fn summary_schema() -> String {
-    format!("{BASE_SQL}\n{SUMMARY_SQL}")
-}
 
 /// How a summarizing run reads the store.
 #[derive(Debug, Clone)]
@@ -129,7 +125,7 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
     // A first run that was interrupted left the constraint out.
-    GENERATION_UUID.restore(&conn, &summary_schema())?;
+    GENERATION_UUID.restore(&conn)?;
     set_info(&conn, "unobtanium_database_kind", "summary")?;
     set_info(
         &conn,
@@ -161,7 +157,7 @@ pub fn summarize(
         })?;
     if fresh {
         // First: it runs the schema again, which makes every index.
-        GENERATION_UUID.load_without(&conn, &summary_schema())?;
+        GENERATION_UUID.load_without(&conn)?;
         // Looked up by the UNIQUE indexes on the same keys, or not at all (a URL's crawl
         // UUIDs are read through its generations).
         defer_indexes(
@@ -800,7 +796,7 @@ impl Summarizer<'_> {
         shrink_for_index_builds(&self.conn)?;
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
-        GENERATION_UUID.restore(&self.conn, &summary_schema())?;
+        GENERATION_UUID.restore(&self.conn)?;
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
