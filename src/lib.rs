@@ -9,7 +9,6 @@
 pub mod capture;
 pub mod catalog;
 pub mod cdx;
-pub mod cdx_writer;
 pub mod cli;
 pub mod codec;
 pub mod columnar;

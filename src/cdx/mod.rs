@@ -9,6 +9,9 @@
 //!   line) turning each line into a [`CdxLine`]: a record borrowing from the line, a skipped
 //!   line (header, comment, `filedesc`, blank), or a [`Reject`] with its reason.
 //!
+//! - [`writer`]: the other way, CDX and CDXJ lines from WARC records, as pywb's
+//!   cdxj-indexer writes them (the `cdx` command).
+//!
 //! Parsing a line allocates nothing, except for CDXJ values that need JSON unescaping and
 //! for the detail text of a reject.
 
@@ -16,6 +19,7 @@ mod dialect;
 pub mod lines;
 mod parse;
 mod timestamp;
+pub mod writer;
 
 use std::borrow::Cow;
 use std::fmt;

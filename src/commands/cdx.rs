@@ -9,7 +9,7 @@ use std::sync::Mutex;
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use crate::cdx_writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_filename};
+use crate::cdx::writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_filename};
 use crate::commands::import_warc::is_warc_name;
 use crate::ingest::thread_count;
 use crate::ingest::warc::record_despite;

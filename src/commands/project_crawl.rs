@@ -45,7 +45,7 @@ pub struct Args {
     #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
     pub memory_mb: usize,
     /// Captures written per transaction [default: a sixteenth of the memory budget, at
-    /// 512 bytes a capture: 65,536 with the default budget].
+    /// 512 bytes a capture: 7,168 with the default budget].
     #[arg(long)]
     pub batch: Option<usize>,
     #[command(flatten)]

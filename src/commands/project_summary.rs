@@ -27,7 +27,7 @@ pub struct Args {
     #[arg(long, default_value_t = 16 << 20)]
     pub max_body_bytes: usize,
     /// Captures per transaction [default: a thirty-second of the memory budget, at 512
-    /// bytes a capture: 32,768 with the default budget].
+    /// bytes a capture: 3,584 with the default budget].
     #[arg(long)]
     pub batch: Option<usize>,
     /// Memory budget in MiB for the caches (ids, analyses, SQLite's page cache); a larger

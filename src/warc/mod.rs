@@ -54,6 +54,7 @@
 //! - The payload SHA-1 is over the stored bytes; for chunked bodies the de-chunked SHA-1 is
 //!   given as well, and a `WARC-Payload-Digest` naming it is [`DigestCheck::MatchDechunked`].
 
+mod block;
 mod bytes;
 pub mod chunked;
 pub mod digest;
@@ -66,12 +67,14 @@ mod reader;
 pub mod record;
 mod source;
 
+pub use block::PayloadSink;
 pub use chunked::{DechunkError, Dechunker};
 pub use digest::{DigestCheck, ParsedDigest, check_digest, parse_digest, sha1_base32};
 pub use error::{ErrorKind, MandatoryHeader, WarcError};
 pub use headers::Headers;
 pub use http::{HttpHead, StartLine};
-pub use reader::{PayloadSink, ReaderOptions, WarcReader};
+pub use reader::{ReaderOptions, WarcReader};
 pub use record::{
-    Compression, PayloadSummary, Record, WarcType, Warning, parse_warc_date, parse_warc_fields,
+    Compression, PayloadSummary, Record, Unindexable, WarcType, Warning, index_fields,
+    parse_warc_date, parse_warc_fields, warc_date_to_ts14,
 };

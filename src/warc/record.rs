@@ -330,6 +330,48 @@ pub fn parse_warc_fields(block: &[u8]) -> Vec<(String, String)> {
     fields
 }
 
+/// A record's fetch time as 14 digits, from WARC-Date (`2017-10-27T22:21:13Z`, maybe with
+/// fractional seconds in WARC/1.1).
+pub fn warc_date_to_ts14(date: &str) -> Option<String> {
+    let digits: String = date
+        .trim()
+        .chars()
+        .take_while(|c| *c != '.' && *c != 'Z' && *c != '+')
+        .filter(char::is_ascii_digit)
+        .collect();
+    (digits.len() == 14).then_some(digits)
+}
+
+/// Why a record that would be a capture (or a CDX line) is left out: a problem reason and
+/// message for the report.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Unindexable {
+    pub reason: &'static str,
+    pub message: String,
+}
+
+/// The target URI and 14-digit timestamp every capture and every CDX line needs. The one
+/// rule `import-warc` and `cdx` share, so that both keep and report the same records.
+pub fn index_fields(record: &Record) -> Result<(&str, String), Unindexable> {
+    let Some(url) = record.target_uri().filter(|u| !u.is_empty()) else {
+        return Err(Unindexable {
+            reason: "missing-target-uri",
+            message: format!(
+                "{} record without WARC-Target-URI: no capture",
+                record.warc_type
+            ),
+        });
+    };
+    let Some(ts) = record.date().and_then(warc_date_to_ts14) else {
+        let shown: String = record.date().unwrap_or_default().chars().take(40).collect();
+        return Err(Unindexable {
+            reason: "bad-warc-date",
+            message: format!("WARC-Date {shown:?} is not a date and time: no capture"),
+        });
+    };
+    Ok((url, ts))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -373,5 +415,18 @@ mod tests {
         );
         let fields = parse_warc_fields(b"software: Wget/1.20\r\noperator: Admin\r\n\r\n");
         assert_eq!(fields[1], ("operator".into(), "Admin".into()));
+    }
+
+    #[test]
+    fn warc_dates_become_14_digits() {
+        assert_eq!(
+            warc_date_to_ts14("2017-10-27T22:21:13Z").as_deref(),
+            Some("20171027222113")
+        );
+        assert_eq!(
+            warc_date_to_ts14("2021-03-14T01:02:03.123456Z").as_deref(),
+            Some("20210314010203")
+        );
+        assert_eq!(warc_date_to_ts14("2017-10-27"), None);
     }
 }

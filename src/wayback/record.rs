@@ -1,10 +1,10 @@
 //! The CDX view of a stored capture: the 11 fields of an `N b a m s k r M S V g` line,
 //! written exactly as `sediment cdx` writes them for the WARC record the capture came
-//! from (see `cdx_writer`), so a wayback machine that reads our index finds the same
+//! from (see `cdx::writer`), so a wayback machine that reads our index finds the same
 //! lines it would find in a CDX built by re-reading the WARCs.
 
 use crate::capture::{Capture, CaptureKind, Origin};
-use crate::cdx_writer::push_python_json_string;
+use crate::cdx::writer::push_python_json_string;
 
 /// A CDX field, by the names IA's wayback-cdx-server and pywb use.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -261,7 +261,7 @@ mod tests {
     }
 
     #[test]
-    fn plain_line_has_the_cdx_writer_fields() {
+    fn plain_line_has_the_cdx_fields_of_the_writer() {
         let mut out = Vec::new();
         CdxRecord::of(&capture()).write_plain(&Field::ALL, &mut out);
         assert_eq!(

@@ -23,7 +23,7 @@ pub mod keys;
 pub mod payloads;
 pub mod rows;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -166,6 +166,9 @@ pub fn summarize(
                 "url_string",
                 "entity_generation_by_uuid",
                 "crawl_summary_by_crawl_uuid",
+                // Keyed by link target: every page's links land all over them.
+                "link_summary_by_link_to_url",
+                "redirect_summary_by_to_url",
             ],
         )?;
     }
@@ -175,6 +178,7 @@ pub fn summarize(
         bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
         ids: BaseIds::with_limit(memory.id_cache_entries()),
         analyses: Fifo::with_byte_limit(memory.analyses(), memory.page_cache_bytes()),
+        round: HashMap::new(),
         piles: Fifo::new(memory.small_entries()),
         unavailable: HashSet::new(),
         max_unavailable: memory.small_entries(),
@@ -258,6 +262,10 @@ struct Summarizer<'a> {
     ids: BaseIds,
     /// Analyses by payload digest, for the generations that need them.
     analyses: AnalysisCache,
+    /// The analyses made for the URLs being summarized now: held until they are written
+    /// whatever the cache keeps, or a cache smaller than one round would send them to be
+    /// made again, one at a time.
+    round: HashMap<Sha1Key, Arc<payloads::Analysis>>,
     /// Text piles by payload digest.
     piles: Fifo<PileRef>,
     /// HTML payloads whose body could not be read in this run (forgotten past
@@ -405,6 +413,7 @@ impl Summarizer<'_> {
                 for (u, state, _) in &todo[first_url..end_url] {
                     s.summarize_url(u, state)?;
                 }
+                s.round.clear();
                 s.counts
                     .add("ms_writing", started.elapsed().as_millis() as u64);
                 first_url = end_url;
@@ -447,8 +456,9 @@ impl Summarizer<'_> {
                 }
                 self.piles.insert(job.digest, pile);
                 let size = analysis.approx_bytes();
-                self.analyses
-                    .insert_sized(job.digest, Arc::new(analysis), size);
+                let analysis = Arc::new(analysis);
+                self.round.insert(job.digest, analysis.clone());
+                self.analyses.insert_sized(job.digest, analysis, size);
             }
             Err(unavailable) => {
                 self.counts
@@ -467,7 +477,7 @@ impl Summarizer<'_> {
         url: &Url,
         content_type: Option<&str>,
     ) -> Result<Option<Arc<payloads::Analysis>>> {
-        if let Some(a) = self.analyses.get(digest)
+        if let Some(a) = self.round.get(digest).or_else(|| self.analyses.get(digest))
             && a.url == url.as_str()
         {
             return Ok(Some(a.clone()));

@@ -18,8 +18,7 @@ use std::fs::File;
 use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
 
 use crate::capture::file_name;
-use crate::ingest::warc::{Unindexable, index_fields};
-use crate::warc::{Compression, Record, WarcType, sha1_base32};
+use crate::warc::{Compression, Record, Unindexable, WarcType, index_fields, sha1_base32};
 
 pub const CDX11_HEADER: &str = " CDX N b a m s k r M S V g";
 
