@@ -69,6 +69,9 @@ mod decode;
 pub mod dom;
 mod extract;
 mod links;
+mod pile;
+mod survey;
+mod walk;
 
 pub use dates::{date_in_url_path, parse_datetime};
 pub use decode::{EncodingSource, PRESCAN_BYTES, charset_parameter, decode, detect};

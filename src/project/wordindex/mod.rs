@@ -13,8 +13,9 @@
 //!
 //! # Words and links of a document
 //! * HTML (`text/html`, `application/xhtml+xml`) is analysed by [`crate::html::analyze`].
-//!   Its words are the tokens ([`Tokenizer::WORDS`]) of the title, the description, the
-//!   `<meta name=keywords>` content and the six text-pile fields. Its links are every link
+//!   Its words are the tokens ([`WORDS`](super::tokenize::Tokenizer::WORDS)) of the
+//!   title, the description, the `<meta name=keywords>` content and the six text-pile
+//!   fields. Its links are every link
 //!   `analyze` reports (a, area, link, img, iframe, frame, audio, video, source, embed,
 //!   object, script) whose target is `http`/`https` and not the document itself, distinct,
 //!   in document order.
@@ -40,10 +41,15 @@
 //! rows of that database, and what must be ordered (seeds, words, the maps' keys) goes
 //! through external sorts. All of it lives in a temporary directory in the output
 //! directory and is removed at the end.
+//!
+//! # Where things are
+//! This file builds the [`Snapshot`] (the captures' walk, URL ids, the page spill);
+//! `document.rs` holds what a document contributes (words, start of text, the stored
+//! word blob); `crawl_order.rs` numbers the nodes breadth-first.
 
 use std::collections::{HashMap, HashSet};
 use std::fs::File;
-use std::io::{BufWriter, Read, Write};
+use std::io::{BufWriter, Write};
 use std::os::unix::fs::FileExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -51,22 +57,28 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 use md5::{Digest, Md5};
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, params};
 use serde::{Deserialize, Serialize};
 use url::Url;
 
+mod crawl_order;
+mod document;
+
+pub use crawl_order::{CrawlOrder, Entry};
+pub use document::{
+    MAX_WORD_BYTES, RAW_BLOB_MARK, TEXT_START_CHARS, count_words, meta_keywords, unpack_words_blob,
+    words_blob,
+};
+use document::{essence, is_html, text_start};
+
 use super::budget::MemoryBudget;
 use super::source::{BodyReader, for_each_capture};
-use super::tokenize::{Scratch, Tokenizer};
 use crate::capture::Capture;
 use crate::extsort::{Sorted, Sorter};
 use crate::html::{self, LinkLocality};
 use crate::payload::WarcLocator;
 use crate::report::Counts;
 use crate::store::Store;
-
-/// Words longer than this (in bytes) are not indexed.
-pub const MAX_WORD_BYTES: usize = 255;
 
 /// Pages analysed per parallel batch.
 const BATCH: usize = 256;
@@ -145,9 +157,6 @@ pub struct Document {
     /// Offset and length of the words blob in the spill file (only with `keep_bodies`).
     pub blob: Option<(u64, u64)>,
 }
-
-/// Characters of body text kept in [`Document::text_start`].
-pub const TEXT_START_CHARS: usize = 255;
 
 /// An append-only temporary file of records, read back by position.
 struct Spill {
@@ -275,27 +284,6 @@ pub fn normalize_url(raw: &str) -> Option<Url> {
 
 fn is_robots_txt(url: &str) -> bool {
     Url::parse(url).is_ok_and(|u| u.path() == "/robots.txt")
-}
-
-/// One node in crawl order, as [`Snapshot::for_each_in_order`] gives it.
-pub struct Entry {
-    /// Position in crawl order, from 0.
-    pub position: u32,
-    pub url: String,
-    /// Where the page record is (None: a URL only known as a link or redirect target);
-    /// read it with [`Snapshot::page`].
-    pub page: Option<(u64, u64)>,
-    /// Link depth from the seeds.
-    pub hops: u32,
-    /// Position of the node it was discovered from (None for seeds).
-    pub referrer: Option<u32>,
-}
-
-/// The crawl order, once [`Snapshot::crawl_order`] has placed every node.
-#[derive(Debug, Clone, Copy)]
-pub struct CrawlOrder {
-    /// Nodes placed (every node).
-    pub len: u32,
 }
 
 impl Snapshot {
@@ -653,146 +641,6 @@ impl Snapshot {
             .prepare_cached("SELECT pos, url_bytes FROM node WHERE id = ?1")?
             .query_row([node], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as usize)))?)
     }
-
-    /// The breadth-first crawl order; see the module documentation. Seeds and the starts
-    /// of further crawls come from one external sort of the pages by (first capture
-    /// time, URL); the crawl queue is the `ord` table itself, read from its head.
-    pub fn crawl_order(&mut self) -> Result<CrawlOrder> {
-        let starts: HashSet<u32> = self.crawl_starts.values().map(|s| s.3).collect();
-        let mut sorter = self.sorter();
-        {
-            let mut stmt = self
-                .db
-                .prepare("SELECT id, url, linked, first_ts FROM node WHERE page IS NOT NULL")?;
-            let mut rows = stmt.query([])?;
-            let mut record = Vec::new();
-            while let Some(row) = rows.next()? {
-                let id: u32 = row.get(0)?;
-                let linked: bool = row.get(2)?;
-                record.clear();
-                record.extend_from_slice(row.get_ref(3)?.as_str()?.as_bytes());
-                record.push(0);
-                record.extend_from_slice(row.get_ref(1)?.as_str()?.as_bytes());
-                record.push(0);
-                record.extend_from_slice(&id.to_be_bytes());
-                record.push(u8::from(starts.contains(&id) || !linked));
-                sorter.push(&record)?;
-            }
-        }
-        let mut sorted = sorter.finish()?;
-        let mut rest = Spill::create(self.scratch.path())?;
-        while let Some(record) = sorted.next()? {
-            let n = record.len();
-            let id = u32::from_be_bytes(record[n - 5..n - 1].try_into()?);
-            if record[n - 1] == 1 {
-                self.place(id, 0, None)?;
-            } else {
-                rest.append(&id.to_le_bytes())?;
-            }
-        }
-        drop(sorted);
-        self.breadth_first()?;
-        rest.flush()?;
-        let mut id = Vec::new();
-        for at in (0..rest.len).step_by(4) {
-            rest.read((at, 4), &mut id)?;
-            let node = u32::from_le_bytes(id[..4].try_into()?);
-            if !self.is_placed(node)? {
-                self.place(node, 0, None)?;
-                self.breadth_first()?;
-            }
-        }
-        // Only link targets of pages exist besides pages, and every page was reached.
-        loop {
-            let unplaced: Vec<u32> = self
-                .db
-                .prepare_cached("SELECT id FROM node WHERE pos IS NULL ORDER BY id LIMIT 4096")?
-                .query_map([], |r| r.get(0))?
-                .collect::<rusqlite::Result<_>>()?;
-            if unplaced.is_empty() {
-                break;
-            }
-            for node in unplaced {
-                self.place(node, 0, None)?;
-            }
-        }
-        Ok(CrawlOrder { len: self.placed })
-    }
-
-    fn is_placed(&self, node: u32) -> Result<bool> {
-        Ok(self
-            .db
-            .prepare_cached("SELECT pos IS NOT NULL FROM node WHERE id = ?1")?
-            .query_row([node], |r| r.get(0))?)
-    }
-
-    fn place(&mut self, node: u32, hops: u32, referrer: Option<u32>) -> Result<()> {
-        self.db
-            .prepare_cached("UPDATE node SET pos = ?2, hops = ?3, referrer = ?4 WHERE id = ?1")?
-            .execute(params![node, self.placed, hops, referrer])?;
-        self.db
-            .prepare_cached("INSERT INTO ord (pos, node) VALUES (?1, ?2)")?
-            .execute(params![self.placed, node])?;
-        self.placed += 1;
-        Ok(())
-    }
-
-    /// Follows the links of the queued nodes until the queue is empty.
-    fn breadth_first(&mut self) -> Result<()> {
-        let mut record = Vec::new();
-        while self.head < self.placed {
-            let (node, hops, page): (u32, u32, Option<(i64, i64)>) = self
-                .db
-                .prepare_cached(
-                    "SELECT n.id, n.hops, n.page, n.page_len FROM ord o JOIN node n ON n.id = o.node
-                     WHERE o.pos = ?1 AND n.edges > 0",
-                )?
-                .query_row([self.head], |r| {
-                    Ok((r.get(0)?, r.get(1)?, Some((r.get(2)?, r.get(3)?))))
-                })
-                .optional()?
-                .unwrap_or((0, 0, None));
-            self.head += 1;
-            let Some((offset, len)) = page else {
-                continue;
-            };
-            let page = self.read_page((offset as u64, len as u64), &mut record)?;
-            for target in page.edges() {
-                if !self.is_placed(target)? {
-                    self.place(target, hops + 1, Some(node))?;
-                }
-            }
-        }
-        Ok(())
-    }
-
-    /// Calls `visit` with every node in crawl order (after [`Snapshot::crawl_order`]).
-    pub fn for_each_in_order(
-        &self,
-        mut visit: impl FnMut(&Snapshot, Entry) -> Result<()>,
-    ) -> Result<()> {
-        let mut stmt = self.db.prepare(
-            "SELECT o.pos, n.url, n.page, n.page_len, n.hops, r.pos
-             FROM ord o JOIN node n ON n.id = o.node LEFT JOIN node r ON r.id = n.referrer
-             ORDER BY o.pos",
-        )?;
-        let mut rows = stmt.query([])?;
-        while let Some(row) = rows.next()? {
-            let page: Option<i64> = row.get(2)?;
-            let page_len: Option<i64> = row.get(3)?;
-            visit(
-                self,
-                Entry {
-                    position: row.get(0)?,
-                    url: row.get(1)?,
-                    page: page.zip(page_len).map(|(at, len)| (at as u64, len as u64)),
-                    hops: row.get(4)?,
-                    referrer: row.get(5)?,
-                },
-            )?;
-        }
-        Ok(())
-    }
 }
 
 /// Ids of keys (sites, words, digests) in order of first sight, on disk in the scratch
@@ -842,20 +690,6 @@ impl KeyIds {
         self.cache.insert(key.to_vec(), id);
         Ok((id, new))
     }
-}
-
-fn is_html(mime: &str) -> bool {
-    matches!(mime, "text/html" | "application/xhtml+xml")
-}
-
-/// The essence of a Content-Type value, lower case.
-fn essence(content_type: &str) -> String {
-    content_type
-        .split(';')
-        .next()
-        .unwrap_or("")
-        .trim()
-        .to_ascii_lowercase()
 }
 
 fn analyse(
@@ -970,172 +804,6 @@ fn analyse(
     }
     analysed.document = Some(doc);
     Ok(analysed)
-}
-
-/// Distinct words with their frequencies in order of first occurrence, the number of
-/// occurrences, and the number of words too long to index.
-pub fn count_words(text: &str) -> (Vec<(String, u32)>, u64, u64) {
-    let mut scratch = Scratch::default();
-    let mut index: HashMap<String, usize> = HashMap::new();
-    let mut words: Vec<(String, u32)> = Vec::new();
-    let mut total = 0u64;
-    let mut long = 0u64;
-    Tokenizer::WORDS.for_each_token(text, &mut scratch, |token| {
-        if token.len() > MAX_WORD_BYTES {
-            long += 1;
-            return;
-        }
-        total += 1;
-        match index.get(token) {
-            Some(&i) => words[i].1 = words[i].1.saturating_add(1),
-            None => {
-                index.insert(token.to_string(), words.len());
-                words.push((token.to_string(), 1));
-            }
-        }
-    });
-    (words, total, long)
-}
-
-/// The first [`TEXT_START_CHARS`] characters of the parts joined by spaces, white space
-/// collapsed (and none at the end).
-fn text_start(parts: &[&str]) -> String {
-    let mut out = text_start_collapsed(parts);
-    out.truncate(out.trim_end().len());
-    out
-}
-
-fn text_start_collapsed(parts: &[&str]) -> String {
-    let mut out = String::new();
-    let mut chars = 0;
-    let mut pending_space = false;
-    for part in parts {
-        for c in part.chars() {
-            if chars >= TEXT_START_CHARS {
-                return out;
-            }
-            if c.is_whitespace() {
-                pending_space = !out.is_empty();
-                continue;
-            }
-            if pending_space {
-                out.push(' ');
-                chars += 1;
-                pending_space = false;
-                if chars >= TEXT_START_CHARS {
-                    return out;
-                }
-            }
-            out.push(c);
-            chars += 1;
-        }
-        pending_space = !out.is_empty();
-    }
-    out
-}
-
-/// The content of the first `<meta name="keywords">` (names compared without case), white
-/// space collapsed. Only the `<meta>` tags that mention "keywords" are parsed (each alone,
-/// by the same HTML parser, so attribute quoting and character references are read as a
-/// browser reads them).
-pub fn meta_keywords(html_text: &str) -> Option<String> {
-    let bytes = html_text.as_bytes();
-    for start in memchr::memchr_iter(b'<', bytes) {
-        let rest = &bytes[start + 1..];
-        let is_meta = rest.len() > 4
-            && rest[..4].eq_ignore_ascii_case(b"meta")
-            && matches!(
-                rest[4],
-                b' ' | b'\t' | b'\n' | b'\r' | b'\x0c' | b'/' | b'>'
-            );
-        if !is_meta {
-            continue;
-        }
-        let end = tag_end(bytes, start);
-        let tag = &bytes[start..end];
-        if !tag.windows(8).any(|w| w.eq_ignore_ascii_case(b"keywords")) {
-            continue;
-        }
-        // `start` and `end` sit on ASCII bytes ('<', and '>' or the end of the text).
-        let Some(snippet) = html_text.get(start..end) else {
-            continue;
-        };
-        let dom = html::dom::parse(snippet);
-        for node in 0..dom.nodes.len() as u32 {
-            let Some(element) = dom.element(node) else {
-                continue;
-            };
-            let is_keywords = element.html_name() == Some("meta")
-                && element
-                    .attr("name")
-                    .is_some_and(|n| n.trim().eq_ignore_ascii_case("keywords"));
-            if let (true, Some(content)) = (is_keywords, element.attr("content")) {
-                let collapsed: Vec<&str> = content.split_whitespace().collect();
-                return Some(collapsed.join(" "));
-            }
-        }
-    }
-    None
-}
-
-/// The end (exclusive) of the tag starting at `start`: after the first `>` outside quoted
-/// attribute values, or the end of the text.
-fn tag_end(bytes: &[u8], start: usize) -> usize {
-    let mut quote: Option<u8> = None;
-    for (i, &b) in bytes.iter().enumerate().skip(start) {
-        match (quote, b) {
-            (Some(q), _) if b == q => quote = None,
-            (Some(_), _) => {}
-            (None, b'"' | b'\'') => quote = Some(b),
-            (None, b'>') => return i + 1,
-            _ => {}
-        }
-    }
-    bytes.len()
-}
-
-/// Marks a words blob that holds the raw document (compression did not shrink it).
-pub const RAW_BLOB_MARK: u32 = 0xFFFF_FFFF;
-
-/// The locust/ASPseek `words` column: the document zlib-compressed behind its
-/// uncompressed length (4 bytes, little-endian), or [`RAW_BLOB_MARK`] and the raw bytes
-/// when compression does not make it shorter.
-pub fn words_blob(document: &[u8]) -> Vec<u8> {
-    use flate2::{Compression, write::ZlibEncoder};
-    let mut encoder = ZlibEncoder::new(
-        Vec::with_capacity(document.len() / 3 + 16),
-        Compression::default(),
-    );
-    // Writing into a Vec cannot fail.
-    let compressed = encoder
-        .write_all(document)
-        .and_then(|_| encoder.finish())
-        .unwrap_or_default();
-    let mut out = Vec::with_capacity(4 + compressed.len().min(document.len()));
-    if !compressed.is_empty()
-        && compressed.len() < document.len()
-        && document.len() < RAW_BLOB_MARK as usize
-    {
-        out.extend_from_slice(&(document.len() as u32).to_le_bytes());
-        out.extend_from_slice(&compressed);
-    } else {
-        out.extend_from_slice(&RAW_BLOB_MARK.to_le_bytes());
-        out.extend_from_slice(document);
-    }
-    out
-}
-
-/// The document back from a words blob; None when the blob is malformed.
-pub fn unpack_words_blob(blob: &[u8]) -> Option<Vec<u8>> {
-    use flate2::read::ZlibDecoder;
-    let (head, rest) = blob.split_first_chunk::<4>()?;
-    let length = u32::from_le_bytes(*head);
-    if length == RAW_BLOB_MARK {
-        return Some(rest.to_vec());
-    }
-    let mut out = Vec::with_capacity(length as usize);
-    ZlibDecoder::new(rest).read_to_end(&mut out).ok()?;
-    (out.len() == length as usize).then_some(out)
 }
 
 /// The directory for the temporary body file: the output directory, created if needed.

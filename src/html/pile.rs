@@ -1,0 +1,180 @@
+//! The six text-pile fields as they are filled: white space collapsed, separators between
+//! blocks, a size cap, and the digest over the finished fields.
+
+use blake2::{Blake2b512, Digest};
+
+use super::TextPile;
+
+/// The six pile fields, in digest order.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) enum Field {
+    Text = 0,
+    Secondary = 1,
+    BigHeadlines = 2,
+    SmallHeadlines = 3,
+    Code = 4,
+    Quote = 5,
+}
+
+impl Field {
+    /// Headlines beat code, code beats quotes.
+    pub(super) fn rank(self) -> u8 {
+        match self {
+            Field::BigHeadlines | Field::SmallHeadlines => 3,
+            Field::Code => 2,
+            Field::Quote => 1,
+            Field::Text | Field::Secondary => 0,
+        }
+    }
+}
+
+/// What separates the text before an element boundary from the text after it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(super) enum Sep {
+    None = 0,
+    Space = 1,
+    Newline = 2,
+}
+
+/// Collects text with whitespace collapsed, separators between blocks, an optional size cap.
+pub(super) struct FieldText {
+    pub(super) out: String,
+    pub(super) pending: Sep,
+    pub(super) limit: usize,
+}
+
+impl FieldText {
+    pub(super) fn new(limit: usize) -> Self {
+        FieldText {
+            out: String::new(),
+            pending: Sep::None,
+            limit,
+        }
+    }
+
+    pub(super) fn separate(&mut self, sep: Sep) {
+        self.pending = self.pending.max(sep);
+    }
+
+    /// Appends text; returns the number of words it started. Works a word at a time: white
+    /// space runs become a pending separator, words are copied whole.
+    pub(super) fn push(&mut self, text: &str, pre: bool) -> u64 {
+        let mut words = 0;
+        let mut rest = text;
+        loop {
+            let word_start = rest
+                .find(|c: char| !c.is_whitespace())
+                .unwrap_or(rest.len());
+            if word_start > 0 {
+                let newline = pre && rest[..word_start].contains('\n');
+                self.separate(if newline { Sep::Newline } else { Sep::Space });
+            }
+            rest = &rest[word_start..];
+            if rest.is_empty() {
+                return words;
+            }
+            let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let word = &rest[..word_end];
+            rest = &rest[word_end..];
+            let sep = if self.out.is_empty() {
+                Sep::None
+            } else {
+                self.pending
+            };
+            let room = self
+                .limit
+                .saturating_sub(self.out.len() + usize::from(sep != Sep::None));
+            let fits = if word.len() <= room {
+                word
+            } else {
+                let mut cut = room;
+                while !word.is_char_boundary(cut) {
+                    cut -= 1;
+                }
+                &word[..cut]
+            };
+            if fits.is_empty() {
+                return words;
+            }
+            match sep {
+                Sep::None => {}
+                Sep::Space => self.out.push(' '),
+                Sep::Newline => self.out.push('\n'),
+            }
+            if sep != Sep::None || self.out.is_empty() {
+                words += 1;
+            }
+            self.pending = Sep::None;
+            self.out.push_str(fits);
+            if fits.len() < word.len() {
+                return words;
+            }
+        }
+    }
+}
+
+pub(super) fn normalized(text: &str, limit: usize) -> String {
+    let mut t = FieldText::new(limit);
+    t.push(text, false);
+    t.out
+}
+
+pub(super) fn pile_of(fields: [FieldText; 6]) -> TextPile {
+    let [
+        text,
+        secondary_text,
+        big_headlines,
+        small_headlines,
+        code_text,
+        quote_text,
+    ] = fields.map(|f| f.out);
+    let mut pile = TextPile {
+        text,
+        secondary_text,
+        big_headlines,
+        small_headlines,
+        code_text,
+        quote_text,
+        digest: [0; 64],
+    };
+    let mut hasher = Blake2b512::new();
+    for (i, field) in pile.fields().iter().enumerate() {
+        if i > 0 {
+            hasher.update(b"\n\n\n");
+        }
+        hasher.update(field.as_bytes());
+    }
+    pile.digest.copy_from_slice(&hasher.finalize());
+    pile
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn field_text_normalizes() {
+        let mut t = FieldText::new(usize::MAX);
+        assert_eq!(t.push("  Hello \u{a0}\n world", false), 2);
+        t.separate(Sep::Newline);
+        assert_eq!(t.push("next", false), 1);
+        t.separate(Sep::Space);
+        t.separate(Sep::Space);
+        assert_eq!(t.push("x", false), 1);
+        t.separate(Sep::Newline);
+        assert_eq!(t.out, "Hello world\nnext x");
+    }
+
+    #[test]
+    fn field_text_limit_respects_char_boundaries() {
+        let mut t = FieldText::new(5);
+        t.push("ab cdé", false);
+        assert_eq!(t.out, "ab cd");
+        let mut t = FieldText::new(6);
+        t.push("ab cdé", false);
+        assert_eq!(t.out, "ab cd");
+        let mut t = FieldText::new(7);
+        t.push("ab cdé", false);
+        assert_eq!(t.out, "ab cdé");
+    }
+}
