@@ -63,6 +63,7 @@ mod gzip;
 pub mod headers;
 pub mod http;
 mod input;
+mod parser;
 mod reader;
 pub mod record;
 mod source;
@@ -73,7 +74,8 @@ pub use digest::{DigestCheck, ParsedDigest, check_digest, parse_digest, sha1_bas
 pub use error::{ErrorKind, MandatoryHeader, WarcError};
 pub use headers::Headers;
 pub use http::{HttpHead, StartLine};
-pub use reader::{ReaderOptions, WarcReader};
+pub use parser::ReaderOptions;
+pub use reader::WarcReader;
 pub use record::{
     Compression, PayloadSummary, Record, Unindexable, WarcType, Warning, index_fields,
     parse_warc_date, parse_warc_fields, warc_date_to_ts14,
