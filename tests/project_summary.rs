@@ -1115,6 +1115,25 @@ fn a_tiny_memory_budget_gives_the_same_database() {
     assert_eq!(rows(&a, sql, &[]), rows(&b, sql, &[]));
 }
 
+/// A round's analyses are written from the round, whatever the analysis cache keeps: with
+/// the smallest cache (16 analyses) and rounds of 24 pages (3 threads, 8 each), no page is
+/// read and analysed a second time for the URL it was analysed for.
+#[test]
+fn a_round_larger_than_the_analysis_cache_analyses_each_page_once() {
+    let c = crawled_twice();
+    let small = c.db.with_file_name("small-cache.db");
+    let counts = summarize_with(&c.store, &small, &["--memory-mb", "1", "--threads", "3"]);
+    for name in ["payloads_analysed", "payloads_analysed_again_for_url"] {
+        assert_eq!(
+            count(&counts, name),
+            count(&c.counts, name),
+            "{name}: {counts}"
+        );
+    }
+    // more pages than the cache holds, in one round
+    assert!(count(&counts, "payloads_analysed") > 16, "{counts}");
+}
+
 #[test]
 fn indexes_left_out_of_an_interrupted_first_run_come_back() {
     // A fresh database is filled without its random-keyed secondary indexes, which are
