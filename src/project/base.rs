@@ -184,7 +184,14 @@ impl BaseIds {
 
     /// The id of a URL (its fragment ignored), inserting it and its origin if needed.
     pub fn url_id(&mut self, conn: &Connection, url: &Url) -> Result<i64> {
-        let url = without_fragment(url);
+        // Links come without fragments: copy only the URLs that have one.
+        let stripped;
+        let url = if url.fragment().is_some() {
+            stripped = without_fragment(url);
+            &stripped
+        } else {
+            url
+        };
         let key = url.as_str();
         if let Some(&id) = self.urls.get(key) {
             return Ok(id);
@@ -196,7 +203,7 @@ impl BaseIds {
         let id = match existing {
             Some(id) => id,
             None => {
-                let origin = self.origin_id(conn, &url)?;
+                let origin = self.origin_id(conn, url)?;
                 let path = (!url.path().is_empty()).then(|| url.path());
                 let username = (!url.username().is_empty()).then(|| url.username());
                 conn.prepare_cached(

@@ -64,6 +64,7 @@ impl Unavailable {
 }
 
 /// Reads bodies through stored locations, up to `max_bytes` each.
+#[derive(Clone)]
 pub struct BodyReader {
     pub locator: WarcLocator,
     pub max_bytes: usize,

@@ -24,6 +24,7 @@ pub mod payloads;
 pub mod rows;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
@@ -49,7 +50,10 @@ use crate::store::Store;
 
 use generations::{Observation, StoredGeneration, plan, reconcile};
 use keys::{CaptureClass, ContentKey, classify};
-use payloads::{AnalysisCache, Fifo, Job, PileRef, analyse, analyse_all, store_pile, stored_pile};
+use payloads::{
+    AnalysisCache, AnalysisResult, Fifo, Job, PileRef, analyse, analyse_all, store_pile,
+    stored_pile,
+};
 use rows::{CrawlRow, NewGeneration, WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
 
 pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
@@ -385,42 +389,69 @@ impl Summarizer<'_> {
         if todo.is_empty() {
             return Ok(());
         }
-        // URLs are summarized a group at a time, right after the payloads their captures
+        // URLs are summarized a round at a time, right after the payloads their captures
         // need are analysed (a few per thread): the analyses of a whole batch would hold its
         // pages' text and links several times over (a gigabyte for 2,048 captures of HTML
         // documentation), and the cache that keeps them for later captures is bounded.
         let per_round = rayon::current_num_threads().max(1) * 8;
+        let mut rounds: Vec<(Range<usize>, Range<usize>)> = Vec::new();
+        let (mut first_url, mut first_job) = (0, 0);
+        while first_url < todo.len() {
+            let mut end_url = first_url;
+            while end_url < todo.len()
+                && (end_url == first_url || todo[end_url - 1].2 - first_job < per_round)
+            {
+                end_url += 1;
+            }
+            let end_job = todo[end_url - 1].2;
+            rounds.push((first_url..end_url, first_job..end_job));
+            (first_url, first_job) = (end_url, end_job);
+        }
+        let store = self.store;
+        let bodies = self.bodies.clone();
+        let analyse_round = |round: Option<&(Range<usize>, Range<usize>)>| {
+            round.map(|(_, round_jobs)| {
+                let started = Instant::now();
+                let results = analyse_all(store, &bodies, &jobs[round_jobs.clone()]);
+                (results, started.elapsed())
+            })
+        };
         self.in_transaction(|s| {
-            let mut first_url = 0;
-            let mut first_job = 0;
-            while first_url < todo.len() {
-                let mut end_url = first_url;
-                while end_url < todo.len()
-                    && (end_url == first_url || todo[end_url - 1].2 - first_job < per_round)
-                {
-                    end_url += 1;
-                }
-                let end_job = todo[end_url - 1].2;
-                let group = &jobs[first_job..end_job];
-                let started = Instant::now();
-                let results = analyse_all(s.store, &s.bodies, group);
-                s.counts
-                    .add("ms_analysing", started.elapsed().as_millis() as u64);
-                let started = Instant::now();
-                for (job, result) in group.iter().zip(results) {
-                    s.take_analysis(job, result?)?;
-                }
-                for (u, state, _) in &todo[first_url..end_url] {
-                    s.summarize_url(u, state)?;
-                }
-                s.round.clear();
-                s.counts
-                    .add("ms_writing", started.elapsed().as_millis() as u64);
-                first_url = end_url;
-                first_job = end_job;
+            let mut analysed = analyse_round(rounds.first());
+            for (i, (urls, round_jobs)) in rounds.iter().enumerate() {
+                let (results, analysing) = analysed.take().unwrap_or_default();
+                s.counts.add("ms_analysing", analysing.as_millis() as u64);
+                // The next round is analysed while this one is written: SQLite takes one
+                // writer, so writing would otherwise leave the other cores idle.
+                let (written, next) = rayon::join(
+                    || s.write_round(&jobs[round_jobs.clone()], results, &todo[urls.clone()]),
+                    || analyse_round(rounds.get(i + 1)),
+                );
+                written?;
+                analysed = next;
             }
             Ok(())
         })?;
+        Ok(())
+    }
+
+    /// Stores a round's analyses, then summarizes its URLs.
+    fn write_round(
+        &mut self,
+        jobs: &[Job],
+        results: Vec<AnalysisResult>,
+        urls: &[(UrlCaptures, UrlState, usize)],
+    ) -> Result<()> {
+        let started = Instant::now();
+        for (job, result) in jobs.iter().zip(results) {
+            self.take_analysis(job, result?)?;
+        }
+        for (u, state, _) in urls {
+            self.summarize_url(u, state)?;
+        }
+        self.round.clear();
+        self.counts
+            .add("ms_writing", started.elapsed().as_millis() as u64);
         Ok(())
     }
 

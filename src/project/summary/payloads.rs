@@ -60,12 +60,11 @@ pub fn analyse(
     }))
 }
 
+/// One payload's analysis, or why its body could not be read (or the store failed).
+pub type AnalysisResult = Result<Result<Analysis, Unavailable>>;
+
 /// Analyses many payloads on the rayon pool; results in job order.
-pub fn analyse_all(
-    store: &Store,
-    bodies: &BodyReader,
-    jobs: &[Job],
-) -> Vec<Result<Result<Analysis, Unavailable>>> {
+pub fn analyse_all(store: &Store, bodies: &BodyReader, jobs: &[Job]) -> Vec<AnalysisResult> {
     jobs.par_iter()
         .map(|job| analyse(store, bodies, job))
         .collect()

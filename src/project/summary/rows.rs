@@ -7,7 +7,7 @@ use uuid::Uuid;
 
 use super::keys::ContentKey;
 use super::payloads::Analysis;
-use crate::project::base::{BaseIds, without_fragment};
+use crate::project::base::BaseIds;
 
 /// Work kinds of `summary_work`.
 pub const WORK_SEARCH_ROW: i64 = 1;
@@ -191,7 +191,7 @@ pub fn insert_document(
              ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
     )?;
     for link in &analysis.links {
-        let target = ids.url_id(conn, &without_fragment(&link.url))?;
+        let target = ids.url_id(conn, &link.url)?;
         let l = &link.location;
         stmt.execute(params![
             generation,
