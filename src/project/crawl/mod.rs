@@ -13,7 +13,7 @@ pub mod agents;
 pub mod analysis;
 pub mod values;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -191,7 +191,7 @@ pub fn project_crawl(
         store,
         conn,
         reader: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
-        pool,
+        pool: Arc::new(pool),
         chunk: options.threads.max(1) * 4,
         incremental: already > 0,
         max_text_bytes: options.max_text_bytes,
@@ -239,6 +239,9 @@ pub fn project_crawl(
 }
 
 /// A capture ready to be written.
+/// A page a batch needs analysed: its key, the URL it was fetched from, its Content-Type.
+type Need = (PageKey, Url, Option<String>);
+
 struct Planned<'a> {
     capture: &'a Capture,
     uuid: [u8; 16],
@@ -256,7 +259,7 @@ struct Projector<'a> {
     store: &'a Store,
     conn: &'a Connection,
     reader: BodyReader,
-    pool: rayon::ThreadPool,
+    pool: Arc<rayon::ThreadPool>,
     /// Pages analysed in parallel at a time.
     chunk: usize,
     /// The database held captures before this run: look each one up.
@@ -349,7 +352,7 @@ impl Projector<'_> {
             }
         }
         // The analyses this batch needs, in first-use order, each once.
-        let mut needs: Vec<(PageKey, Url, Option<String>)> = Vec::new();
+        let mut needs: Vec<Need> = Vec::new();
         let mut needed = HashSet::new();
         for p in &planned {
             if let Some(page) = &p.page
@@ -359,53 +362,68 @@ impl Projector<'_> {
                 needs.push((page.clone(), p.url.clone(), p.capture.content_type.clone()));
             }
         }
-        let mut next_need = 0;
-        for p in &planned {
-            let page = match &p.page {
-                None => None,
-                Some(key) => Some(self.page(key, &needs, &mut next_need, p)?),
-            };
-            self.write_capture(p, page)?;
+        // The batch is written in segments, each up to the first capture that needs the
+        // next chunk of pages; that chunk is analysed (on the pool) while the segment is
+        // written (SQLite takes one writer, which would otherwise leave the pool idle).
+        let chunks: Vec<&[Need]> = needs.chunks(self.chunk.max(1)).collect();
+        let chunk_of: HashMap<&PageKey, usize> = needs
+            .iter()
+            .enumerate()
+            .map(|(i, (key, _, _))| (key, i / self.chunk.max(1)))
+            .collect();
+        let mut first_use: Vec<usize> = Vec::with_capacity(chunks.len());
+        for (i, p) in planned.iter().enumerate() {
+            let chunk = p.page.as_ref().and_then(|key| chunk_of.get(key));
+            if chunk == Some(&first_use.len()) {
+                first_use.push(i);
+            }
+        }
+        let (store, reader, pool) = (self.store, self.reader.clone(), self.pool.clone());
+        let analyse = |chunk: &[Need]| -> Result<Vec<(PageKey, Result<PageFacts, Unavailable>)>> {
+            pool.install(|| {
+                chunk
+                    .par_iter()
+                    .map(|(key, url, content_type)| {
+                        analyze_page(store, &reader, &key.0, url, content_type.as_deref())
+                            .map(|r| (key.clone(), r))
+                    })
+                    .collect()
+            })
+        };
+        let mut start = 0;
+        let mut analysed = None;
+        for segment in 0..=chunks.len() {
+            if let Some(results) = analysed.take() {
+                for (key, result) in results? {
+                    self.count_analysis(&result);
+                    self.pages.insert(key, result.map(Arc::new));
+                }
+            }
+            let end = first_use.get(segment).copied().unwrap_or(planned.len());
+            analysed = std::thread::scope(|scope| -> Result<_> {
+                let next = chunks
+                    .get(segment)
+                    .map(|chunk| scope.spawn(|| analyse(chunk)));
+                for p in &planned[start..end] {
+                    let page = match &p.page {
+                        None => None,
+                        Some(key) => Some(self.page(key, p)?),
+                    };
+                    self.write_capture(p, page)?;
+                }
+                Ok(next.map(|handle| handle.join().expect("the analysis thread panicked")))
+            })?;
+            start = end;
         }
         Ok(())
     }
 
-    /// The analysis of a page: from the cache, else computed with the next chunk of the
-    /// batch's needs (in parallel).
-    fn page(
-        &mut self,
-        key: &PageKey,
-        needs: &[(PageKey, Url, Option<String>)],
-        next_need: &mut usize,
-        p: &Planned,
-    ) -> Result<Result<Arc<PageFacts>, Unavailable>> {
+    /// The analysis of a page: from the cache, else (evicted before use, when the pages of
+    /// a chunk outgrow the cache) analysed alone.
+    fn page(&mut self, key: &PageKey, p: &Planned) -> Result<Result<Arc<PageFacts>, Unavailable>> {
         if let Some(found) = self.pages.get(key) {
             return Ok(found);
         }
-        if *next_need < needs.len() {
-            let end = (*next_need + self.chunk).min(needs.len());
-            let chunk = &needs[*next_need..end];
-            *next_need = end;
-            let (store, reader) = (self.store, &self.reader);
-            let results: Vec<(PageKey, Result<PageFacts, Unavailable>)> =
-                self.pool.install(|| {
-                    chunk
-                        .par_iter()
-                        .map(|(key, url, content_type)| {
-                            analyze_page(store, reader, &key.0, url, content_type.as_deref())
-                                .map(|r| (key.clone(), r))
-                        })
-                        .collect::<Result<_>>()
-                })?;
-            for (key, result) in results {
-                self.count_analysis(&result);
-                self.pages.insert(key, result.map(Arc::new));
-            }
-            if let Some(found) = self.pages.get(key) {
-                return Ok(found);
-            }
-        }
-        // Evicted before use (the chunk outgrew the cache): analyse it alone.
         let result = analyze_page(
             self.store,
             &self.reader,
