@@ -257,8 +257,8 @@ pub fn main() -> ExitCode {
 /// One glibc malloc arena per core, unless `MALLOC_ARENA_MAX` says otherwise. glibc makes
 /// up to eight per core, one for each thread that allocates, and keeps what is freed in the
 /// arena it came from: with pages analysed on one thread and dropped on another, `project
-/// summary` of an HTML crawl peaked at 220–280 MB where one arena per core holds it to
-/// 175 MB in the same time (BENCHMARKS.md, issue 15).
+/// summary` of an HTML crawl peaked at 214–284 MB where one arena per core holds it to
+/// 180–184 MB in the same time (BENCHMARKS.md, issue 15).
 fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
