@@ -55,17 +55,19 @@ fn main() {
         .collect();
     // Parents before the tables that refer to them, so that each foreign key is checked
     // by one lookup when its row goes in.
+    let parents_of: Vec<Vec<String>> = tables.iter().map(|t| parents(&source, t)).collect();
+    let mut waiting: Vec<(&str, Vec<String>)> = tables.drain(..).zip(parents_of).collect();
     let mut ordered: Vec<&str> = Vec::new();
-    while !tables.is_empty() {
-        let ready = tables
+    while !waiting.is_empty() {
+        let ready = waiting
             .iter()
-            .position(|t| {
-                parents(&source, t).iter().all(|p| {
-                    p == t || ordered.contains(&p.as_str()) || !tables.contains(&p.as_str())
-                })
+            .position(|(t, parents)| {
+                parents
+                    .iter()
+                    .all(|p| p == t || !waiting.iter().any(|(w, _)| w == p))
             })
             .unwrap_or(0);
-        ordered.push(tables.remove(ready));
+        ordered.push(waiting.remove(ready).0);
     }
     let tables = ordered;
     // Indexes are made after the rows, as a bulk load would (the projections do the same

@@ -113,6 +113,33 @@ impl CandidateScan {
 }
 
 impl BlockCursor {
+    /// The file offset and length of the next bytes of the block in the source's window
+    /// (at most what remains of the block), filling the window when it is empty.
+    pub(super) fn next_piece<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+    ) -> Result<(u64, usize), BlockStop> {
+        loop {
+            let remaining = usize::try_from(self.remaining).unwrap_or(usize::MAX);
+            let n = src.window().len().min(remaining);
+            if n > 0 || remaining == 0 {
+                return Ok((src.pos().0, n));
+            }
+            self.fill(src)?;
+        }
+    }
+
+    /// Consumes the first `n` bytes of the window, block bytes at file offset `offset`,
+    /// noting where a record swallowed by the block might start.
+    pub(super) fn consume<S: ByteSource>(&mut self, src: &mut S, n: usize, offset: u64) {
+        let at = self.scan(&src.window()[..n], offset);
+        src.consume(n);
+        if let Some(at) = at {
+            src.mark_record_candidate(at);
+        }
+        self.remaining -= n as u64;
+    }
+
     /// Get more bytes into an empty window.
     pub(super) fn fill<S: ByteSource>(&mut self, src: &mut S) -> Result<(), BlockStop> {
         loop {

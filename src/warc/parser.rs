@@ -638,15 +638,8 @@ impl Parser {
             let mut overflow: Option<Vec<u8>> = None;
             let mut head_length = 0u64;
             while cursor.remaining > 0 {
-                let offset = src.pos().0;
+                let (offset, available) = cursor.next_piece(src)?;
                 let w = src.window();
-                if w.is_empty() {
-                    cursor.fill(src)?;
-                    continue;
-                }
-                let available = w
-                    .len()
-                    .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
                 let (chunk, prev) = match &overflow {
                     Some(tail) => (&w[..available], &tail[..]),
                     None => (
@@ -664,12 +657,7 @@ impl Parser {
                     }
                     None => self.head_buf.extend_from_slice(&chunk[..take]),
                 }
-                let at = cursor.scan(&chunk[..take], offset);
-                src.consume(take);
-                if let Some(at) = at {
-                    src.mark_record_candidate(at);
-                }
-                cursor.remaining -= take as u64;
+                cursor.consume(src, take, offset);
                 head_length += take as u64;
                 if !decided && overflow.is_none() {
                     match looks_like_http(&self.head_buf, response_like, cursor.remaining > 0) {
@@ -744,22 +732,9 @@ impl Parser {
             payload.update(&self.head_buf, &mut sink);
         }
         while cursor.remaining > 0 {
-            let offset = src.pos().0;
-            let w = src.window();
-            if w.is_empty() {
-                cursor.fill(src)?;
-                continue;
-            }
-            let n = w
-                .len()
-                .min(usize::try_from(cursor.remaining).unwrap_or(usize::MAX));
-            payload.update(&w[..n], &mut sink);
-            let at = cursor.scan(&w[..n], offset);
-            src.consume(n);
-            if let Some(at) = at {
-                src.mark_record_candidate(at);
-            }
-            cursor.remaining -= n as u64;
+            let (offset, n) = cursor.next_piece(src)?;
+            payload.update(&src.window()[..n], &mut sink);
+            cursor.consume(src, n, offset);
         }
         Ok(payload.finish())
     }

@@ -13,7 +13,7 @@ pub mod agents;
 pub mod analysis;
 pub mod values;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
@@ -351,33 +351,28 @@ impl Projector<'_> {
                 planned.push(p);
             }
         }
-        // The analyses this batch needs, in first-use order, each once.
+        // The analyses this batch needs, in first-use order, each once, and the capture
+        // that first needs each.
         let mut needs: Vec<Need> = Vec::new();
+        let mut needed_at: Vec<usize> = Vec::new();
         let mut needed = HashSet::new();
-        for p in &planned {
+        for (i, p) in planned.iter().enumerate() {
             if let Some(page) = &p.page
                 && self.pages.get(page).is_none()
                 && needed.insert(page.clone())
             {
                 needs.push((page.clone(), p.url.clone(), p.capture.content_type.clone()));
+                needed_at.push(i);
             }
         }
         // The batch is written in segments, each up to the first capture that needs the
         // next chunk of pages; that chunk is analysed (on the pool) while the segment is
-        // written (SQLite takes one writer, which would otherwise leave the pool idle).
-        let chunks: Vec<&[Need]> = needs.chunks(self.chunk.max(1)).collect();
-        let chunk_of: HashMap<&PageKey, usize> = needs
-            .iter()
-            .enumerate()
-            .map(|(i, (key, _, _))| (key, i / self.chunk.max(1)))
-            .collect();
-        let mut first_use: Vec<usize> = Vec::with_capacity(chunks.len());
-        for (i, p) in planned.iter().enumerate() {
-            let chunk = p.page.as_ref().and_then(|key| chunk_of.get(key));
-            if chunk == Some(&first_use.len()) {
-                first_use.push(i);
-            }
-        }
+        // written (SQLite takes one writer, which would otherwise leave the pool idle). A
+        // scoped thread waits for the pool: the connection is borrowed, so the writing
+        // stays on this thread.
+        let chunk = self.chunk.max(1);
+        let chunks: Vec<&[Need]> = needs.chunks(chunk).collect();
+        let first_use: Vec<usize> = needed_at.into_iter().step_by(chunk).collect();
         let (store, reader, pool) = (self.store, self.reader.clone(), self.pool.clone());
         let analyse = |chunk: &[Need]| -> Result<Vec<(PageKey, Result<PageFacts, Unavailable>)>> {
             pool.install(|| {
