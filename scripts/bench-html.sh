@@ -78,3 +78,5 @@ echo "$(echo "$s" | field pages) distinct HTML pages, $mb MB"
 printf '%-44s %8s s %8s MB/s\n' "sediment html::analyze (1 thread)" "$best_s" "$(echo "scale=1; $mb / $best_s" | bc)"
 printf '%-44s %8s s %8s MB/s\n' "selectolax parse+title+links+text (1 thread)" "$best_x" "$(echo "scale=1; $mb / $best_x" | bc)"
 echo "sediment / selectolax (rate): $(echo "scale=2; $best_x / $best_s" | bc)"
+# The tree builders alone, and the fast path held to html5ever's trees on every page.
+"$CARGO_TARGET_DIR/release/examples/html_bench" "$work/pages.bin" --paths | tail -n1

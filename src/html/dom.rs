@@ -1,5 +1,10 @@
-//! A compact arena DOM built by html5ever, with guards that keep parsing linear on hostile
-//! input.
+//! A compact arena DOM, built by a fast path for the HTML real pages are ([`fast`]) or by
+//! html5ever, with guards that keep parsing linear on hostile input.
+//!
+//! The two builders give the same tree: the fast path implements the part of the WHATWG
+//! algorithm such pages need and hands every other document to html5ever
+//! (`tests/html_fast_path.rs` holds it to html5ever's trees). The guards below are
+//! html5ever's; the fast path gives up well before any of them would apply.
 //!
 //! html5ever implements the WHATWG tree-construction algorithm faithfully, including the parts
 //! that cost time proportional to the depth of the open-element stack or to the number of
@@ -37,6 +42,10 @@ use html5ever::tokenizer::{
 use html5ever::tree_builder::{TreeBuilder, TreeBuilderOpts};
 use html5ever::{Attribute, LocalName, Namespace, QualName, TokenizerResult, local_name, ns};
 
+mod fast;
+
+pub use fast::Unsupported;
+
 /// Attributes kept per element; the rest are cut before tokenizing.
 pub const MAX_ATTRIBUTES: usize = 128;
 /// Open elements plus active formatting elements above which start tags are dropped.
@@ -68,6 +77,22 @@ pub struct Element {
 }
 
 impl Element {
+    /// An HTML element as the tree builder's sink makes it, from attributes already reduced
+    /// to the kept ones.
+    fn html(name: LocalName, attrs: Vec<Attribute>, hidden: bool) -> Element {
+        Element::new(QualName::new(None, ns!(html), name), attrs, hidden)
+    }
+
+    fn new(name: QualName, attrs: Vec<Attribute>, hidden: bool) -> Element {
+        Element {
+            name,
+            attrs,
+            hidden,
+            template_contents: NONE,
+            annotation_xml_integration_point: false,
+        }
+    }
+
     /// The value of an attribute without namespace, by its (lower-case) local name.
     pub fn attr(&self, name: &str) -> Option<&str> {
         self.attrs
@@ -156,6 +181,62 @@ impl Dom {
     }
 }
 
+fn detach(nodes: &mut [Node], child: NodeId) {
+    let c = child as usize;
+    let (parent, prev, next) = (
+        nodes[c].parent,
+        nodes[c].prev_sibling,
+        nodes[c].next_sibling,
+    );
+    if let Some(p) = id(parent) {
+        if nodes[p].first_child == child {
+            nodes[p].first_child = next;
+        }
+        if nodes[p].last_child == child {
+            nodes[p].last_child = prev;
+        }
+    }
+    if let Some(p) = id(prev) {
+        nodes[p].next_sibling = next;
+    }
+    if let Some(n) = id(next) {
+        nodes[n].prev_sibling = prev;
+    }
+    nodes[c].parent = NONE;
+    nodes[c].prev_sibling = NONE;
+    nodes[c].next_sibling = NONE;
+}
+
+fn append_child(nodes: &mut [Node], parent: NodeId, child: NodeId) {
+    detach(nodes, child);
+    let last = nodes[parent as usize].last_child;
+    nodes[child as usize].parent = parent;
+    nodes[child as usize].prev_sibling = last;
+    match id(last) {
+        Some(l) => nodes[l].next_sibling = child,
+        None => nodes[parent as usize].first_child = child,
+    }
+    nodes[parent as usize].last_child = child;
+}
+
+fn insert_before(nodes: &mut [Node], sibling: NodeId, child: NodeId) {
+    detach(nodes, child);
+    let s = sibling as usize;
+    let (parent, prev) = (nodes[s].parent, nodes[s].prev_sibling);
+    nodes[child as usize].parent = parent;
+    nodes[child as usize].prev_sibling = prev;
+    nodes[child as usize].next_sibling = sibling;
+    nodes[s].prev_sibling = child;
+    match id(prev) {
+        Some(p) => nodes[p].next_sibling = child,
+        None => {
+            if let Some(p) = id(parent) {
+                nodes[p].first_child = child;
+            }
+        }
+    }
+}
+
 /// The tree builder's sink: the arena plus the counters the guards read.
 struct Sink {
     nodes: RefCell<Vec<Node>>,
@@ -193,62 +274,6 @@ impl Sink {
 
     fn node_count(&self) -> usize {
         self.nodes.borrow().len()
-    }
-
-    fn detach(nodes: &mut [Node], child: NodeId) {
-        let c = child as usize;
-        let (parent, prev, next) = (
-            nodes[c].parent,
-            nodes[c].prev_sibling,
-            nodes[c].next_sibling,
-        );
-        if let Some(p) = id(parent) {
-            if nodes[p].first_child == child {
-                nodes[p].first_child = next;
-            }
-            if nodes[p].last_child == child {
-                nodes[p].last_child = prev;
-            }
-        }
-        if let Some(p) = id(prev) {
-            nodes[p].next_sibling = next;
-        }
-        if let Some(n) = id(next) {
-            nodes[n].prev_sibling = prev;
-        }
-        nodes[c].parent = NONE;
-        nodes[c].prev_sibling = NONE;
-        nodes[c].next_sibling = NONE;
-    }
-
-    fn append_child(nodes: &mut [Node], parent: NodeId, child: NodeId) {
-        Self::detach(nodes, child);
-        let last = nodes[parent as usize].last_child;
-        nodes[child as usize].parent = parent;
-        nodes[child as usize].prev_sibling = last;
-        match id(last) {
-            Some(l) => nodes[l].next_sibling = child,
-            None => nodes[parent as usize].first_child = child,
-        }
-        nodes[parent as usize].last_child = child;
-    }
-
-    fn insert_before(nodes: &mut [Node], sibling: NodeId, child: NodeId) {
-        Self::detach(nodes, child);
-        let s = sibling as usize;
-        let (parent, prev) = (nodes[s].parent, nodes[s].prev_sibling);
-        nodes[child as usize].parent = parent;
-        nodes[child as usize].prev_sibling = prev;
-        nodes[child as usize].next_sibling = sibling;
-        nodes[s].prev_sibling = child;
-        match id(prev) {
-            Some(p) => nodes[p].next_sibling = child,
-            None => {
-                if let Some(p) = id(parent) {
-                    nodes[p].first_child = child;
-                }
-            }
-        }
     }
 
     fn valid(&self, n: NodeId) -> bool {
@@ -318,7 +343,7 @@ impl TreeSink for Sink {
         match child {
             NodeOrText::AppendNode(c) => {
                 if self.valid(c) {
-                    Self::append_child(&mut self.nodes.borrow_mut(), *parent, c);
+                    append_child(&mut self.nodes.borrow_mut(), *parent, c);
                 }
             }
             NodeOrText::AppendText(text) => {
@@ -331,7 +356,7 @@ impl TreeSink for Sink {
                 }
                 nodes.push(Node::new(NodeData::Text(text)));
                 let c = (nodes.len() - 1) as NodeId;
-                Self::append_child(&mut nodes, *parent, c);
+                append_child(&mut nodes, *parent, c);
             }
         }
     }
@@ -391,7 +416,7 @@ impl TreeSink for Sink {
                 (nodes.len() - 1) as NodeId
             }
         };
-        Self::insert_before(&mut nodes, *sibling, child);
+        insert_before(&mut nodes, *sibling, child);
     }
 
     fn add_attrs_if_missing(&self, target: &NodeId, attrs: Vec<Attribute>) {
@@ -411,7 +436,7 @@ impl TreeSink for Sink {
 
     fn remove_from_parent(&self, target: &NodeId) {
         if self.valid(*target) {
-            Self::detach(&mut self.nodes.borrow_mut(), *target);
+            detach(&mut self.nodes.borrow_mut(), *target);
         }
     }
 
@@ -421,7 +446,7 @@ impl TreeSink for Sink {
         }
         let mut nodes = self.nodes.borrow_mut();
         while let Some(c) = id(nodes[*node as usize].first_child) {
-            Self::append_child(&mut nodes, *new_parent, c as NodeId);
+            append_child(&mut nodes, *new_parent, c as NodeId);
         }
     }
 
@@ -464,12 +489,19 @@ fn is_kept(attr: &Attribute) -> bool {
 
 /// Whether these attributes hide the element.
 fn hides(attrs: &[Attribute]) -> bool {
-    attrs.iter().any(|a| match &*a.name.local {
+    attrs
+        .iter()
+        .any(|a| hiding_attribute(&a.name.local, &a.value))
+}
+
+/// Whether one attribute hides its element.
+fn hiding_attribute(name: &str, value: &str) -> bool {
+    match name {
         "hidden" => true,
-        "aria-hidden" => a.value.trim().eq_ignore_ascii_case("true"),
-        "style" => style_hides(&a.value),
+        "aria-hidden" => value.trim().eq_ignore_ascii_case("true"),
+        "style" => style_hides(value),
         _ => false,
-    })
+    }
 }
 
 fn contains_ignore_case(haystack: &str, needle: &str) -> bool {
@@ -496,6 +528,71 @@ pub fn style_hides(style: &str) -> bool {
             "display:none" | "visibility:hidden"
         )
     })
+}
+
+/// Where two trees differ, or `Ok` when they are the same: the same nodes in the same order,
+/// elements with the same name, kept attributes and hidden flag, texts with the same
+/// characters. Used to hold the fast path to html5ever's result.
+pub fn compare_trees(a: &Dom, b: &Dom) -> Result<(), String> {
+    let mut pending = vec![(DOCUMENT, DOCUMENT, 0usize)];
+    while let Some((x, y, depth)) = pending.pop() {
+        let (nx, ny) = (a.node(x), b.node(y));
+        let same = match (&nx.data, &ny.data) {
+            (NodeData::Document, NodeData::Document) | (NodeData::Other, NodeData::Other) => true,
+            (NodeData::Text(s), NodeData::Text(t)) => s == t,
+            (NodeData::Element(e), NodeData::Element(f)) => {
+                e.name == f.name
+                    && e.hidden == f.hidden
+                    && e.attrs.len() == f.attrs.len()
+                    && e.attrs
+                        .iter()
+                        .zip(&f.attrs)
+                        .all(|(p, q)| p.name == q.name && p.value == q.value)
+            }
+            _ => false,
+        };
+        if !same {
+            return Err(format!(
+                "at depth {depth}: {} against {}",
+                describe(&nx.data),
+                describe(&ny.data)
+            ));
+        }
+        let (mut cx, mut cy) = (a.first_child(x), b.first_child(y));
+        loop {
+            match (cx, cy) {
+                (None, None) => break,
+                (Some(p), Some(q)) => {
+                    pending.push((p, q, depth + 1));
+                    cx = a.next_sibling(p);
+                    cy = b.next_sibling(q);
+                }
+                _ => {
+                    return Err(format!(
+                        "children of {} at depth {depth} differ in number",
+                        describe(&nx.data)
+                    ));
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+fn describe(data: &NodeData) -> String {
+    match data {
+        NodeData::Document => "the document".into(),
+        NodeData::Other => "a comment".into(),
+        NodeData::Text(t) => format!("text {:?}", t.chars().take(60).collect::<String>()),
+        NodeData::Element(e) => {
+            let attrs: Vec<String> = e
+                .attrs
+                .iter()
+                .map(|a| format!("{}={:?}", a.name.local, &*a.value))
+                .collect();
+            format!("<{} {}> hidden={}", e.name.local, attrs.join(" "), e.hidden)
+        }
+    }
 }
 
 /// Counts the handles the tree builder holds: open elements, active formatting elements, and
@@ -629,9 +726,21 @@ impl TokenSink for Guard {
     }
 }
 
-/// Parses an HTML document (already decoded) into a [`Dom`], with the guards described in
-/// the module documentation.
+/// Parses an HTML document (already decoded) into a [`Dom`]: by the fast path when the
+/// document keeps to what it implements, otherwise by html5ever with the guards described in
+/// the module documentation. Both give the same tree.
 pub fn parse(html: &str) -> Dom {
+    fast::parse(html).unwrap_or_else(|_| parse_with_html5ever(html))
+}
+
+/// The fast path alone ([`fast`]): the tree html5ever would build, or the reason it gives
+/// the document up. Public for the equivalence test and the benchmark.
+pub fn parse_fast(html: &str) -> Result<Dom, Unsupported> {
+    fast::parse(html)
+}
+
+/// html5ever's path alone, with the guards described in the module documentation.
+pub fn parse_with_html5ever(html: &str) -> Dom {
     let (limited, cut_attribute_tags) = limit_attributes(html);
     let guard = Guard {
         builder: TreeBuilder::new(Sink::new(), TreeBuilderOpts::default()),
