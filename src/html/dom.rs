@@ -93,17 +93,18 @@ impl Element {
         }
     }
 
-    /// The value of an attribute without namespace, by its (lower-case) local name.
-    pub fn attr(&self, name: &str) -> Option<&str> {
+    /// The value of an attribute without namespace, by its (lower-case) local name
+    /// (`local_name!("href")`: names are interned, so this compares two integers).
+    pub fn attr(&self, name: &LocalName) -> Option<&str> {
         self.attrs
             .iter()
-            .find(|a| a.name.ns == ns!() && &*a.name.local == name)
+            .find(|a| a.name.local == *name && a.name.ns == ns!())
             .map(|a| &*a.value)
     }
 
     /// The element's local name if it is in the HTML namespace.
-    pub fn html_name(&self) -> Option<&str> {
-        (self.name.ns == ns!(html)).then_some(&*self.name.local)
+    pub fn html_name(&self) -> Option<&LocalName> {
+        (self.name.ns == ns!(html)).then_some(&self.name.local)
     }
 }
 
@@ -981,7 +982,7 @@ mod tests {
             NodeData::Element(e) if &*e.name.local == "p" => Some(e),
             _ => None,
         });
-        assert_eq!(p.map(|e| e.attr("title")), Some(None));
+        assert_eq!(p.map(|e| e.attr(&local_name!("title"))), Some(None));
         assert_eq!(dom.cut_attribute_tags, 1);
     }
 
@@ -1002,7 +1003,7 @@ mod tests {
         });
         let a = a.expect("an a element");
         assert_eq!(a.attrs.len(), 1);
-        assert_eq!(a.attr("href"), Some("/x"));
+        assert_eq!(a.attr(&local_name!("href")), Some("/x"));
         assert!(a.hidden);
     }
 

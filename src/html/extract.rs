@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use html5ever::local_name;
 use url::Url;
 
 use super::dom::{DOCUMENT, Dom, Element, NodeData, NodeId};
@@ -207,8 +208,14 @@ impl<'d> Walker<'d> {
         attribute: &'static str,
         parent: &Frame,
     ) -> Option<usize> {
+        let key = match attribute {
+            "href" => local_name!("href"),
+            "src" => local_name!("src"),
+            "poster" => local_name!("poster"),
+            _ => local_name!("data"),
+        };
         let value = e
-            .attr(attribute)?
+            .attr(&key)?
             .trim_matches(|c: char| c.is_ascii_whitespace());
         if value.is_empty() {
             return None;
@@ -224,30 +231,34 @@ impl<'d> Walker<'d> {
         let fragment = url.fragment().map(str::to_owned);
         url.set_fragment(None);
         let rel = match tag {
-            "a" | "area" | "link" => e.attr("rel").map(Rel::parse).unwrap_or_default(),
+            "a" | "area" | "link" => e
+                .attr(&local_name!("rel"))
+                .map(Rel::parse)
+                .unwrap_or_default(),
             _ => Rel::default(),
         };
         let parent_tag = self
             .dom
             .parent(node)
             .and_then(|p| self.dom.element(p))
-            .and_then(Element::html_name);
+            .and_then(Element::html_name)
+            .map(|n| &**n);
         let destination_type = links::destination_type(
             &LinkSource {
                 tag,
                 attribute,
                 parent_tag,
                 rel: &rel,
-                type_attr: e.attr("type"),
-                as_attr: e.attr("as"),
+                type_attr: e.attr(&local_name!("type")),
+                as_attr: e.attr(&local_name!("as")),
             },
             &url,
         );
         let locality = links::locality(&url, self.document_url);
         let text = match tag {
             "a" => String::new(), // filled in when the element ends
-            "img" | "area" => normalized(e.attr("alt").unwrap_or(""), MAX_LINK_TEXT),
-            _ => normalized(e.attr("title").unwrap_or(""), MAX_LINK_TEXT),
+            "img" | "area" => normalized(e.attr(&local_name!("alt")).unwrap_or(""), MAX_LINK_TEXT),
+            _ => normalized(e.attr(&local_name!("title")).unwrap_or(""), MAX_LINK_TEXT),
         };
         self.links.push(Link {
             tag,
@@ -270,40 +281,40 @@ impl<'d> Walker<'d> {
 
     fn element_links(&mut self, node: NodeId, e: &Element, parent: &Frame) -> Option<usize> {
         let name = e.html_name()?;
-        match name {
-            "a" => return self.add_link(node, e, "a", "href", parent),
-            "area" => {
+        match *name {
+            local_name!("a") => return self.add_link(node, e, "a", "href", parent),
+            local_name!("area") => {
                 self.add_link(node, e, "area", "href", parent);
             }
-            "link" => {
+            local_name!("link") => {
                 self.add_link(node, e, "link", "href", parent);
             }
-            "img" => {
+            local_name!("img") => {
                 self.add_link(node, e, "img", "src", parent);
             }
-            "iframe" => {
+            local_name!("iframe") => {
                 self.add_link(node, e, "iframe", "src", parent);
             }
-            "frame" => {
+            local_name!("frame") => {
                 self.add_link(node, e, "frame", "src", parent);
             }
-            "audio" => {
+            local_name!("audio") => {
                 self.add_link(node, e, "audio", "src", parent);
             }
-            "video" => {
+            local_name!("video") => {
                 self.add_link(node, e, "video", "src", parent);
                 self.add_link(node, e, "video", "poster", parent);
             }
-            "source" => {
+            local_name!("source") => {
                 self.add_link(node, e, "source", "src", parent);
             }
-            "embed" => {
+            local_name!("embed") => {
                 self.add_link(node, e, "embed", "src", parent);
             }
-            "object" => {
+            local_name!("object") => {
                 self.add_link(node, e, "object", "data", parent);
             }
-            "script" => {
+            local_name!("script") => {
                 self.add_link(node, e, "script", "src", parent);
             }
             _ => {}
@@ -374,7 +385,7 @@ impl<'d> Visitor for Walker<'d> {
                     link.contains_headline = true;
                 }
             }
-            if e.html_name() == Some("h1")
+            if e.html_name() == Some(&local_name!("h1"))
                 && self.first_h1.is_none()
                 && self.h1_node.is_none()
                 && !frame.invisible
@@ -384,8 +395,8 @@ impl<'d> Visitor for Walker<'d> {
             }
         }
 
-        if e.html_name() == Some("img") && frame.anchors > 0 && !frame.invisible {
-            let alt = e.attr("alt").unwrap_or("");
+        if e.html_name() == Some(&local_name!("img")) && frame.anchors > 0 && !frame.invisible {
+            let alt = e.attr(&local_name!("alt")).unwrap_or("");
             if let Some((_, t)) = self.open_anchors.get_mut(frame.anchors - 1) {
                 t.separate(Sep::Space);
                 t.push(alt, false);
@@ -415,8 +426,8 @@ impl<'d> Visitor for Walker<'d> {
         {
             link.text = if text.out.is_empty() {
                 normalized(
-                    e.attr("aria-label")
-                        .or_else(|| e.attr("title"))
+                    e.attr(&local_name!("aria-label"))
+                        .or_else(|| e.attr(&local_name!("title")))
                         .unwrap_or(""),
                     MAX_LINK_TEXT,
                 )

@@ -255,13 +255,19 @@ pub fn by_mime_type(mime: &str) -> Option<DestinationType> {
 /// txt, …): file.
 pub fn by_extension(url: &Url) -> Option<DestinationType> {
     use DestinationType::*;
-    let segment = url.path().rsplit('/').next().unwrap_or("");
-    let (stem, extension) = segment.rsplit_once('.')?;
-    if extension.is_empty() {
-        return None;
+    let path = url.path();
+    let segment = memchr::memrchr(b'/', path.as_bytes()).map_or(path, |i| &path[i + 1..]);
+    let dot = memchr::memrchr(b'.', segment.as_bytes())?;
+    let (stem, extension) = (&segment[..dot], &segment[dot + 1..]);
+    // Every known extension is short: lower-case it on the stack.
+    let mut lower = [0u8; 8];
+    if extension.is_empty() || extension.len() > lower.len() {
+        return (!extension.is_empty()).then_some(File);
     }
-    let extension = extension.to_ascii_lowercase();
-    Some(match extension.as_str() {
+    lower[..extension.len()].copy_from_slice(extension.as_bytes());
+    lower.make_ascii_lowercase();
+    let extension = std::str::from_utf8(&lower[..extension.len()]).unwrap_or("");
+    Some(match extension {
         "html" | "htm" | "xhtml" | "shtml" | "php" | "asp" | "aspx" | "jsp" | "jspx" | "cfm"
         | "cgi" | "pl" => Document,
         "rss" | "atom" => Feed,

@@ -62,18 +62,16 @@ impl FieldText {
         let mut words = 0;
         let mut rest = text;
         loop {
-            let word_start = rest
-                .find(|c: char| !c.is_whitespace())
-                .unwrap_or(rest.len());
+            let word_start = whitespace_len(rest);
             if word_start > 0 {
-                let newline = pre && rest[..word_start].contains('\n');
+                let newline = pre && rest.as_bytes()[..word_start].contains(&b'\n');
                 self.separate(if newline { Sep::Newline } else { Sep::Space });
             }
             rest = &rest[word_start..];
             if rest.is_empty() {
                 return words;
             }
-            let word_end = rest.find(char::is_whitespace).unwrap_or(rest.len());
+            let word_end = word_len(rest);
             let word = &rest[..word_end];
             rest = &rest[word_end..];
             let sep = if self.out.is_empty() {
@@ -111,6 +109,47 @@ impl FieldText {
             }
         }
     }
+}
+
+/// Whether the character starting at byte `i` of `s` is white space (Unicode's, as
+/// `char::is_whitespace`), and its length. Works on bytes: every non-ASCII white-space
+/// character starts with one of four lead bytes.
+#[inline]
+fn space_at(s: &str, i: usize) -> (bool, usize) {
+    let b = s.as_bytes()[i];
+    match b {
+        b'\t' | b'\n' | 0x0b | 0x0c | b'\r' | b' ' => (true, 1),
+        0..=0x7f => (false, 1),
+        0xc2 | 0xe1 | 0xe2 | 0xe3 => {
+            let c = s[i..].chars().next().unwrap_or(' ');
+            (c.is_whitespace(), c.len_utf8())
+        }
+        _ => (false, 1),
+    }
+}
+
+/// Length of the white space at the start of `s`.
+fn whitespace_len(s: &str) -> usize {
+    let mut i = 0;
+    while i < s.len() {
+        match space_at(s, i) {
+            (true, n) => i += n,
+            (false, _) => break,
+        }
+    }
+    i
+}
+
+/// Length of the word at the start of `s` (up to white space).
+fn word_len(s: &str) -> usize {
+    let mut i = 0;
+    while i < s.len() {
+        match space_at(s, i) {
+            (false, n) => i += n,
+            (true, _) => break,
+        }
+    }
+    i
 }
 
 pub(super) fn normalized(text: &str, limit: usize) -> String {
@@ -176,5 +215,22 @@ mod tests {
         let mut t = FieldText::new(7);
         t.push("ab cdé", false);
         assert_eq!(t.out, "ab cdé");
+    }
+
+    #[test]
+    fn byte_level_white_space_is_unicode_white_space() {
+        // Every character of the first three planes' white-space neighbourhoods, each alone
+        // and between words.
+        for code in (0..0x3100u32).chain(0xfeff..0xff00) {
+            let Some(c) = char::from_u32(code) else {
+                continue;
+            };
+            let alone = c.to_string();
+            let expected = if c.is_whitespace() { alone.len() } else { 0 };
+            assert_eq!(whitespace_len(&alone), expected, "U+{code:04X}");
+            let word = format!("x{c}y");
+            let expected = if c.is_whitespace() { 1 } else { word.len() };
+            assert_eq!(word_len(&word), expected, "U+{code:04X}");
+        }
     }
 }

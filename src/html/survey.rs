@@ -1,6 +1,7 @@
 //! Pass 1 over the document: its metadata (`<title>`, `<meta>`, `<base href>`, canonical,
 //! language), the candidates for the main region, and the description made from them.
 
+use html5ever::local_name;
 use url::Url;
 
 use super::dates::{date_in_url_path, parse_datetime};
@@ -30,8 +31,14 @@ pub(super) struct Survey<'d> {
 impl<'d> Survey<'d> {
     pub(super) fn new(dom: &'d Dom) -> Self {
         let html_lang = std::iter::successors(dom.first_child(DOCUMENT), |&n| dom.next_sibling(n))
-            .find_map(|n| dom.element(n).filter(|e| e.html_name() == Some("html")))
-            .and_then(|e| e.attr("lang").or_else(|| e.attr("xml:lang")));
+            .find_map(|n| {
+                dom.element(n)
+                    .filter(|e| e.html_name() == Some(&local_name!("html")))
+            })
+            .and_then(|e| {
+                e.attr(&local_name!("lang"))
+                    .or_else(|| e.attr(&local_name!("xml:lang")))
+            });
         Survey {
             dom,
             stack: Vec::new(),
@@ -85,8 +92,10 @@ impl<'d> Visitor for Survey<'d> {
             }
         }
         match e.html_name() {
-            Some("base") if self.base_href.is_none() => self.base_href = e.attr("href"),
-            Some("title") if self.title.is_none() => {
+            Some(&local_name!("base")) if self.base_href.is_none() => {
+                self.base_href = e.attr(&local_name!("href"))
+            }
+            Some(&local_name!("title")) if self.title.is_none() => {
                 let mut text = FieldText::new(usize::MAX);
                 let mut child = self.dom.first_child(node);
                 while let Some(c) = child {
@@ -97,22 +106,28 @@ impl<'d> Visitor for Survey<'d> {
                 }
                 self.title = Some(text.out);
             }
-            Some("meta") => {
-                if let Some(content) = e.attr("content") {
-                    for key in ["name", "property", "itemprop"] {
-                        if let Some(k) = e.attr(key) {
+            Some(&local_name!("meta")) => {
+                if let Some(content) = e.attr(&local_name!("content")) {
+                    for key in [
+                        local_name!("name"),
+                        local_name!("property"),
+                        local_name!("itemprop"),
+                    ] {
+                        if let Some(k) = e.attr(&key) {
                             self.metas.push((k.trim().to_ascii_lowercase(), content));
                         }
                     }
-                    if let Some(k) = e.attr("http-equiv") {
+                    if let Some(k) = e.attr(&local_name!("http-equiv")) {
                         self.http_equivs
                             .push((k.trim().to_ascii_lowercase(), content));
                     }
                 }
             }
-            Some("link") if self.canonical_href.is_none() => {
-                if let Some(href) = e.attr("href").filter(|h| !h.trim().is_empty())
-                    && e.attr("rel")
+            Some(&local_name!("link")) if self.canonical_href.is_none() => {
+                if let Some(href) = e
+                    .attr(&local_name!("href"))
+                    .filter(|h| !h.trim().is_empty())
+                    && e.attr(&local_name!("rel"))
                         .is_some_and(|r| Rel::parse(r).has("canonical"))
                 {
                     self.canonical_href = Some(href);

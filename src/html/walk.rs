@@ -2,6 +2,8 @@
 //! what each element means to it (its [`Class`]: visible or not, landmark, pile field,
 //! separator, location bits of the links inside).
 
+use html5ever::local_name;
+
 use super::LinkLocation;
 use super::dom::{Dom, Element, NodeId};
 use super::pile::{Field, Sep};
@@ -106,7 +108,7 @@ pub(super) fn classify(e: &Element) -> Class {
         sep: Sep::None,
         skip_subtree: false,
     };
-    if &*e.name.local == "svg" {
+    if e.name.local == local_name!("svg") {
         c.invisible = true;
         c.skip_subtree = true;
         return c;
@@ -114,7 +116,7 @@ pub(super) fn classify(e: &Element) -> Class {
     if e.hidden {
         c.invisible = true;
     }
-    if let Some(role) = e.attr("role") {
+    if let Some(role) = e.attr(&local_name!("role")) {
         for token in role.split_ascii_whitespace() {
             let known = match token.to_ascii_lowercase().as_str() {
                 "navigation" => {
@@ -162,69 +164,127 @@ pub(super) fn classify(e: &Element) -> Class {
     let Some(name) = e.html_name() else {
         return c;
     };
-    match name {
-        "head" | "script" | "style" | "template" | "noscript" | "canvas" | "iframe" | "object"
-        | "embed" | "video" | "audio" | "select" | "datalist" | "textarea" | "title"
-        | "noframes" | "noembed" => c.invisible = true,
-        "nav" => {
+    match *name {
+        local_name!("head")
+        | local_name!("script")
+        | local_name!("style")
+        | local_name!("template")
+        | local_name!("noscript")
+        | local_name!("canvas")
+        | local_name!("iframe")
+        | local_name!("object")
+        | local_name!("embed")
+        | local_name!("video")
+        | local_name!("audio")
+        | local_name!("select")
+        | local_name!("datalist")
+        | local_name!("textarea")
+        | local_name!("title")
+        | local_name!("noframes")
+        | local_name!("noembed") => c.invisible = true,
+        local_name!("nav") => {
             c.bits |= NAV;
             c.boilerplate = true;
         }
-        "footer" => {
+        local_name!("footer") => {
             c.bits |= FOOTER;
             c.boilerplate = true;
         }
-        "header" => {
+        local_name!("header") => {
             c.bits |= HEADER;
             c.header = true;
         }
-        "aside" => {
+        local_name!("aside") => {
             c.bits |= ASIDE;
             c.aside = true;
         }
-        "main" => {
+        local_name!("main") => {
             c.bits |= MAIN;
             c.main = true;
         }
-        "article" => {
+        local_name!("article") => {
             c.bits |= ARTICLE;
             c.article = true;
         }
-        "section" => c.bits |= SECTION,
-        "form" => c.bits |= FORM,
-        "table" => c.bits |= TABLE,
-        "figure" => c.bits |= FIGURE,
-        "address" => c.bits |= ADDRESS,
-        "pre" => {
+        local_name!("section") => c.bits |= SECTION,
+        local_name!("form") => c.bits |= FORM,
+        local_name!("table") => c.bits |= TABLE,
+        local_name!("figure") => c.bits |= FIGURE,
+        local_name!("address") => c.bits |= ADDRESS,
+        local_name!("pre") => {
             c.bits |= CODE;
             c.field = Some(Field::Code);
             c.pre = true;
         }
-        "code" | "samp" | "kbd" => {
+        local_name!("code") | local_name!("samp") | local_name!("kbd") => {
             c.bits |= CODE;
             c.field = Some(Field::Code);
         }
-        "h1" | "h2" | "h3" => {
+        local_name!("h1") | local_name!("h2") | local_name!("h3") => {
             c.bits |= HEADLINE;
             c.field = Some(Field::BigHeadlines);
         }
-        "h4" | "h5" | "h6" => {
+        local_name!("h4") | local_name!("h5") | local_name!("h6") => {
             c.bits |= HEADLINE;
             c.field = Some(Field::SmallHeadlines);
         }
-        "ul" | "ol" | "dl" | "menu" => c.bits |= LIST,
-        "p" => c.bits |= PARAGRAPH,
-        "blockquote" | "q" => c.field = Some(Field::Quote),
+        local_name!("ul") | local_name!("ol") | local_name!("dl") | local_name!("menu") => {
+            c.bits |= LIST
+        }
+        local_name!("p") => c.bits |= PARAGRAPH,
+        local_name!("blockquote") | local_name!("q") => c.field = Some(Field::Quote),
         _ => {}
     }
-    c.sep = match name {
-        "td" | "th" => Sep::Space,
-        "address" | "article" | "aside" | "blockquote" | "body" | "br" | "caption" | "center"
-        | "dd" | "details" | "dialog" | "dir" | "div" | "dl" | "dt" | "fieldset" | "figcaption"
-        | "figure" | "footer" | "form" | "h1" | "h2" | "h3" | "h4" | "h5" | "h6" | "header"
-        | "hgroup" | "hr" | "html" | "legend" | "li" | "main" | "menu" | "nav" | "ol"
-        | "optgroup" | "option" | "p" | "pre" | "section" | "summary" | "table" | "tbody"
-        | "tfoot" | "thead" | "tr" | "ul" => Sep::Newline,
+    c.sep = match *name {
+        local_name!("td") | local_name!("th") => Sep::Space,
+        local_name!("address")
+        | local_name!("article")
+        | local_name!("aside")
+        | local_name!("blockquote")
+        | local_name!("body")
+        | local_name!("br")
+        | local_name!("caption")
+        | local_name!("center")
+        | local_name!("dd")
+        | local_name!("details")
+        | local_name!("dialog")
+        | local_name!("dir")
+        | local_name!("div")
+        | local_name!("dl")
+        | local_name!("dt")
+        | local_name!("fieldset")
+        | local_name!("figcaption")
+        | local_name!("figure")
+        | local_name!("footer")
+        | local_name!("form")
+        | local_name!("h1")
+        | local_name!("h2")
+        | local_name!("h3")
+        | local_name!("h4")
+        | local_name!("h5")
+        | local_name!("h6")
+        | local_name!("header")
+        | local_name!("hgroup")
+        | local_name!("hr")
+        | local_name!("html")
+        | local_name!("legend")
+        | local_name!("li")
+        | local_name!("main")
+        | local_name!("menu")
+        | local_name!("nav")
+        | local_name!("ol")
+        | local_name!("optgroup")
+        | local_name!("option")
+        | local_name!("p")
+        | local_name!("pre")
+        | local_name!("section")
+        | local_name!("summary")
+        | local_name!("table")
+        | local_name!("tbody")
+        | local_name!("tfoot")
+        | local_name!("thead")
+        | local_name!("tr")
+        | local_name!("ul") => Sep::Newline,
         _ => Sep::None,
     };
     c

@@ -4,6 +4,8 @@
 use std::collections::HashMap;
 use std::io::{Read, Write};
 
+use html5ever::local_name;
+
 use crate::html;
 
 use crate::project::tokenize::{Scratch, Tokenizer};
@@ -121,11 +123,11 @@ pub fn meta_keywords(html_text: &str) -> Option<String> {
             let Some(element) = dom.element(node) else {
                 continue;
             };
-            let is_keywords = element.html_name() == Some("meta")
+            let is_keywords = element.html_name() == Some(&local_name!("meta"))
                 && element
-                    .attr("name")
+                    .attr(&local_name!("name"))
                     .is_some_and(|n| n.trim().eq_ignore_ascii_case("keywords"));
-            if let (true, Some(content)) = (is_keywords, element.attr("content")) {
+            if let (true, Some(content)) = (is_keywords, element.attr(&local_name!("content"))) {
                 let collapsed: Vec<&str> = content.split_whitespace().collect();
                 return Some(collapsed.join(" "));
             }

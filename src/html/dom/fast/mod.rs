@@ -130,14 +130,11 @@ fn svg_integration_point(name: &LocalName) -> bool {
     )
 }
 
+/// An entry of the list of active formatting elements. Reconstruction copies the entry's
+/// element (its kept attributes and hidden flag are those of the tag that made it).
 enum Formatting {
     Marker,
-    Element {
-        node: NodeId,
-        name: LocalName,
-        attrs: Vec<Attribute>,
-        hidden: bool,
-    },
+    Element { node: NodeId, name: LocalName },
 }
 
 /// The current tag, copied out of the tokenizer so the builder can insert it.
@@ -171,7 +168,7 @@ struct Builder {
 pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
     let mut tokenizer = Tokenizer::new(html)?;
     let mut builder = Builder {
-        nodes: vec![Node::new(NodeData::Document)],
+        nodes: Vec::new(),
         open: Vec::new(),
         formatting: Vec::new(),
         mode: Mode::Initial,
@@ -188,6 +185,7 @@ pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
         // emits, so it leaves the documents near the limit to the path that enforces it.
         work_limit: (WORK_ALLOWANCE + WORK_PER_BYTE * html.len() as u64) / 2,
     };
+    builder.nodes.push(Node::new(NodeData::Document));
     let mut tag = TagInfo {
         name: local_name!(""),
         attrs: Vec::new(),

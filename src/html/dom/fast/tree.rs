@@ -262,17 +262,15 @@ impl Builder {
             }
         }
         for at in index..self.formatting.len() {
-            let Formatting::Element {
-                name,
-                attrs,
-                hidden,
-                ..
-            } = &self.formatting[at]
-            else {
+            let Formatting::Element { node, name } = &self.formatting[at] else {
                 continue;
             };
-            let (name, attrs, hidden) = (name.clone(), attrs.clone(), *hidden);
-            let node = self.insert_named(name, attrs, hidden);
+            // The new element is a copy of the entry's.
+            let (attrs, hidden) = match &self.nodes[*node as usize].data {
+                NodeData::Element(e) => (e.attrs.clone(), e.hidden),
+                _ => (Vec::new(), false),
+            };
+            let node = self.insert_named(name.clone(), attrs, hidden);
             if let Formatting::Element { node: entry, .. } = &mut self.formatting[at] {
                 *entry = node;
             }
@@ -319,8 +317,6 @@ impl Builder {
         self.formatting.push(Formatting::Element {
             node,
             name: tag.name.clone(),
-            attrs: tag.attrs.clone(),
-            hidden: tag.hidden,
         });
         Ok(())
     }
