@@ -112,9 +112,42 @@ pub enum NodeData {
     /// The document, or a template's content fragment.
     Document,
     Element(Element),
-    Text(StrTendril),
+    /// Characters, kept in [`Dom::texts`] (one buffer per document instead of a heap string
+    /// per text node).
+    Text(TextSpan),
     /// Comments, processing instructions: kept as nodes only so the tree builder can move them.
     Other,
+}
+
+/// Where a text node's characters are in [`Dom::texts`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TextSpan {
+    start: usize,
+    end: usize,
+}
+
+impl TextSpan {
+    /// A new text node's span: `text` appended to the buffer.
+    fn new(texts: &mut String, text: &str) -> TextSpan {
+        let start = texts.len();
+        texts.push_str(text);
+        TextSpan {
+            start,
+            end: texts.len(),
+        }
+    }
+
+    /// Appends `text` to this node: in place when the node's characters are the last in the
+    /// buffer (nearly always), otherwise moved to the end first.
+    fn push(&mut self, texts: &mut String, text: &str) {
+        if self.end != texts.len() {
+            let start = texts.len();
+            texts.extend_from_within(self.start..self.end);
+            self.start = start;
+        }
+        texts.push_str(text);
+        self.end = texts.len();
+    }
 }
 
 pub struct Node {
@@ -143,6 +176,8 @@ impl Node {
 /// element and are not children of it (so a walk over children skips them, as rendering does).
 pub struct Dom {
     pub nodes: Vec<Node>,
+    /// The characters of the text nodes (see [`TextSpan`]).
+    pub texts: String,
     /// Parsing stopped early because of [`MAX_NODES`] or the work budget.
     pub truncated: bool,
     /// Parse work spent (see the module documentation).
@@ -158,6 +193,11 @@ fn id(x: NodeId) -> Option<usize> {
 }
 
 impl Dom {
+    /// A text node's characters.
+    pub fn text(&self, span: TextSpan) -> &str {
+        &self.texts[span.start..span.end]
+    }
+
     pub fn node(&self, n: NodeId) -> &Node {
         &self.nodes[n as usize]
     }
@@ -241,6 +281,7 @@ fn insert_before(nodes: &mut [Node], sibling: NodeId, child: NodeId) {
 /// The tree builder's sink: the arena plus the counters the guards read.
 struct Sink {
     nodes: RefCell<Vec<Node>>,
+    texts: RefCell<String>,
 }
 
 /// Name returned for a non-element handle; the tree builder promises never to ask, but a
@@ -264,6 +305,7 @@ impl Sink {
     fn new() -> Sink {
         Sink {
             nodes: RefCell::new(vec![Node::new(NodeData::Document)]),
+            texts: RefCell::new(String::new()),
         }
     }
 
@@ -349,13 +391,14 @@ impl TreeSink for Sink {
             }
             NodeOrText::AppendText(text) => {
                 let mut nodes = self.nodes.borrow_mut();
+                let mut texts = self.texts.borrow_mut();
                 if let Some(last) = id(nodes[*parent as usize].last_child)
                     && let NodeData::Text(t) = &mut nodes[last].data
                 {
-                    t.push_tendril(&text);
+                    t.push(&mut texts, &text);
                     return;
                 }
-                nodes.push(Node::new(NodeData::Text(text)));
+                nodes.push(Node::new(NodeData::Text(TextSpan::new(&mut texts, &text))));
                 let c = (nodes.len() - 1) as NodeId;
                 append_child(&mut nodes, *parent, c);
             }
@@ -407,13 +450,14 @@ impl TreeSink for Sink {
             NodeOrText::AppendNode(c) if (c as usize) < nodes.len() => c,
             NodeOrText::AppendNode(_) => return,
             NodeOrText::AppendText(text) => {
+                let mut texts = self.texts.borrow_mut();
                 if let Some(prev) = id(nodes[*sibling as usize].prev_sibling)
                     && let NodeData::Text(t) = &mut nodes[prev].data
                 {
-                    t.push_tendril(&text);
+                    t.push(&mut texts, &text);
                     return;
                 }
-                nodes.push(Node::new(NodeData::Text(text)));
+                nodes.push(Node::new(NodeData::Text(TextSpan::new(&mut texts, &text))));
                 (nodes.len() - 1) as NodeId
             }
         };
@@ -540,7 +584,7 @@ pub fn compare_trees(a: &Dom, b: &Dom) -> Result<(), String> {
         let (nx, ny) = (a.node(x), b.node(y));
         let same = match (&nx.data, &ny.data) {
             (NodeData::Document, NodeData::Document) | (NodeData::Other, NodeData::Other) => true,
-            (NodeData::Text(s), NodeData::Text(t)) => s == t,
+            (NodeData::Text(s), NodeData::Text(t)) => a.text(*s) == b.text(*t),
             (NodeData::Element(e), NodeData::Element(f)) => {
                 e.name == f.name
                     && e.hidden == f.hidden
@@ -555,8 +599,8 @@ pub fn compare_trees(a: &Dom, b: &Dom) -> Result<(), String> {
         if !same {
             return Err(format!(
                 "at depth {depth}: {} against {}",
-                describe(&nx.data),
-                describe(&ny.data)
+                describe(a, &nx.data),
+                describe(b, &ny.data)
             ));
         }
         let (mut cx, mut cy) = (a.first_child(x), b.first_child(y));
@@ -571,7 +615,7 @@ pub fn compare_trees(a: &Dom, b: &Dom) -> Result<(), String> {
                 _ => {
                     return Err(format!(
                         "children of {} at depth {depth} differ in number",
-                        describe(&nx.data)
+                        describe(a, &nx.data)
                     ));
                 }
             }
@@ -580,11 +624,14 @@ pub fn compare_trees(a: &Dom, b: &Dom) -> Result<(), String> {
     Ok(())
 }
 
-fn describe(data: &NodeData) -> String {
+fn describe(dom: &Dom, data: &NodeData) -> String {
     match data {
         NodeData::Document => "the document".into(),
         NodeData::Other => "a comment".into(),
-        NodeData::Text(t) => format!("text {:?}", t.chars().take(60).collect::<String>()),
+        NodeData::Text(t) => format!(
+            "text {:?}",
+            dom.text(*t).chars().take(60).collect::<String>()
+        ),
         NodeData::Element(e) => {
             let attrs: Vec<String> = e
                 .attrs
@@ -771,6 +818,7 @@ pub fn parse_with_html5ever(html: &str) -> Dom {
     let sink = guard.builder.sink;
     Dom {
         nodes: sink.nodes.into_inner(),
+        texts: sink.texts.into_inner(),
         truncated,
         work,
         dropped_start_tags,
@@ -942,7 +990,7 @@ mod tests {
         dom.nodes
             .iter()
             .filter_map(|n| match &n.data {
-                NodeData::Text(t) => Some(&**t),
+                NodeData::Text(t) => Some(dom.text(*t)),
                 _ => None,
             })
             .collect()

@@ -343,7 +343,7 @@ impl<'d> Visitor for Walker<'d> {
         let e = match &self.dom.node(node).data {
             NodeData::Element(e) => e,
             NodeData::Text(t) => {
-                self.text(t);
+                self.text(self.dom.text(*t));
                 return false;
             }
             NodeData::Document | NodeData::Other => return false,

@@ -59,6 +59,10 @@ impl FieldText {
     /// Appends text; returns the number of words it started. Works a word at a time: white
     /// space runs become a pending separator, words are copied whole.
     pub(super) fn push(&mut self, text: &str, pre: bool) -> u64 {
+        if self.out.len() >= self.limit {
+            // Full: nothing more can be added (the leading text fills after 4 KiB).
+            return 0;
+        }
         let mut words = 0;
         let mut rest = text;
         loop {

@@ -100,7 +100,7 @@ impl<'d> Visitor for Survey<'d> {
                 let mut child = self.dom.first_child(node);
                 while let Some(c) = child {
                     if let NodeData::Text(t) = &self.dom.node(c).data {
-                        text.push(t, false);
+                        text.push(self.dom.text(*t), false);
                     }
                     child = self.dom.next_sibling(c);
                 }

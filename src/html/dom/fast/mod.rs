@@ -147,6 +147,7 @@ struct TagInfo {
 
 struct Builder {
     nodes: Vec<Node>,
+    texts: String,
     open: Vec<Open>,
     formatting: Vec<Formatting>,
     mode: Mode,
@@ -169,6 +170,7 @@ pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
     let mut tokenizer = Tokenizer::new(html)?;
     let mut builder = Builder {
         nodes: Vec::new(),
+        texts: String::new(),
         open: Vec::new(),
         formatting: Vec::new(),
         mode: Mode::Initial,
@@ -255,6 +257,7 @@ pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
     }
     Ok(Dom {
         nodes: builder.nodes,
+        texts: builder.texts,
         truncated: false,
         work: builder.work,
         dropped_start_tags: 0,

@@ -9,7 +9,7 @@
 use std::sync::LazyLock;
 
 use html5ever::tendril::StrTendril;
-use html5ever::{Attribute, LocalName, QualName, ns};
+use html5ever::{Attribute, LocalName, QualName, local_name, ns};
 
 use super::super::{KEPT_ATTRIBUTES, MAX_ATTRIBUTES, hiding_attribute};
 
@@ -320,12 +320,7 @@ impl<'a> Tokenizer<'a> {
         else {
             return Err(Unsupported("end of input in a tag"));
         };
-        let name = &self.src[start..start + len];
-        self.tag.name = if name.bytes().any(|c| c.is_ascii_uppercase()) {
-            LocalName::from(name.to_ascii_lowercase())
-        } else {
-            LocalName::from(name)
-        };
+        self.tag.name = tag_name(&self.src[start..start + len]);
         self.tag.end = end;
         self.tag.attrs.clear();
         self.tag.hidden = false;
@@ -567,6 +562,47 @@ fn named_char_ref(
         return None;
     }
     Some((chars(c1, c2), from + len))
+}
+
+/// The interned, lower-cased tag name. The names most pages are made of are matched
+/// directly (interning costs a hash and a table lookup).
+fn tag_name(written: &str) -> LocalName {
+    match written {
+        "a" => local_name!("a"),
+        "p" => local_name!("p"),
+        "div" => local_name!("div"),
+        "span" => local_name!("span"),
+        "li" => local_name!("li"),
+        "ul" => local_name!("ul"),
+        "td" => local_name!("td"),
+        "tr" => local_name!("tr"),
+        "th" => local_name!("th"),
+        "br" => local_name!("br"),
+        "img" => local_name!("img"),
+        "code" => local_name!("code"),
+        "pre" => local_name!("pre"),
+        "em" => local_name!("em"),
+        "b" => local_name!("b"),
+        "i" => local_name!("i"),
+        "tt" => local_name!("tt"),
+        "dt" => local_name!("dt"),
+        "dd" => local_name!("dd"),
+        "dl" => local_name!("dl"),
+        "strong" => local_name!("strong"),
+        "table" => local_name!("table"),
+        "tbody" => local_name!("tbody"),
+        "link" => local_name!("link"),
+        "meta" => local_name!("meta"),
+        "script" => local_name!("script"),
+        "path" => local_name!("path"),
+        "h1" => local_name!("h1"),
+        "h2" => local_name!("h2"),
+        "h3" => local_name!("h3"),
+        _ if written.bytes().any(|c| c.is_ascii_uppercase()) => {
+            LocalName::from(written.to_ascii_lowercase())
+        }
+        _ => LocalName::from(written),
+    }
 }
 
 /// Whether the bytes at `at` are `name` (any case) followed by what ends a tag name.

@@ -7,7 +7,7 @@ use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns
 use super::tokenizer::{RawKind, Unsupported};
 use super::{Builder, Formatting, Mode, Open, Scope, TagInfo, cursory_implied_end, special};
 use crate::html::dom::{
-    DOCUMENT, Element, NONE, Node, NodeData, NodeId, append_child, insert_before,
+    DOCUMENT, Element, NONE, Node, NodeData, NodeId, TextSpan, append_child, insert_before,
 };
 
 enum Place {
@@ -149,10 +149,11 @@ impl Builder {
             ..
         }) = self.nodes.get_mut(neighbour as usize)
         {
-            t.push_slice(text);
+            t.push(&mut self.texts, text);
             return;
         }
-        let node = self.new_node(NodeData::Text(text.into()));
+        let span = TextSpan::new(&mut self.texts, text);
+        let node = self.new_node(NodeData::Text(span));
         self.place(node);
     }
 
