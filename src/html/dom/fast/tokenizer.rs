@@ -95,6 +95,8 @@ fn read_attribute(name: &[u8]) -> Option<usize> {
 
 pub(super) struct Tokenizer<'a> {
     src: &'a str,
+    /// The document as one shared tendril: attribute values are views of it.
+    document: StrTendril,
     pos: usize,
     /// Decoded text of the last `Text::Buffer` token.
     buffer: String,
@@ -112,9 +114,13 @@ impl<'a> Tokenizer<'a> {
         if memchr::memchr(0, src.as_bytes()).is_some() {
             return Err(Unsupported("NUL character"));
         }
+        if u32::try_from(src.len()).is_err() {
+            return Err(Unsupported("a document of 4 GiB or more"));
+        }
         let pos = if src.starts_with('\u{feff}') { 3 } else { 0 };
         Ok(Tokenizer {
             src,
+            document: StrTendril::from_slice(src),
             pos,
             buffer: String::new(),
             tag: Tag {
@@ -410,14 +416,25 @@ impl<'a> Tokenizer<'a> {
                 continue;
             }
             seen |= 1 << index;
-            self.decode_attribute_value(value.start, value.end);
+            let raw = &b[value.clone()];
+            let value = if memchr::memchr2(b'&', b'\r', raw).is_none() {
+                // As written: a view of the document, which costs no allocation.
+                let text = self
+                    .document
+                    .subtendril(value.start as u32, raw.len() as u32);
+                self.tag.hidden |= hiding_attribute(READ_NAMES[index], &text);
+                text
+            } else {
+                self.decode_attribute_value(value.start, value.end);
+                self.tag.hidden |= hiding_attribute(READ_NAMES[index], &self.value);
+                StrTendril::from_slice(&self.value)
+            };
             if index < STORED_ATTRIBUTES {
                 self.tag.attrs.push(Attribute {
                     name: READ_QUALNAMES[index].clone(),
-                    value: StrTendril::from_slice(&self.value),
+                    value,
                 });
             }
-            self.tag.hidden |= hiding_attribute(READ_NAMES[index], &self.value);
         }
     }
 
