@@ -2,7 +2,8 @@
 # Fuzzes every parser that reads untrusted bytes with cargo-fuzz (libFuzzer), outside CI.
 #   scripts/fuzz.sh [SECONDS] [TARGET…]     each target for SECONDS (default 600)
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh 0     each target for that many executions instead
-# Targets: warc_reader cdx_line surt html_analyze tei_json jsonl_row (default: all).
+# Targets: warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row
+# (default: all).
 # Corpora are seeded from fixtures/ and ../shared/corpus and kept in fuzz/corpus/ (not in
 # git); crashes land in fuzz/artifacts/TARGET/. The last line of each run goes to
 # fuzz/logs/TARGET.log and a summary table is printed at the end.
@@ -16,7 +17,7 @@ root=$PWD
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(warc_reader cdx_line surt html_analyze tei_json jsonl_row)
+[ ${#targets[@]} -gt 0 ] || targets=(warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row)
 shared=${SEDIMENT_SHARED:-$root/../shared}
 
 . scripts/env.sh
@@ -46,6 +47,7 @@ warcs=$(find fixtures "$shared/corpus" -type f \( -name '*.warc' -o -name '*.war
 seed warc_reader $warcs
 seed cdx_line $(find fixtures "$shared/corpus" -type f \( -name '*.cdx' -o -name '*.cdxj' \) 2>/dev/null || true)
 seed html_analyze fixtures/html/*.html $(find fixtures/site -name '*.html' 2>/dev/null | head -n 50)
+seed html_fast_path fixtures/html/*.html $(find fixtures/site -name '*.html' 2>/dev/null | head -n 50)
 seed tei_json $(find "$shared/corpus" -type f -name '*.xml' 2>/dev/null || true)
 # SURT and JSONL seeds are single lines: URLs from the CDX files, rows from an export.
 mkdir -p fuzz/corpus/surt fuzz/corpus/jsonl_row

@@ -5,7 +5,7 @@ use html5ever::local_name;
 
 use super::tokenizer::{RawKind, Unsupported};
 use super::{
-    Builder, Flow, Mode, Quirks, Scope, TagInfo, Tok, is_heading, special, split_whitespace,
+    Builder, Flow, Mode, Quirks, Scope, TagInfo, Tok, in_head_element, is_heading, special,
 };
 
 impl Builder {
@@ -20,14 +20,10 @@ impl Builder {
             Ok(Flow::Reprocess(Mode::AfterHead, token))
         };
         match token {
-            Tok::Chars(text) => {
-                let (space, rest) = split_whitespace(text);
-                self.append_text(space);
-                if rest.is_empty() {
-                    return Ok(Flow::Done);
-                }
-                anything_else(self, Tok::Chars(rest))
-            }
+            Tok::Chars(text) => match self.insert_leading_space(text) {
+                Some(rest) => anything_else(self, rest),
+                None => Ok(Flow::Done),
+            },
             Tok::Comment => {
                 self.comment_here();
                 Ok(Flow::Done)
@@ -99,16 +95,7 @@ impl Builder {
     fn start_tag_in_body<'t>(&mut self, tag: &TagInfo) -> Result<Flow<'t>, Unsupported> {
         let name = &tag.name;
         match *name {
-            local_name!("base")
-            | local_name!("basefont")
-            | local_name!("bgsound")
-            | local_name!("link")
-            | local_name!("meta")
-            | local_name!("noframes")
-            | local_name!("script")
-            | local_name!("style")
-            | local_name!("template")
-            | local_name!("title") => self.in_head(Tok::Start, tag),
+            _ if in_head_element(name) => self.in_head(Tok::Start, tag),
             local_name!("html") => {
                 if let Some(html) = self.open.first().map(|o| o.node) {
                     self.add_attributes_if_missing(html, tag);

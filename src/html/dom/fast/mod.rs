@@ -137,6 +137,15 @@ enum Formatting {
     Element { node: NodeId, name: LocalName },
 }
 
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum TableText {
+    None,
+    /// White space inserted in the table.
+    Inserted,
+    /// Text that is not all white space fostered out of the table (the run's rest follows).
+    Fostered,
+}
+
 /// The current tag, copied out of the tokenizer so the builder can insert it.
 struct TagInfo {
     name: LocalName,
@@ -158,8 +167,8 @@ struct Builder {
     ignore_lf: bool,
     /// Insertions in a table go before it (html5ever's flag of the same name).
     foster_parenting: bool,
-    /// Whitespace of the current run of table text has been inserted already.
-    table_text_inserted: bool,
+    /// What the current run of table text has done so far.
+    table_text: TableText,
     raw_request: Option<RawKind>,
     work: u64,
     work_limit: u64,
@@ -180,7 +189,7 @@ pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
         quirks: Quirks::No,
         ignore_lf: false,
         foster_parenting: false,
-        table_text_inserted: false,
+        table_text: TableText::None,
         raw_request: None,
         work: 0,
         // Half the full path's budget: this path counts fewer text tokens than html5ever
@@ -428,7 +437,31 @@ fn special(name: &LocalName) -> bool {
     )
 }
 
+/// Start tags processed by the "in head" rules wherever they appear before the body ends.
+fn in_head_element(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("base")
+            | local_name!("basefont")
+            | local_name!("bgsound")
+            | local_name!("link")
+            | local_name!("meta")
+            | local_name!("noframes")
+            | local_name!("script")
+            | local_name!("style")
+            | local_name!("template")
+            | local_name!("title")
+    )
+}
+
 impl Builder {
+    /// Inserts the white space that starts `text`; the rest, if any, as a token to process.
+    fn insert_leading_space<'t>(&mut self, text: &'t str) -> Option<Tok<'t>> {
+        let (space, rest) = split_whitespace(text);
+        self.append_text(space);
+        (!rest.is_empty()).then_some(Tok::Chars(rest))
+    }
+
     /// Handles the tree builder holds, as the full path's guard counts them.
     fn handles_held(&self) -> i64 {
         let formatting = self
@@ -568,13 +601,11 @@ impl Builder {
             Mode::InHead => self.in_head(token, tag),
             Mode::AfterHead => match token {
                 Tok::Chars(text) => {
-                    let (space, rest) = split_whitespace(text);
-                    self.append_text(space);
-                    if rest.is_empty() {
+                    let Some(rest) = self.insert_leading_space(text) else {
                         return Ok(Flow::Done);
-                    }
+                    };
                     self.insert_phantom(local_name!("body"));
-                    Ok(Flow::Reprocess(Mode::InBody, Tok::Chars(rest)))
+                    Ok(Flow::Reprocess(Mode::InBody, rest))
                 }
                 Tok::Comment => {
                     self.comment_here();
@@ -588,16 +619,7 @@ impl Builder {
                         Ok(Flow::Done)
                     }
                     local_name!("frameset") => Err(Unsupported("frameset")),
-                    local_name!("base")
-                    | local_name!("basefont")
-                    | local_name!("bgsound")
-                    | local_name!("link")
-                    | local_name!("meta")
-                    | local_name!("noframes")
-                    | local_name!("script")
-                    | local_name!("style")
-                    | local_name!("template")
-                    | local_name!("title") => {
+                    _ if in_head_element(name) => {
                         let head = self.head.ok_or(Unsupported("no head"))?;
                         self.open.push(Open {
                             node: head,
@@ -647,21 +669,27 @@ impl Builder {
                 _ => Err(Unsupported("unexpected token in raw text")),
             },
             Mode::InTable => self.in_table(token, tag),
+            // html5ever holds a run of table text (up to the next token that is neither text
+            // nor a DOCTYPE) and then inserts all of it in the table if it is white space,
+            // else fosters all of it. This path decides on the first piece that is not white
+            // space: from there on the run is fostered; white space inserted before it would
+            // have been fostered too, so then it gives up.
             Mode::InTableText => match token {
-                Tok::Chars(text) => {
-                    if text.bytes().all(|b| b.is_ascii_whitespace()) {
+                Tok::Chars(text) => match self.table_text {
+                    TableText::Fostered => self.foster(token, tag),
+                    _ if text.bytes().all(|b| b.is_ascii_whitespace()) => {
                         self.append_text(text);
-                        self.table_text_inserted = true;
-                        return Ok(Flow::Done);
+                        self.table_text = TableText::Inserted;
+                        Ok(Flow::Done)
                     }
-                    if self.table_text_inserted {
-                        // html5ever fosters the whole run, the whitespace inserted too.
-                        return Err(Unsupported("text in a table after whitespace"));
+                    TableText::Inserted => Err(Unsupported("text in a table after white space")),
+                    TableText::None => {
+                        self.table_text = TableText::Fostered;
+                        self.foster(token, tag)
                     }
-                    self.foster(token, tag)
-                }
+                },
                 _ => {
-                    self.table_text_inserted = false;
+                    self.table_text = TableText::None;
                     Ok(Flow::Reprocess(self.original_mode, token))
                 }
             },

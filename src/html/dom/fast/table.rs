@@ -6,8 +6,8 @@ use html5ever::local_name;
 
 use super::tokenizer::{RawKind, Unsupported};
 use super::{
-    Builder, Flow, Formatting, Mode, Scope, TagInfo, Tok, split_whitespace, table_body_context,
-    table_row_context, table_scope,
+    Builder, Flow, Formatting, Mode, Scope, TagInfo, Tok, table_body_context, table_row_context,
+    table_scope,
 };
 
 impl Builder {
@@ -216,14 +216,10 @@ impl Builder {
             }
         };
         match token {
-            Tok::Chars(text) => {
-                let (space, rest) = split_whitespace(text);
-                self.append_text(space);
-                if rest.is_empty() {
-                    return Ok(Flow::Done);
-                }
-                anything_else(self, Tok::Chars(rest))
-            }
+            Tok::Chars(text) => match self.insert_leading_space(text) {
+                Some(rest) => anything_else(self, rest),
+                None => Ok(Flow::Done),
+            },
             Tok::Comment => {
                 self.comment_here();
                 Ok(Flow::Done)
