@@ -118,6 +118,11 @@ impl<'a> Tokenizer<'a> {
             return Err(Unsupported("a document of 4 GiB or more"));
         }
         let pos = if src.starts_with('\u{feff}') { 3 } else { 0 };
+        // html5ever drops a U+FEFF wherever its input queue starts, which is also after each
+        // 64 KiB slice and after a `<meta charset>` (where it pauses for the encoding).
+        if memchr::memmem::find(&src.as_bytes()[pos..], "\u{feff}".as_bytes()).is_some() {
+            return Err(Unsupported("U+FEFF inside the document"));
+        }
         Ok(Tokenizer {
             src,
             document: StrTendril::from_slice(src),
