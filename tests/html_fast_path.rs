@@ -228,6 +228,8 @@ const RULES: &[&str] = &[
     "<a href=1>a<a href=2>b</a>",
     "<p><a href=1>a<div><a href=2>b</a></div>",
     "<html><html lang=x hidden><p>x",
+    "<html xlink:title=t xlink:href=h href=x><p>y",
+    "<p><html xlink:href=h lang=l>",
     "<body><body class=x lang=y style=display:none>b",
     "<body lang=a><body lang=b title=t>",
     "<svg><p>breaks out</svg>",

@@ -30,15 +30,8 @@ impl Builder {
     }
 
     /// Creates an element and appends it to the current node, without pushing it.
-    fn append_element(
-        &mut self,
-        name: LocalName,
-        mut attrs: Vec<Attribute>,
-        hidden: bool,
-    ) -> NodeId {
-        // Names such as `xlink:href` are read for SVG only; HTML elements do not keep them.
-        attrs.retain(|a| !a.name.local.starts_with("xlink:"));
-        let node = self.new_node(NodeData::Element(Element::html(name, attrs, hidden)));
+    fn append_element(&mut self, name: LocalName, attrs: Vec<Attribute>, hidden: bool) -> NodeId {
+        let node = self.new_node(NodeData::Element(html_element(name, attrs, hidden)));
         self.place(node);
         node
     }
@@ -122,7 +115,7 @@ impl Builder {
     }
 
     pub(super) fn create_root(&mut self, attrs: Vec<Attribute>, hidden: bool) {
-        let node = self.new_node(NodeData::Element(Element::html(
+        let node = self.new_node(NodeData::Element(html_element(
             local_name!("html"),
             attrs,
             hidden,
@@ -448,6 +441,13 @@ impl Builder {
         }
         Ok(Mode::InBody)
     }
+}
+
+/// An HTML element. Names such as `xlink:href` are read for SVG only: HTML elements do not
+/// keep them.
+fn html_element(name: LocalName, mut attrs: Vec<Attribute>, hidden: bool) -> Element {
+    attrs.retain(|a| !a.name.local.starts_with("xlink:"));
+    Element::html(name, attrs, hidden)
 }
 
 /// The attributes of a foreign element, with the names html5ever adjusts: `xml:lang` and the
