@@ -56,8 +56,9 @@ impl FieldText {
         self.pending = self.pending.max(sep);
     }
 
-    /// Appends text; returns the number of words it started. Works a word at a time: white
-    /// space runs become a pending separator, words are copied whole.
+    /// Appends text; returns the number of words it started. White space runs become a
+    /// pending separator, words are copied whole (runs of words with single spaces between
+    /// them in one piece).
     pub(super) fn push(&mut self, text: &str, pre: bool) -> u64 {
         if self.out.len() >= self.limit {
             // Full: nothing more can be added (the leading text fills after 4 KiB).
@@ -111,6 +112,20 @@ impl FieldText {
             if fits.len() < word.len() {
                 return words;
             }
+            // The words that follow, each after a single space, are copied in one piece as
+            // far as they fit: what the loop would do a word at a time.
+            let b = rest.as_bytes();
+            let mut end = 0;
+            while end + 1 < b.len() && b[end] == b' ' {
+                let next = word_len(&rest[end + 1..]);
+                if next == 0 || self.out.len() + end + 1 + next > self.limit {
+                    break;
+                }
+                end += 1 + next;
+                words += 1;
+            }
+            self.out.push_str(&rest[..end]);
+            rest = &rest[end..];
         }
     }
 }
@@ -235,6 +250,28 @@ mod tests {
             let word = format!("x{c}y");
             let expected = if c.is_whitespace() { 1 } else { word.len() };
             assert_eq!(word_len(&word), expected, "U+{code:04X}");
+        }
+    }
+
+    #[test]
+    fn runs_of_words_are_cut_where_single_words_would_be() {
+        let text = "alpha beta  gamma delta\tepsilon zeta eta theta";
+        for limit in 0..text.len() + 2 {
+            let mut whole = FieldText::new(limit);
+            let words = whole.push(text, false);
+            // The same text a word at a time (each push starts with the separator).
+            let mut single = FieldText::new(limit);
+            let mut single_words = 0;
+            for (i, word) in text.split_whitespace().enumerate() {
+                let piece = if i == 0 {
+                    word.to_string()
+                } else {
+                    format!(" {word}")
+                };
+                single_words += single.push(&piece, false);
+            }
+            assert_eq!(whole.out, single.out, "limit {limit}");
+            assert_eq!(words, single_words, "limit {limit}");
         }
     }
 }
