@@ -169,7 +169,8 @@ pub struct Dom {
     pub texts: String,
     /// Parsing stopped early because of [`MAX_NODES`] or the work budget.
     pub truncated: bool,
-    /// Parse work spent (see the module documentation).
+    /// Parse work spent (see the module documentation; the fast path counts its own tokens,
+    /// and gives up at half the budget).
     pub work: u64,
     /// Start tags dropped because of [`MAX_OPEN_ELEMENTS`].
     pub dropped_start_tags: u64,
