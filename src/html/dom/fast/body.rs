@@ -146,7 +146,7 @@ impl Builder {
             | local_name!("h5")
             | local_name!("h6") => {
                 self.close_p_in_button_scope();
-                if self.open.last().is_some_and(|o| o.html_in(is_heading)) {
+                if self.current_in(is_heading) {
                     self.open.pop();
                 }
                 self.insert(tag);

@@ -2,16 +2,17 @@
 //! building the same [`Dom`] html5ever's path builds, or giving up.
 //!
 //! html5ever is exact for every input, but it pays for that on every page: a character queue,
-//! a tendril per token, a trait call per tree operation. Most pages need only a small part of
-//! the algorithm: implied `html`/`head`/`body`, `p` and list items closed by what follows,
-//! tables written as tables, formatting elements closed in order. This builder implements
-//! those rules as html5ever does (same insertion modes, scopes, implied end tags, formatting
-//! list) and returns [`Unsupported`] as soon as a document needs one it does not have:
-//! foster parenting, the adoption agency's reparenting, templates, `<select>`, foreign
-//! content, framesets, a second `<html>` or `<body>`, and the tokenizer's rarer states. The
-//! document is then parsed by html5ever from the start, so the cost of giving up is bounded by
-//! one extra pass. `tests/html_fast_path.rs` compares the two builders' trees on every HTML
-//! page of the test corpus and of the fixtures, and on generated tag soup.
+//! a tendril per token, a trait call per tree operation. Most pages need only part of the
+//! algorithm: implied `html`/`head`/`body`, `p` and list items closed by what follows,
+//! tables (with foster parenting), SVG icons, `select`, formatting elements reconstructed and
+//! closed. This builder implements those rules as html5ever does (same insertion modes,
+//! scopes, implied end tags, formatting list) and returns [`Unsupported`] as soon as a
+//! document needs one it does not have: the adoption agency's reparenting, templates, MathML,
+//! `<object>`/`<applet>`/`<marquee>`, `<nobr>`, ruby, framesets, and the tokenizer's rarer
+//! cases (a NUL, a U+FEFF past the start, end of input inside a tag or comment). The document
+//! is then parsed by html5ever from the start, so giving up costs at most one extra pass.
+//! `tests/html_fast_path.rs` and the `html_fast_path` fuzz target compare the two builders'
+//! trees.
 
 use html5ever::{Attribute, LocalName, local_name};
 
@@ -288,6 +289,19 @@ fn is_heading(name: &LocalName) -> bool {
             | local_name!("h4")
             | local_name!("h5")
             | local_name!("h6")
+    )
+}
+
+/// The table elements text and misplaced elements are fostered out of (html5ever's
+/// `table_outer` and `foster_target`).
+fn table_outer(name: &LocalName) -> bool {
+    matches!(
+        *name,
+        local_name!("table")
+            | local_name!("tbody")
+            | local_name!("tfoot")
+            | local_name!("thead")
+            | local_name!("tr")
     )
 }
 

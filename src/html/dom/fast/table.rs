@@ -1,13 +1,12 @@
-//! The table insertion modes, as html5ever implements them, for tables written as tables:
-//! anything that would be foster-parented (text or an element where a cell belongs) makes the
-//! fast path give up.
+//! The table insertion modes, as html5ever implements them, foster parenting included: text
+//! or an element where a cell belongs goes before the table, by the "in body" rules.
 
 use html5ever::local_name;
 
 use super::tokenizer::{RawKind, Unsupported};
 use super::{
-    Builder, Flow, Formatting, Mode, Scope, TagInfo, Tok, table_body_context, table_row_context,
-    table_scope,
+    Builder, Flow, Formatting, Mode, Scope, TagInfo, Tok, table_body_context, table_outer,
+    table_row_context, table_scope,
 };
 
 impl Builder {
@@ -32,21 +31,7 @@ impl Builder {
         let name = &tag.name;
         match token {
             Tok::Chars(_) => {
-                let table_outer = self
-                    .open
-                    .last()
-                    .and_then(|o| o.html_name())
-                    .is_some_and(|n| {
-                        matches!(
-                            *n,
-                            local_name!("table")
-                                | local_name!("tbody")
-                                | local_name!("tfoot")
-                                | local_name!("thead")
-                                | local_name!("tr")
-                        )
-                    });
-                if !table_outer {
+                if !self.current_in(table_outer) {
                     return self.foster(token, tag);
                 }
                 self.original_mode = self.mode;

@@ -5,7 +5,9 @@
 use html5ever::{Attribute, LocalName, QualName, local_name, namespace_prefix, ns};
 
 use super::tokenizer::{RawKind, Unsupported};
-use super::{Builder, Formatting, Mode, Open, Scope, TagInfo, cursory_implied_end, special};
+use super::{
+    Builder, Formatting, Mode, Open, Scope, TagInfo, cursory_implied_end, special, table_outer,
+};
 use crate::html::dom::{
     DOCUMENT, Element, NONE, Node, NodeData, NodeId, TextSpan, append_child, insert_before,
 };
@@ -29,6 +31,11 @@ impl Builder {
         self.open.last().is_some_and(|o| o.is(name))
     }
 
+    /// Whether the current node is an HTML element of `set`.
+    pub(super) fn current_in(&self, set: fn(&LocalName) -> bool) -> bool {
+        self.open.last().is_some_and(|o| o.html_in(set))
+    }
+
     /// Creates an element and appends it to the current node, without pushing it.
     fn append_element(&mut self, name: LocalName, attrs: Vec<Attribute>, hidden: bool) -> NodeId {
         let node = self.new_node(NodeData::Element(html_element(name, attrs, hidden)));
@@ -39,19 +46,7 @@ impl Builder {
     /// Where the next node goes: the current node's last child, or, while content is
     /// foster-parented out of a table, just before the table.
     fn insertion_place(&self) -> Place {
-        let current = self.open.last();
-        let fostering = self.foster_parenting
-            && current.and_then(|o| o.html_name()).is_some_and(|n| {
-                matches!(
-                    *n,
-                    local_name!("table")
-                        | local_name!("tbody")
-                        | local_name!("tfoot")
-                        | local_name!("thead")
-                        | local_name!("tr")
-                )
-            });
-        if !fostering {
+        if !(self.foster_parenting && self.current_in(table_outer)) {
             return Place::LastChild(self.current());
         }
         let Some(at) = self.open.iter().rposition(|o| o.is(&local_name!("table"))) else {
