@@ -255,6 +255,8 @@ const GIVEN_UP: &[&str] = &[
     "<plaintext>x",
     "<nobr>a<nobr>b",
     "<p unterminated",
+    "<pre>&#10x</pre>",
+    "<textarea>&#xa</textarea>",
     "<p>\u{feff}bom in text</p>",
     "<meta charset=utf-8>\u{feff}\t<p>x",
     "<table> <!DOCTYPE html>x</table>",

@@ -140,6 +140,16 @@ impl<'a> Tokenizer<'a> {
         })
     }
 
+    /// Whether the input at byte `at` starts with `prefix`.
+    pub(super) fn source_starts_with(&self, at: usize, prefix: &str) -> bool {
+        self.src.as_bytes()[at.min(self.src.len())..].starts_with(prefix.as_bytes())
+    }
+
+    /// Where the next token starts in the input.
+    pub(super) fn position(&self) -> usize {
+        self.pos
+    }
+
     pub(super) fn text(&self, text: Text) -> &str {
         match text {
             Text::Source(from, to) => &self.src[from..to],
