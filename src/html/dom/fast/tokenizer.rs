@@ -455,35 +455,8 @@ impl<'a> Tokenizer<'a> {
 
     /// Decodes an attribute value into `self.value`.
     fn decode_attribute_value(&mut self, from: usize, to: usize) {
-        let b = self.src.as_bytes();
         self.value.clear();
-        let mut copied = from;
-        let mut at = from;
-        while let Some(i) = memchr::memchr2(b'&', b'\r', &b[at..to]) {
-            at += i;
-            if b[at] == b'\r' {
-                self.value.push_str(&self.src[copied..at]);
-                self.value.push('\n');
-                at += if at + 1 < to && b[at + 1] == b'\n' {
-                    2
-                } else {
-                    1
-                };
-                copied = at;
-                continue;
-            }
-            // A reference is read up to the value's end only.
-            match char_ref(&self.src[..to], at, true) {
-                Some((chars, end)) => {
-                    self.value.push_str(&self.src[copied..at]);
-                    self.value.extend(chars.iter().flatten());
-                    at = end;
-                    copied = at;
-                }
-                None => at += 1,
-            }
-        }
-        self.value.push_str(&self.src[copied..to]);
+        decode_into(&mut self.value, self.src, from..to, References::InAttribute);
     }
 
     /// The text of a raw-text element, up to (not including) its end tag; `None` when empty.
@@ -519,33 +492,55 @@ impl<'a> Tokenizer<'a> {
             return Ok(Some(Token::Text(Text::Source(start, end))));
         }
         self.buffer.clear();
-        let mut copied = start;
-        let mut at = start;
-        while let Some(i) = memchr::memchr2(b'&', b'\r', &b[at..end]) {
-            at += i;
-            if b[at] == b'\r' {
-                self.buffer.push_str(&self.src[copied..at]);
-                self.buffer.push('\n');
-                at += if at + 1 < end && b[at + 1] == b'\n' {
-                    2
-                } else {
-                    1
-                };
-                copied = at;
-            } else if kind == RawKind::Rcdata
-                && let Some((chars, next)) = char_ref(&self.src[..end], at, false)
-            {
-                self.buffer.push_str(&self.src[copied..at]);
-                self.buffer.extend(chars.iter().flatten());
-                at = next;
-                copied = at;
-            } else {
-                at += 1;
-            }
-        }
-        self.buffer.push_str(&self.src[copied..end]);
+        let references = match kind {
+            RawKind::Rcdata => References::InText,
+            _ => References::None,
+        };
+        decode_into(&mut self.buffer, self.src, start..end, references);
         Ok(Some(Token::Text(Text::Buffer)))
     }
+}
+
+/// Which character references [`decode_into`] decodes.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum References {
+    None,
+    InText,
+    InAttribute,
+}
+
+/// Appends `src[range]` to `out` with line breaks normalised (CR LF and CR become LF) and
+/// character references decoded as `references` says. A reference is read up to the range's
+/// end only (an attribute value's end, a raw-text element's end tag).
+fn decode_into(out: &mut String, src: &str, range: std::ops::Range<usize>, references: References) {
+    let (from, to) = (range.start, range.end);
+    let b = src.as_bytes();
+    let mut copied = from;
+    let mut at = from;
+    while let Some(i) = memchr::memchr2(b'&', b'\r', &b[at..to]) {
+        at += i;
+        if b[at] == b'\r' {
+            out.push_str(&src[copied..at]);
+            out.push('\n');
+            at += if at + 1 < to && b[at + 1] == b'\n' {
+                2
+            } else {
+                1
+            };
+            copied = at;
+        } else if references != References::None
+            && let Some((chars, next)) =
+                char_ref(&src[..to], at, references == References::InAttribute)
+        {
+            out.push_str(&src[copied..at]);
+            out.extend(chars.iter().flatten());
+            at = next;
+            copied = at;
+        } else {
+            at += 1;
+        }
+    }
+    out.push_str(&src[copied..to]);
 }
 
 /// The character reference at `at` (an `&`), as html5ever reads it: the characters and
