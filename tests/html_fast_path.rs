@@ -147,6 +147,7 @@ const RULES: &[&str] = &[
     "<h1>one<h2>two</h1>three</h2><h3>x</h4>",
     "<p>a<h1>h</h1><p>b<hr>c<pre>\nfirst line\n</pre><listing>\r\nl</listing>",
     "<textarea>\nkept</textarea><textarea>\n\ntwo</textarea>",
+    "<pre>&lt;tag&gt;</pre><pre>&lt\nx</pre>",
     "<b>bold<i>both</b>italic</i>after",
     "<p><b>bold<p>next",
     "<div><b>x</div>y",

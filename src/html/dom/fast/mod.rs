@@ -213,9 +213,12 @@ pub(super) fn parse(html: &str) -> Result<Dom, Unsupported> {
         let ignore_lf = std::mem::take(&mut builder.ignore_lf);
         let tok = match token {
             // html5ever's flag is also taken by a parse error, which a reference such as
-            // `&#10` (no semicolon) reports before its line feed.
-            Token::Text(_) if ignore_lf && tokenizer.source_starts_with(start, "&") => {
-                return Err(Unsupported("a reference right after <pre> or <textarea>"));
+            // `&#10` (no semicolon) reports before its line feed; only a numeric reference
+            // can make that line feed.
+            Token::Text(_) if ignore_lf && tokenizer.source_starts_with(start, "&#") => {
+                return Err(Unsupported(
+                    "a numeric reference right after <pre> or <textarea>",
+                ));
             }
             Token::Text(text) => {
                 let mut text = tokenizer.text(text);
