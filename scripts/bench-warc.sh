@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # WARC import speed (issue 4), every contender measured in the same run on the same files,
-# as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program), the
+# as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program; with
+# zlib-rs streaming as the fastwarc crate does, and with libdeflate's one-call inflate), the
 # fastwarc crate (HTTP parsing + payload digest check), cdxj-indexer (pip), and sediment
 # import-warc (1 and 2 threads, empty stores) and sediment cdx.
 # The corpus is made by scripts/make-bench-warc.sh (wget crawl of Debian documentation served
@@ -32,6 +33,7 @@ runs="${RUNS:-3}"
 for round in $(seq 1 "$runs"); do
   best floor1 "$tools/floor" --threads 1 $files
   best floor2 "$tools/floor" --threads 2 $files
+  best floor_ld "$tools/floor_libdeflate" --threads 1 $files
   best fastwarc "$tools/fastwarc" --threads 1 $files
   rm -rf "$work/s1" "$work/s2"
   best import1 "$SEDIMENT_BIN" --store "$work/s1" import-warc --threads 1 $files
@@ -40,6 +42,7 @@ for round in $(seq 1 "$runs"); do
   best cdx "$SEDIMENT_BIN" cdx --threads 2 $files -o "$work/sediment.cdx"
   # The crawl without PDFs: many small records.
   best html_floor1 "$tools/floor" --threads 1 $html_files
+  best html_floor_ld "$tools/floor_libdeflate" --threads 1 $html_files
   best html_fastwarc "$tools/fastwarc" --threads 1 $html_files
   rm -rf "$work/h1"
   best html_import1 "$SEDIMENT_BIN" --store "$work/h1" import-warc --threads 1 $html_files
@@ -53,13 +56,14 @@ echo "corpus: $(echo $files | wc -w) files, ${mb} MB gzip-per-record WARC; best 
 row() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$mb / $2" | bc -l)"; }
 row "floor: inflate + SHA-1, 1 thread" "${t[floor1]}"
 row "floor: inflate + SHA-1, 2 threads" "${t[floor2]}"
+row "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[floor_ld]}"
 row "fastwarc crate (parse_http + verify digest), 1 thr" "${t[fastwarc]}"
 [ -n "${t[cdxj]:-}" ] && row "cdxj-indexer -11 -s" "${t[cdxj]}"
 row "sediment import-warc --threads 1" "${t[import1]}"
 row "sediment import-warc --threads 2" "${t[import2]}"
 row "sediment cdx --threads 2" "${t[cdx]}"
 r() { echo "scale=2; $1 / $2" | bc -l; }
-echo "import 1 thread / fastwarc: $(r "${t[fastwarc]}" "${t[import1]}")   import 2 threads / 1 thread: $(r "${t[import1]}" "${t[import2]}")   import 1 thread / floor: $(r "${t[floor1]}" "${t[import1]}")"
+echo "import 1 thread / fastwarc: $(r "${t[fastwarc]}" "${t[import1]}")   import 2 threads / 1 thread: $(r "${t[import1]}" "${t[import2]}")   import 1 thread / floor: $(r "${t[floor1]}" "${t[import1]}")   / libdeflate floor: $(r "${t[floor_ld]}" "${t[import1]}")"
 [ -n "${t[cdxj]:-}" ] && echo "sediment cdx / cdxj-indexer: $(r "${t[cdxj]}" "${t[cdx]}")"
 [ -n "${t[cdxj]:-}" ] && { cmp -s "$work/sediment.cdx" "$work/cdxj.cdx" && echo "cdx output identical to cdxj-indexer: yes" || echo "cdx output identical to cdxj-indexer: NO"; }
 cat "$work/import1.log"
@@ -68,6 +72,7 @@ echo
 echo "HTML crawl (no PDFs): $(echo $html_files | wc -w) files, ${html_mb} MB gzip-per-record WARC; best of $runs runs"
 hrow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$html_mb / $2" | bc -l)"; }
 hrow "floor: inflate + SHA-1, 1 thread" "${t[html_floor1]}"
+hrow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[html_floor_ld]}"
 hrow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[html_fastwarc]}"
 hrow "sediment import-warc --threads 1" "${t[html_import1]}"
-echo "HTML crawl: import 1 thread / fastwarc: $(r "${t[html_fastwarc]}" "${t[html_import1]}")   import 1 thread / floor: $(r "${t[html_floor1]}" "${t[html_import1]}")"
+echo "HTML crawl: import 1 thread / fastwarc: $(r "${t[html_fastwarc]}" "${t[html_import1]}")   import 1 thread / floor: $(r "${t[html_floor1]}" "${t[html_import1]}")   / libdeflate floor: $(r "${t[html_floor_ld]}" "${t[html_import1]}")"

@@ -63,6 +63,7 @@ mod gzip;
 pub mod headers;
 pub mod http;
 mod input;
+mod libdeflate;
 mod parser;
 mod reader;
 pub mod record;
