@@ -18,8 +18,8 @@ use serde::Serialize;
 use crate::capture::{Capture, iso_date};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
-use crate::store::Store;
 use crate::store::backend::{Batch, Op, Space};
+use crate::store::{PrefixScanner, Store};
 
 pub fn capture_key(capture: &Capture, out: &mut Vec<u8>) {
     out.clear();
@@ -289,8 +289,16 @@ pub fn put_derived_row(
 
 /// The index entries of one digest, in first-capture order: (flags, capture key).
 pub fn index_entries(store: &Store, digest: &Sha1Key) -> Result<Vec<(u8, Vec<u8>)>> {
+    index_entries_from(&mut store.prefix_scanner(Space::ByDigest), digest)
+}
+
+/// [`index_entries`] through a scanner of the by-digest space, for digests in order.
+fn index_entries_from(
+    by_digest: &mut PrefixScanner<'_>,
+    digest: &Sha1Key,
+) -> Result<Vec<(u8, Vec<u8>)>> {
     let mut out = Vec::new();
-    store.scan_prefix(Space::ByDigest, digest.as_bytes(), &mut |_, value| {
+    by_digest.scan_prefix(digest.as_bytes(), &mut |_, value| {
         if let Some((flags, capture_key)) = IndexEntry::decode(value) {
             out.push((flags, capture_key.to_vec()));
         }
@@ -362,7 +370,16 @@ pub fn mark_token(writer: &[u8]) -> Vec<u8> {
 
 /// The file row of one digest, derived from its captures in the store.
 fn derive_digest(store: &Store, digest: &Sha1Key) -> Result<Option<DerivedRow>> {
-    let entries = index_entries(store, digest)?;
+    derive_digest_from(store, &mut store.prefix_scanner(Space::ByDigest), digest)
+}
+
+/// [`derive_digest`] reading the index through `by_digest` (digests in order).
+fn derive_digest_from(
+    store: &Store,
+    by_digest: &mut PrefixScanner<'_>,
+    digest: &Sha1Key,
+) -> Result<Option<DerivedRow>> {
+    let entries = index_entries_from(by_digest, digest)?;
     let refs: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
     let mut read_error = None;
     let derived = derive_from_index(&refs, |k| match read_capture(store, k) {
@@ -399,9 +416,12 @@ fn materialize_exclusive(store: &Store, ts: u64) -> Result<MaterializeStats> {
     let columns = DerivedColumns::resolve(store)?;
     let mut stats = MaterializeStats::default();
     let mut batch = Batch::default();
+    // Marks come in digest order, so one scanner walks the index alongside them. Writes
+    // below touch other spaces than the index, which the scanner's view keeps as it was.
+    let mut by_digest = store.prefix_scanner(Space::ByDigest);
     store.scan_prefix(Space::Dirty, &[], &mut |key, _| {
         if let Some(digest) = Sha1Key::from_slice(key) {
-            let derived = derive_digest(store, &digest)?;
+            let derived = derive_digest_from(store, &mut by_digest, &digest)?;
             stats.count(derived.as_ref());
             if let Some(row) = &derived {
                 put_derived_row(store, &columns, &mut batch, &digest, row, ts);

@@ -511,6 +511,13 @@ impl RocksBackend {
         Ok(())
     }
 
+    /// An unbounded iterator over a key space, not yet positioned (see
+    /// [`super::Store::prefix_scanner`]).
+    pub(crate) fn forward_iterator(&self, space: Space) -> DBRawIterator<'_> {
+        self.db
+            .raw_iterator_cf_opt(self.space_cf(space), ReadOptions::default())
+    }
+
     fn read_options(start: Option<&[u8]>, end: Option<&[u8]>) -> ReadOptions {
         let mut opts = ReadOptions::default();
         if let Some(s) = start {
