@@ -16,13 +16,14 @@ use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
+use crate::store::backend::Space;
 use crate::store::captures::{
     DerivedColumns, DerivedRow, IndexEntry, MaterializeStats, by_digest_key, capture_key,
-    derive_from, derive_from_index, index_entries, merge_index_entries, read_capture,
+    derive_from, derive_from_index, index_entries_from, merge_index_entries, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
 use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
-use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Store};
+use crate::store::{CF_BY_DIGEST, CF_CAPTURE, PrefixScanner, Store};
 
 /// Captures of one parsed chunk, packed in one buffer (no allocation per capture).
 #[derive(Default)]
@@ -287,9 +288,13 @@ impl<'s> BulkLoader<'s> {
             start = end;
         }
         let in_memory = self.store_was_empty && first_batch;
-        let derive = |(key, refs): &(Sha1Key, &[Ref])| -> Option<DerivedRow> {
+        // `by_digest`: one scanner per part of the digests (in order), for a batch that
+        // reads the store.
+        let derive = |(key, refs): &(Sha1Key, &[Ref]),
+                      by_digest: &mut PrefixScanner<'_>|
+         -> Option<DerivedRow> {
             if !in_memory {
-                let entries = index_entries(self.store, key).unwrap_or_default();
+                let entries = index_entries_from(by_digest, key).unwrap_or_default();
                 let entries: Vec<(u8, &[u8])> =
                     entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
                 return derive_from_index(&entries, |k| read_capture(self.store, k).ok().flatten());
@@ -345,10 +350,11 @@ impl<'s> BulkLoader<'s> {
                 let mut f_writer = SstWriter::open(&f_sst)?;
                 let mut file_writer = SstWriter::open(&file_sst)?;
                 let mut rows = MaterializeStats::default();
+                let mut by_digest = self.store.prefix_scanner(Space::ByDigest);
                 for group in groups {
                     let key = &group.0;
                     rows.digests += 1;
-                    let Some(row) = derive(group) else {
+                    let Some(row) = derive(group, &mut by_digest) else {
                         rows.without_file += 1;
                         continue;
                     };

@@ -293,7 +293,7 @@ pub fn index_entries(store: &Store, digest: &Sha1Key) -> Result<Vec<(u8, Vec<u8>
 }
 
 /// [`index_entries`] through a scanner of the by-digest space, for digests in order.
-fn index_entries_from(
+pub(crate) fn index_entries_from(
     by_digest: &mut PrefixScanner<'_>,
     digest: &Sha1Key,
 ) -> Result<Vec<(u8, Vec<u8>)>> {
