@@ -413,32 +413,67 @@ pub fn materialize_dirty(store: &Store, ts: u64) -> Result<MaterializeStats> {
 }
 
 fn materialize_exclusive(store: &Store, ts: u64) -> Result<MaterializeStats> {
+    /// Marks read before their rows are derived (in parallel) and written: 1.3 MB of keys.
+    const MARKS_PER_ROUND: usize = 1 << 16;
     let columns = DerivedColumns::resolve(store)?;
     let mut stats = MaterializeStats::default();
-    let mut batch = Batch::default();
-    // Marks come in digest order, so one scanner walks the index alongside them. Writes
-    // below touch other spaces than the index, which the scanner's view keeps as it was.
-    let mut by_digest = store.prefix_scanner(Space::ByDigest);
+    let mut marks: Vec<Vec<u8>> = Vec::with_capacity(MARKS_PER_ROUND);
     store.scan_prefix(Space::Dirty, &[], &mut |key, _| {
+        marks.push(key.to_vec());
+        if marks.len() == MARKS_PER_ROUND {
+            derive_marked(store, &columns, &marks, ts, &mut stats)?;
+            marks.clear();
+        }
+        Ok(true)
+    })?;
+    derive_marked(store, &columns, &marks, ts, &mut stats)?;
+    Ok(stats)
+}
+
+/// Derives the rows of marked digests (in key order), writes them and removes the marks,
+/// in the same batches. The digests are cut into one range per worker thread, each read
+/// through its own scanner of the index: most of the time goes to random reads of the
+/// captures, which the threads overlap.
+fn derive_marked(
+    store: &Store,
+    columns: &DerivedColumns,
+    marks: &[Vec<u8>],
+    ts: u64,
+    stats: &mut MaterializeStats,
+) -> Result<()> {
+    use rayon::prelude::*;
+    let per_thread = marks.len().div_ceil(rayon::current_num_threads()).max(1);
+    let derived: Vec<Vec<Option<DerivedRow>>> = marks
+        .par_chunks(per_thread)
+        .map(|range| {
+            let mut by_digest = store.prefix_scanner(Space::ByDigest);
+            range
+                .iter()
+                .map(|key| match Sha1Key::from_slice(key) {
+                    Some(digest) => derive_digest_from(store, &mut by_digest, &digest),
+                    None => Ok(None),
+                })
+                .collect()
+        })
+        .collect::<Result<_>>()?;
+    let mut batch = Batch::default();
+    for (key, row) in marks.iter().zip(derived.into_iter().flatten()) {
         if let Some(digest) = Sha1Key::from_slice(key) {
-            let derived = derive_digest_from(store, &mut by_digest, &digest)?;
-            stats.count(derived.as_ref());
-            if let Some(row) = &derived {
-                put_derived_row(store, &columns, &mut batch, &digest, row, ts);
+            stats.count(row.as_ref());
+            if let Some(row) = &row {
+                put_derived_row(store, columns, &mut batch, &digest, row, ts);
             }
         }
         batch.push(Op::Delete {
             space: Space::Dirty,
-            key: key.to_vec(),
+            key: key.clone(),
         });
         if batch.bytes() >= 4 << 20 {
             store.write(&batch)?;
             batch.clear();
         }
-        Ok(true)
-    })?;
-    store.write(&batch)?;
-    Ok(stats)
+    }
+    store.write(&batch)
 }
 
 /// Derives the row of one marked digest and removes the mark if it still says
