@@ -228,6 +228,10 @@ impl<'s> BulkLoader<'s> {
         let index_value_of = |&(r, e): &Ref| {
             runs[r as usize].slice(runs[r as usize].entries[e as usize].index_value)
         };
+        // Where an entry lies, for prefetching (computing it reads nothing of the entry).
+        let entry_at = |&(r, e): &Ref| -> *const u8 {
+            std::ptr::from_ref(&runs[r as usize].entries[e as usize]).cast()
+        };
 
         // Input CDX is usually sorted already: a stable (run-adaptive) sort is near linear.
         // Digests are random: sort on their first 8 bytes, then the full key.
@@ -250,8 +254,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("capture-{n}")),
                     &by_capture,
                     self.min_part,
-                    capture_key_of,
-                    value_of,
+                    (capture_key_of, value_of, entry_at),
                     |values| crate::capture::merge_encoded(values),
                 )
             },
@@ -260,8 +263,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("by-digest-{n}")),
                     &by_digest,
                     self.min_part,
-                    digest_key_of,
-                    index_value_of,
+                    (digest_key_of, index_value_of, entry_at),
                     |values| merge_index_entries(values),
                 )
             },
@@ -279,7 +281,13 @@ impl<'s> BulkLoader<'s> {
         while start < by_digest.len() {
             let digest = &digest_key_of(&by_digest[start])[..ROW_LEN];
             let mut end = start + 1;
-            while end < by_digest.len() && &digest_key_of(&by_digest[end])[..ROW_LEN] == digest {
+            loop {
+                prefetch_ahead(&by_digest, end, entry_at, |r| {
+                    prefetch(digest_key_of(r).as_ptr());
+                });
+                if end == by_digest.len() || &digest_key_of(&by_digest[end])[..ROW_LEN] != digest {
+                    break;
+                }
                 end += 1;
             }
             if let Some(key) = Sha1Key::from_slice(digest) {
@@ -351,7 +359,15 @@ impl<'s> BulkLoader<'s> {
                 let mut file_writer = SstWriter::open(&file_sst)?;
                 let mut rows = MaterializeStats::default();
                 let mut by_digest = self.store.prefix_scanner(Space::ByDigest);
-                for group in groups {
+                for (g, group) in groups.iter().enumerate() {
+                    let firsts = |g: &(Sha1Key, &[Ref])| g.1[0];
+                    if let Some(far) = groups.get(g + 2 * PREFETCH_DISTANCE) {
+                        prefetch(entry_at(&firsts(far)));
+                    }
+                    if let Some(ahead) = groups.get(g + PREFETCH_DISTANCE) {
+                        prefetch(index_value_of(&firsts(ahead)).as_ptr());
+                        prefetch(value_of(&firsts(ahead)).as_ptr());
+                    }
                     let key = &group.0;
                     rows.digests += 1;
                     let Some(row) = derive(group, &mut by_digest) else {
@@ -466,12 +482,17 @@ pub(crate) fn part_len(entries: usize, min_part: usize) -> usize {
 /// Writes sorted entries into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, … (in key order,
 /// written in parallel) as merge operands; equal keys collapse into one value with `merge`
 /// and never straddle two files. Returns the files that have entries, in key order.
+/// `(key_of, value_of, entry_at)` read an entry's key and value and tell where the entry
+/// lies (for prefetching).
 fn write_merge_ssts<'a>(
     prefix: &std::path::Path,
     refs: &[Ref],
     min_part: usize,
-    key_of: impl Fn(&Ref) -> &'a [u8] + Sync,
-    value_of: impl Fn(&Ref) -> &'a [u8] + Sync,
+    (key_of, value_of, entry_at): (
+        impl Fn(&Ref) -> &'a [u8] + Sync,
+        impl Fn(&Ref) -> &'a [u8] + Sync,
+        impl Fn(&Ref) -> *const u8 + Sync,
+    ),
     merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>> + Sync,
 ) -> Result<Vec<PathBuf>> {
     let mut ranges = Vec::new();
@@ -489,7 +510,8 @@ fn write_merge_ssts<'a>(
         .enumerate()
         .map(|(part, range)| {
             let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
-            write_merge_sst(&path, &refs[range], &key_of, &value_of, &merge)?;
+            let access = (&key_of, &value_of, &entry_at);
+            write_merge_sst(&path, &refs[range], access, &merge)?;
             Ok(path)
         })
         .collect()
@@ -500,8 +522,11 @@ fn write_merge_ssts<'a>(
 fn write_merge_sst<'a>(
     path: &PathBuf,
     refs: &[Ref],
-    key_of: &impl Fn(&Ref) -> &'a [u8],
-    value_of: &impl Fn(&Ref) -> &'a [u8],
+    (key_of, value_of, entry_at): (
+        &impl Fn(&Ref) -> &'a [u8],
+        &impl Fn(&Ref) -> &'a [u8],
+        &impl Fn(&Ref) -> *const u8,
+    ),
     merge: &impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
 ) -> Result<bool> {
     if refs.is_empty() {
@@ -513,6 +538,13 @@ fn write_merge_sst<'a>(
     writer.open(path)?;
     let mut i = 0;
     while i < refs.len() {
+        // Entries of the by-digest space are in random places of the batch: asking for
+        // the memory ahead (the entry, then its key and value) lets those reads overlap
+        // instead of stalling one after the other (they were half the time of writing).
+        prefetch_ahead(refs, i, entry_at, |r| {
+            prefetch(key_of(r).as_ptr());
+            prefetch(value_of(r).as_ptr());
+        });
         let key = key_of(&refs[i]);
         let mut j = i + 1;
         while j < refs.len() && key_of(&refs[j]) == key {
@@ -529,6 +561,39 @@ fn write_merge_sst<'a>(
     }
     writer.finish()?;
     Ok(true)
+}
+
+/// How many entries ahead [`write_merge_sst`] asks for memory.
+const PREFETCH_DISTANCE: usize = 8;
+
+/// Before `refs[i]` is read: prefetches the entry `2 * PREFETCH_DISTANCE` ahead, and what
+/// `data` touches of the one `PREFETCH_DISTANCE` ahead (its entry fetched by then).
+#[inline]
+fn prefetch_ahead(
+    refs: &[Ref],
+    i: usize,
+    entry_at: impl Fn(&Ref) -> *const u8,
+    data: impl Fn(&Ref),
+) {
+    if let Some(far) = refs.get(i + 2 * PREFETCH_DISTANCE) {
+        prefetch(entry_at(far));
+    }
+    if let Some(ahead) = refs.get(i + PREFETCH_DISTANCE) {
+        data(ahead);
+    }
+}
+
+/// Hints the CPU to load the cache line at `at`.
+#[inline]
+fn prefetch(at: *const u8) {
+    #[cfg(target_arch = "x86_64")]
+    // SAFETY: SSE is part of x86_64; a prefetch dereferences nothing and cannot fault,
+    // whatever the address.
+    unsafe {
+        std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(at.cast())
+    };
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = at;
 }
 
 /// Removes whatever is at `path` before a new SST file is written there: ingestion moves
