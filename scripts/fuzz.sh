@@ -7,8 +7,10 @@
 # Corpora are seeded from fixtures/ and ../shared/corpus and kept in fuzz/corpus/ (not in
 # git); crashes land in fuzz/artifacts/TARGET/. The last line of each run goes to
 # fuzz/logs/TARGET.log and a summary table is printed at the end.
-#   FUZZ_SANITIZER=address   build with AddressSanitizer (default: none — Sediment has no
-#                            unsafe code, and ASan made the WARC reader 5× slower)
+#   FUZZ_SANITIZER=address   build with AddressSanitizer (default: none — Sediment's only
+#                            unsafe code is a malloc setting, a prefetch hint and the calls
+#                            into libdeflate, which OSS-Fuzz fuzzes itself; ASan made the
+#                            WARC reader 5× slower)
 #   FUZZ_MAX_LEN=65536       longest input tried (default 4096: a few records, pages or
 #                            lines each; short inputs run many times faster)
 set -euo pipefail

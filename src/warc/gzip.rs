@@ -147,12 +147,13 @@ pub(crate) struct GzipSource<R> {
 }
 
 impl<R: Read> GzipSource<R> {
-    pub fn new(input: Input<R>, out_capacity: usize) -> Self {
+    /// `whole_members`: see [`super::ReaderOptions::whole_members`].
+    pub fn new(input: Input<R>, out_capacity: usize, whole_members: bool) -> Self {
         let member_start = input.offset();
         GzipSource {
             input,
             inflater: Decompress::new(false),
-            whole_member: WholeMemberInflater::new(),
+            whole_member: whole_members.then(WholeMemberInflater::new).flatten(),
             whole_member_tried: false,
             crc: Crc32::default(),
             out: vec![0u8; out_capacity.max(64 * 1024)].into_boxed_slice(),
@@ -638,8 +639,8 @@ mod tests {
     use std::io::Write;
 
     /// Reads every member; returns the decoded bytes of each and where each one ended.
-    fn read_members(file: &[u8], read_buffer: usize) -> Vec<(Vec<u8>, u64)> {
-        let mut source = GzipSource::new(Input::new(file, read_buffer, 0), 64 << 10);
+    fn read_members(file: &[u8], read_buffer: usize, whole: bool) -> Vec<(Vec<u8>, u64)> {
+        let mut source = GzipSource::new(Input::new(file, read_buffer, 0), 64 << 10, whole);
         let (mut members, mut current) = (Vec::new(), Vec::new());
         loop {
             match source.fill() {
@@ -690,8 +691,8 @@ mod tests {
             file.extend_from_slice(&gz.finish().unwrap());
             ends.push(file.len() as u64);
         }
-        for read_buffer in [64 << 10, 2 << 20] {
-            let members = read_members(&file, read_buffer);
+        for (read_buffer, whole) in [(64 << 10, true), (2 << 20, true), (2 << 20, false)] {
+            let members = read_members(&file, read_buffer, whole);
             assert_eq!(members.len(), texts.len(), "read buffer {read_buffer}");
             for (i, ((got, end), want)) in members.iter().zip(&texts).enumerate() {
                 assert!(got == want, "member {i}, read buffer {read_buffer}");

@@ -63,7 +63,12 @@ impl<R: Read> WarcReader<R> {
         let compression = detect(head, offset)?;
         let source = match compression {
             Compression::Gzip => {
-                Source::Gzip(Box::new(GzipSource::new(input, options.inflate_buffer)))
+                let whole_members = options.whole_members;
+                Source::Gzip(Box::new(GzipSource::new(
+                    input,
+                    options.inflate_buffer,
+                    whole_members,
+                )))
             }
             Compression::None => Source::Plain(PlainSource::new(input)),
         };
