@@ -389,8 +389,17 @@ impl<R: Read> GzipSource<R> {
             self.out = vec![0u8; size.next_power_of_two()].into_boxed_slice();
         }
         let (consumed, produced) = inflater.inflate(data, &mut self.out)?;
+        // Only an intact member is taken: libdeflate accepts some invalid streams that
+        // zlib-rs rejects (an invalid distance code, for one), so a member whose trailer
+        // does not match is streamed again, and reported as zlib-rs finds it.
+        let mut crc = Crc32::default();
+        crc.update(&self.out[..produced]);
+        let trailer = data.get(consumed..consumed + 8)?;
+        if trailer[..4] != crc.sum().to_le_bytes() || trailer[4..] != crc.amount().to_le_bytes() {
+            return None;
+        }
         self.input.consume(consumed);
-        self.crc.update(&self.out[..produced]);
+        self.crc = crc;
         self.wend = produced;
         Some(produced)
     }
