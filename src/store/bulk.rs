@@ -368,14 +368,18 @@ impl<'s> BulkLoader<'s> {
                 let mut rows = MaterializeStats::default();
                 let mut by_digest = self.store.prefix_scanner(Space::ByDigest);
                 for (g, group) in groups.iter().enumerate() {
-                    let firsts = |g: &(Sha1Key, &[Ref])| g.1[0];
-                    if let Some(far) = groups.get(g + 2 * PREFETCH_DISTANCE) {
-                        prefetch(entry_at(&firsts(far)));
-                    }
-                    if let Some(ahead) = groups.get(g + PREFETCH_DISTANCE) {
-                        prefetch(index_value_of(&firsts(ahead)).as_ptr());
-                        prefetch(value_of(&firsts(ahead)).as_ptr());
-                    }
+                    // A group's first capture is what most rows are derived from.
+                    let first = |group: &(Sha1Key, &[Ref])| group.1[0];
+                    prefetch_ahead(
+                        groups,
+                        g,
+                        PREFETCH_DISTANCE,
+                        |group| entry_at(&first(group)),
+                        |group| {
+                            prefetch(index_value_of(&first(group)).as_ptr());
+                            prefetch(value_of(&first(group)).as_ptr());
+                        },
+                    );
                     let key = &group.0;
                     rows.digests += 1;
                     let Some(row) = derive(group, &mut by_digest) else {
@@ -577,20 +581,20 @@ const PREFETCH_DISTANCE: usize = 8;
 /// The same for a loop that only compares keys: its iterations take a few nanoseconds.
 const PREFETCH_DISTANCE_SHORT_WORK: usize = 64;
 
-/// Before `refs[i]` is read: prefetches the entry `2 * distance` ahead, and what `data`
-/// touches of the one `distance` ahead (its entry fetched by then).
+/// Before `items[i]` is read: prefetches the entry of the item `2 * distance` ahead, and
+/// what `data` touches of the one `distance` ahead (its entry fetched by then).
 #[inline]
-fn prefetch_ahead(
-    refs: &[Ref],
+fn prefetch_ahead<T>(
+    items: &[T],
     i: usize,
     distance: usize,
-    entry_at: impl Fn(&Ref) -> *const u8,
-    data: impl Fn(&Ref),
+    entry_at: impl Fn(&T) -> *const u8,
+    data: impl Fn(&T),
 ) {
-    if let Some(far) = refs.get(i + 2 * distance) {
+    if let Some(far) = items.get(i + 2 * distance) {
         prefetch(entry_at(far));
     }
-    if let Some(ahead) = refs.get(i + distance) {
+    if let Some(ahead) = items.get(i + distance) {
         data(ahead);
     }
 }

@@ -354,7 +354,11 @@ impl PrefixScanner<'_> {
         let Some(iter) = &mut self.iter else {
             return self.store.scan_prefix(self.space, prefix, visit);
         };
-        let ascending = !self.last.is_empty() && prefix > self.last.as_slice();
+        // The iterator stands at or before every key of a prefix that sorts after the last
+        // one, unless it extends the last one (its keys were passed with the last ones').
+        let ascending = !self.last.is_empty()
+            && prefix > self.last.as_slice()
+            && !prefix.starts_with(&self.last);
         let mut positioned = false;
         if ascending {
             for _ in 0..Self::STEPS_BEFORE_SEEK {
@@ -439,5 +443,12 @@ mod tests {
             collect(&mut |v| scanner.scan_prefix(&[8], v).unwrap()),
             want
         );
+        // A prefix that extends the last one: its keys lie behind the iterator.
+        assert_eq!(
+            collect(&mut |v| scanner.scan_prefix(&[10], v).unwrap()).len(),
+            2
+        );
+        let got = collect(&mut |v| scanner.scan_prefix(&[10, 1], v).unwrap());
+        assert_eq!(got, vec![(vec![10, 1], vec![10 ^ 1])]);
     }
 }
