@@ -41,6 +41,17 @@ fn corpus_warcs() -> Option<Vec<PathBuf>> {
     Some(files)
 }
 
+/// Deterministic pseudo-random numbers (xorshift): `next(n)` is in `0..n`.
+fn numbers(seed: u64) -> impl FnMut(usize) -> usize {
+    let mut state = seed;
+    move |n| {
+        state ^= state << 13;
+        state ^= state >> 7;
+        state ^= state << 17;
+        (state % n.max(1) as u64) as usize
+    }
+}
+
 fn read_all(path: &Path) -> Vec<Result<Record, WarcError>> {
     let reader = WarcReader::new(File::open(path).unwrap()).unwrap();
     reader.collect()
@@ -541,13 +552,7 @@ fn random_damage_never_panics() {
         "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
         "pywb/sample_archive/warcs/example-bad.warc.gz.bad",
     ];
-    let mut state = 0x2545_F491_4F6C_DD1Du64;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    };
+    let mut next = numbers(0x2545_F491_4F6C_DD1Du64);
     for file in files {
         let path = Path::new(CORPUS).join(file);
         let Ok(original) = std::fs::read(&path) else {
@@ -642,13 +647,7 @@ fn whole_member_and_streaming_inflate_agree() {
             short(path)
         );
     }
-    let mut state = 0x9E37_79B9_7F4A_7C15u64;
-    let mut next = move |n: usize| {
-        state ^= state << 13;
-        state ^= state >> 7;
-        state ^= state << 17;
-        (state % n.max(1) as u64) as usize
-    };
+    let mut next = numbers(0x9E37_79B9_7F4A_7C15u64);
     let gzip_files: Vec<&PathBuf> = files
         .iter()
         .filter(|p| p.to_string_lossy().ends_with(".gz"))
