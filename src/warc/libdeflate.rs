@@ -32,6 +32,8 @@ impl WholeMemberInflater {
     /// Returns the bytes of `input` it took and the bytes written, or `None` when the stream
     /// is invalid, goes past the end of `input`, or does not fit `output`: the caller then
     /// streams the same bytes, which finds the same error at its exact place, or the data.
+    /// libdeflate accepts a few streams zlib rejects (an invalid distance code, for one), so
+    /// a result is only as good as the CRC-32 it is checked against.
     pub fn inflate(&mut self, input: &[u8], output: &mut [u8]) -> Option<(usize, usize)> {
         let mut consumed = 0usize;
         let mut produced = 0usize;
