@@ -149,23 +149,21 @@ fn space_at(s: &str, i: usize) -> (bool, usize) {
 
 /// Length of the white space at the start of `s`.
 fn whitespace_len(s: &str) -> usize {
-    let mut i = 0;
-    while i < s.len() {
-        match space_at(s, i) {
-            (true, n) => i += n,
-            (false, _) => break,
-        }
-    }
-    i
+    run_len(s, true)
 }
 
 /// Length of the word at the start of `s` (up to white space).
 fn word_len(s: &str) -> usize {
+    run_len(s, false)
+}
+
+/// Length of the run at the start of `s` of white space (`space`) or of anything else.
+fn run_len(s: &str, space: bool) -> usize {
     let mut i = 0;
     while i < s.len() {
         match space_at(s, i) {
-            (false, n) => i += n,
-            (true, _) => break,
+            (is_space, n) if is_space == space => i += n,
+            _ => break,
         }
     }
     i

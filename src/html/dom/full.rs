@@ -138,15 +138,10 @@ impl TreeSink for Sink {
             NodeOrText::AppendText(text) => {
                 let mut nodes = self.nodes.borrow_mut();
                 let mut texts = self.texts.borrow_mut();
-                if let Some(last) = id(nodes[*parent as usize].last_child)
-                    && let NodeData::Text(t) = &mut nodes[last].data
-                {
-                    t.push(&mut texts, &text);
-                    return;
+                let last = nodes[*parent as usize].last_child;
+                if let Some(c) = merge_or_new_text(&mut nodes, &mut texts, last, &text) {
+                    append_child(&mut nodes, *parent, c);
                 }
-                nodes.push(Node::new(NodeData::Text(TextSpan::new(&mut texts, &text))));
-                let c = (nodes.len() - 1) as NodeId;
-                append_child(&mut nodes, *parent, c);
             }
         }
     }
@@ -197,14 +192,11 @@ impl TreeSink for Sink {
             NodeOrText::AppendNode(_) => return,
             NodeOrText::AppendText(text) => {
                 let mut texts = self.texts.borrow_mut();
-                if let Some(prev) = id(nodes[*sibling as usize].prev_sibling)
-                    && let NodeData::Text(t) = &mut nodes[prev].data
-                {
-                    t.push(&mut texts, &text);
-                    return;
+                let prev = nodes[*sibling as usize].prev_sibling;
+                match merge_or_new_text(&mut nodes, &mut texts, prev, &text) {
+                    Some(c) => c,
+                    None => return,
                 }
-                nodes.push(Node::new(NodeData::Text(TextSpan::new(&mut texts, &text))));
-                (nodes.len() - 1) as NodeId
             }
         };
         insert_before(&mut nodes, *sibling, child);
@@ -472,6 +464,25 @@ const RAW_TEXT: [&[u8]; 9] = [
     b"textarea",
     b"title",
 ];
+
+/// Text next to `neighbor` (the node before where it goes): appended to it when it is a
+/// text node (html5ever hands text over in pieces), else a new text node, whose id is
+/// returned to be linked in.
+fn merge_or_new_text(
+    nodes: &mut Vec<Node>,
+    texts: &mut String,
+    neighbor: NodeId,
+    text: &str,
+) -> Option<NodeId> {
+    if let Some(n) = id(neighbor)
+        && let NodeData::Text(t) = &mut nodes[n].data
+    {
+        t.push(texts, text);
+        return None;
+    }
+    nodes.push(Node::new(NodeData::Text(TextSpan::new(texts, text))));
+    Some((nodes.len() - 1) as NodeId)
+}
 
 fn is_tag_space(c: u8) -> bool {
     matches!(c, b' ' | b'\t' | b'\n' | b'\r' | b'\x0c')
