@@ -256,6 +256,7 @@ impl<'s> BulkLoader<'s> {
                     self.min_part,
                     (capture_key_of, value_of, entry_at),
                     |values| crate::capture::merge_encoded(values),
+                    |_| None,
                 )
             },
             || {
@@ -265,10 +266,13 @@ impl<'s> BulkLoader<'s> {
                     self.min_part,
                     (digest_key_of, index_value_of, entry_at),
                     |values| merge_index_entries(values),
+                    |key| Sha1Key::from_slice(key.get(..ROW_LEN)?),
                 )
             },
         );
-        for (cf, paths) in [(CF_CAPTURE, a?), (CF_BY_DIGEST, b?)] {
+        let (capture_ssts, _) = a?;
+        let (by_digest_ssts, digest_starts) = b?;
+        for (cf, paths) in [(CF_CAPTURE, capture_ssts), (CF_BY_DIGEST, by_digest_ssts)] {
             stats.sst_files += paths.len() as u64;
             self.ingest(cf, paths)?;
         }
@@ -276,33 +280,14 @@ impl<'s> BulkLoader<'s> {
         // Derive the rows of this batch's digests. On a store that was empty, the batch
         // holds every capture of them; otherwise the store (now including the batch) is read.
         let columns = DerivedColumns::resolve(self.store)?;
-        // At most one group per entry: reserved (untouched pages cost nothing) rather than
-        // grown, which copied the vector again and again.
-        let mut groups: Vec<(Sha1Key, &[Ref])> = Vec::with_capacity(by_digest.len());
-        let mut start = 0;
-        while start < by_digest.len() {
-            let digest = &digest_key_of(&by_digest[start])[..ROW_LEN];
-            let mut end = start + 1;
-            loop {
-                prefetch_ahead(
-                    &by_digest,
-                    end,
-                    PREFETCH_DISTANCE_SHORT_WORK,
-                    entry_at,
-                    |r| {
-                        prefetch(digest_key_of(r).as_ptr());
-                    },
-                );
-                if end == by_digest.len() || &digest_key_of(&by_digest[end])[..ROW_LEN] != digest {
-                    break;
-                }
-                end += 1;
-            }
-            if let Some(key) = Sha1Key::from_slice(digest) {
-                groups.push((key, &by_digest[start..end]));
-            }
-            start = end;
-        }
+        // A group: one digest's entries of the by-digest space.
+        let group = |g: usize| -> (Sha1Key, &[Ref]) {
+            let (start, key) = digest_starts[g];
+            let end = digest_starts
+                .get(g + 1)
+                .map_or(by_digest.len(), |next| next.0);
+            (key, &by_digest[start..end])
+        };
         let in_memory = self.store_was_empty && first_batch;
         // `by_digest`: one scanner per part of the digests (in order), for a batch that
         // reads the store.
@@ -357,32 +342,36 @@ impl<'s> BulkLoader<'s> {
         };
         // Rows are derived and written in digest ranges, one pair of SST files per range.
         let schema = self.store.schema();
-        let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = groups
-            .par_chunks(part_len(groups.len(), self.min_part))
-            .enumerate()
-            .map(|(part, groups)| -> Result<_> {
-                let f_sst = self.scratch_dir.join(format!("f-{n}-{part}.sst"));
-                let file_sst = self.scratch_dir.join(format!("file-{n}-{part}.sst"));
+        let part = part_len(digest_starts.len(), self.min_part);
+        let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = (0..digest_starts
+            .len()
+            .div_ceil(part))
+            .into_par_iter()
+            .map(|part_index| -> Result<_> {
+                let groups = part_index * part..((part_index + 1) * part).min(digest_starts.len());
+                let f_sst = self.scratch_dir.join(format!("f-{n}-{part_index}.sst"));
+                let file_sst = self.scratch_dir.join(format!("file-{n}-{part_index}.sst"));
                 let mut f_writer = SstWriter::open(&f_sst)?;
                 let mut file_writer = SstWriter::open(&file_sst)?;
                 let mut rows = MaterializeStats::default();
-                let mut by_digest = self.store.prefix_scanner(Space::ByDigest);
-                for (g, group) in groups.iter().enumerate() {
+                let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
+                let starts = &digest_starts[groups.clone()];
+                for (g, group) in groups.map(group).enumerate() {
                     // A group's first capture is what most rows are derived from.
-                    let first = |group: &(Sha1Key, &[Ref])| group.1[0];
+                    let first = |&(start, _): &(usize, Sha1Key)| by_digest[start];
                     prefetch_ahead(
-                        groups,
+                        starts,
                         g,
                         PREFETCH_DISTANCE,
-                        |group| entry_at(&first(group)),
-                        |group| {
-                            prefetch(index_value_of(&first(group)).as_ptr());
-                            prefetch(value_of(&first(group)).as_ptr());
+                        |start| entry_at(&first(start)),
+                        |start| {
+                            prefetch(index_value_of(&first(start)).as_ptr());
+                            prefetch(value_of(&first(start)).as_ptr());
                         },
                     );
                     let key = &group.0;
                     rows.digests += 1;
-                    let Some(row) = derive(group, &mut by_digest) else {
+                    let Some(row) = derive(&group, &mut by_digest_scanner) else {
                         rows.without_file += 1;
                         continue;
                     };
@@ -491,9 +480,15 @@ pub(crate) fn part_len(entries: usize, min_part: usize) -> usize {
     entries.div_ceil(parts).max(min_part)
 }
 
+/// Where the rows of a key space grouped by row start: (index of the row's first entry,
+/// row key), ascending.
+type RowStarts = Vec<(usize, Sha1Key)>;
+
 /// Writes sorted entries into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, … (in key order,
 /// written in parallel) as merge operands; equal keys collapse into one value with `merge`
-/// and never straddle two files. Returns the files that have entries, in key order.
+/// and never straddle two files. Returns the files that have entries, in key order, and
+/// where the rows named by `row_of(key)` start (index of the first entry, row key), for
+/// a key space grouped by row.
 /// `(key_of, value_of, entry_at)` read an entry's key and value and tell where the entry
 /// lies (for prefetching).
 fn write_merge_ssts<'a>(
@@ -506,7 +501,8 @@ fn write_merge_ssts<'a>(
         impl Fn(&Ref) -> *const u8 + Sync,
     ),
     merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>> + Sync,
-) -> Result<Vec<PathBuf>> {
+    row_of: impl Fn(&[u8]) -> Option<Sha1Key> + Sync,
+) -> Result<(Vec<PathBuf>, RowStarts)> {
     let mut ranges = Vec::new();
     let mut start = 0;
     while start < refs.len() {
@@ -517,20 +513,32 @@ fn write_merge_ssts<'a>(
         ranges.push(start..end);
         start = end;
     }
-    ranges
+    let written: Vec<(PathBuf, usize, RowStarts)> = ranges
         .into_par_iter()
         .enumerate()
         .map(|(part, range)| {
             let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
             let access = (&key_of, &value_of, &entry_at);
-            write_merge_sst(&path, &refs[range], access, &merge)?;
-            Ok(path)
+            let rows = write_merge_sst(&path, &refs[range.clone()], access, &merge, &row_of)?;
+            Ok((path, range.start, rows))
         })
-        .collect()
+        .collect::<Result<_>>()?;
+    let mut paths = Vec::with_capacity(written.len());
+    let mut row_starts = RowStarts::new();
+    for (path, offset, rows) in written {
+        paths.push(path);
+        // A row may go on from the previous range: it starts there.
+        let continued = match (row_starts.last(), rows.first()) {
+            (Some(last), Some(first)) => usize::from(last.1 == first.1),
+            _ => 0,
+        };
+        row_starts.extend(rows[continued..].iter().map(|&(i, row)| (offset + i, row)));
+    }
+    Ok((paths, row_starts))
 }
 
 /// Writes sorted entries as merge operands (equal keys collapse into one value with
-/// `merge`). Returns whether the file has any entry.
+/// `merge`). Returns where the rows named by `row_of(key)` start, as `write_merge_ssts`.
 fn write_merge_sst<'a>(
     path: &PathBuf,
     refs: &[Ref],
@@ -540,9 +548,11 @@ fn write_merge_sst<'a>(
         &impl Fn(&Ref) -> *const u8,
     ),
     merge: &impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
-) -> Result<bool> {
+    row_of: &impl Fn(&[u8]) -> Option<Sha1Key>,
+) -> Result<RowStarts> {
+    let mut row_starts = Vec::new();
     if refs.is_empty() {
-        return Ok(false);
+        return Ok(row_starts);
     }
     let opts = base_cf_options_for_sst();
     let mut writer = SstFileWriter::create(&opts);
@@ -580,6 +590,13 @@ fn write_merge_sst<'a>(
         while a < spans.len() {
             let (ks, ke, ve) = spans[a];
             let key = &window[ks..ke];
+            if let Some(row) = row_of(key)
+                && row_starts
+                    .last()
+                    .is_none_or(|last: &(usize, Sha1Key)| last.1 != row)
+            {
+                row_starts.push((i + a, row));
+            }
             let mut b = a + 1;
             while b < spans.len() && &window[spans[b].0..spans[b].1] == key {
                 b += 1;
@@ -596,7 +613,7 @@ fn write_merge_sst<'a>(
         i = end;
     }
     writer.finish()?;
-    Ok(true)
+    Ok(row_starts)
 }
 
 /// How many entries ahead a loop that does much with each (writing SST files, deriving
