@@ -36,15 +36,17 @@ pub struct CaptureRun {
 struct Entry {
     /// Start of the capture key in `data`, and its length.
     capture_key: (u32, u32),
-    /// The by-digest key and index entry, when the capture has a digest.
+    /// The by-digest key, when the capture has a digest.
     digest_key: Option<(u32, u32)>,
-    index_value: (u32, u32),
+    /// The flags of its index entry (the entry is these and the capture key: it is made
+    /// when written, not kept a second time).
+    index_flags: u8,
     value: (u32, u32),
 }
 
 impl CaptureRun {
     /// A run for about `input_bytes` of CDX lines: its buffers are reserved once (a capture
-    /// takes about 2.6 times its CDX line), sparing the copies of growing them.
+    /// takes about twice its CDX line, up to three times), sparing the copies of growing them.
     pub fn for_input(input_bytes: usize) -> CaptureRun {
         CaptureRun {
             data: Vec::with_capacity(input_bytes * 3),
@@ -60,11 +62,7 @@ impl CaptureRun {
         let start = data.len();
         data.extend_from_slice(scratch);
         let ckey = span(data, start);
-        let mut index_value = (0, 0);
         let dkey = capture.digest.map(|d| {
-            let start = data.len();
-            IndexEntry::encode(IndexEntry::flags_of(capture), scratch, data);
-            index_value = span(data, start);
             by_digest_key(&d, capture, scratch);
             let start = data.len();
             data.extend_from_slice(scratch);
@@ -76,7 +74,7 @@ impl CaptureRun {
         self.entries.push(Entry {
             capture_key: ckey,
             digest_key: dkey,
-            index_value,
+            index_flags: IndexEntry::flags_of(capture),
             value,
         });
     }
@@ -225,9 +223,18 @@ impl<'s> BulkLoader<'s> {
         };
         let value_of =
             |&(r, e): &Ref| runs[r as usize].slice(runs[r as usize].entries[e as usize].value);
-        let index_value_of = |&(r, e): &Ref| {
-            runs[r as usize].slice(runs[r as usize].entries[e as usize].index_value)
-        };
+        let index_flags_of = |&(r, e): &Ref| runs[r as usize].entries[e as usize].index_flags;
+        // How the SST writers get a value: (append it, where it lies for prefetching).
+        let capture_value = (
+            |r: &Ref, out: &mut Vec<u8>| out.extend_from_slice(value_of(r)),
+            |r: &Ref| value_of(r).as_ptr(),
+        );
+        let index_value = (
+            |r: &Ref, out: &mut Vec<u8>| {
+                IndexEntry::encode(index_flags_of(r), capture_key_of(r), out)
+            },
+            |r: &Ref| capture_key_of(r).as_ptr(),
+        );
         // Where an entry lies, for prefetching (computing it reads nothing of the entry).
         let entry_at = |&(r, e): &Ref| -> *const u8 {
             std::ptr::from_ref(&runs[r as usize].entries[e as usize]).cast()
@@ -254,7 +261,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("capture-{n}")),
                     &by_capture,
                     self.min_part,
-                    (capture_key_of, value_of, entry_at),
+                    (capture_key_of, capture_value, entry_at),
                     |values| crate::capture::merge_encoded(values),
                     |_| None,
                 )
@@ -264,7 +271,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("by-digest-{n}")),
                     &by_digest,
                     self.min_part,
-                    (digest_key_of, index_value_of, entry_at),
+                    (digest_key_of, index_value, entry_at),
                     |values| merge_index_entries(values),
                     |key| Sha1Key::from_slice(key.get(..ROW_LEN)?),
                 )
@@ -303,7 +310,7 @@ impl<'s> BulkLoader<'s> {
             // The batch holds every capture of this digest. Most digests have one capture:
             // read it in place, without collecting entries.
             if let [only] = refs {
-                let (flags, _) = IndexEntry::decode(index_value_of(only))?;
+                let flags = index_flags_of(only);
                 if flags & IndexEntry::LOCATES == 0 {
                     return None;
                 }
@@ -322,9 +329,7 @@ impl<'s> BulkLoader<'s> {
             let mut last: Option<&[u8]> = None;
             for r in refs.iter() {
                 let k = digest_key_of(r);
-                let Some((flags, ckey)) = IndexEntry::decode(index_value_of(r)) else {
-                    continue;
-                };
+                let (flags, ckey) = (index_flags_of(r), capture_key_of(r));
                 match entries.last_mut() {
                     Some(prev) if last == Some(k) => prev.0 |= flags,
                     _ => entries.push((flags, ckey)),
@@ -365,7 +370,7 @@ impl<'s> BulkLoader<'s> {
                         PREFETCH_DISTANCE,
                         |start| entry_at(&first(start)),
                         |start| {
-                            prefetch(index_value_of(&first(start)).as_ptr());
+                            prefetch(capture_key_of(&first(start)).as_ptr());
                             prefetch(value_of(&first(start)).as_ptr());
                         },
                     );
@@ -489,18 +494,21 @@ type RowStarts = Vec<(usize, Sha1Key)>;
 /// and never straddle two files. Returns the files that have entries, in key order, and
 /// where the rows named by `row_of(key)` start (index of the first entry, row key), for
 /// a key space grouped by row.
-/// `(key_of, value_of, entry_at)` read an entry's key and value and tell where the entry
-/// lies (for prefetching).
+/// `(key_of, (put_value, value_at), entry_at)` read an entry's key, append its value to a
+/// buffer, and tell where its value and the entry lie (for prefetching).
 fn write_merge_ssts<'a>(
     prefix: &std::path::Path,
     refs: &[Ref],
     min_part: usize,
-    (key_of, value_of, entry_at): (
+    (key_of, value, entry_at): (
         impl Fn(&Ref) -> &'a [u8] + Sync,
-        impl Fn(&Ref) -> &'a [u8] + Sync,
+        (
+            impl Fn(&Ref, &mut Vec<u8>) + Sync,
+            impl Fn(&Ref) -> *const u8 + Sync,
+        ),
         impl Fn(&Ref) -> *const u8 + Sync,
     ),
-    merge: impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>> + Sync,
+    merge: impl Fn(&mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> + Sync,
     row_of: impl Fn(&[u8]) -> Option<Sha1Key> + Sync,
 ) -> Result<(Vec<PathBuf>, RowStarts)> {
     let mut ranges = Vec::new();
@@ -518,7 +526,7 @@ fn write_merge_ssts<'a>(
         .enumerate()
         .map(|(part, range)| {
             let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
-            let access = (&key_of, &value_of, &entry_at);
+            let access = (&key_of, (&value.0, &value.1), &entry_at);
             let rows = write_merge_sst(&path, &refs[range.clone()], access, &merge, &row_of)?;
             Ok((path, range.start, rows))
         })
@@ -542,12 +550,12 @@ fn write_merge_ssts<'a>(
 fn write_merge_sst<'a>(
     path: &PathBuf,
     refs: &[Ref],
-    (key_of, value_of, entry_at): (
+    (key_of, (put_value, value_at), entry_at): (
         &impl Fn(&Ref) -> &'a [u8],
-        &impl Fn(&Ref) -> &'a [u8],
+        (&impl Fn(&Ref, &mut Vec<u8>), &impl Fn(&Ref) -> *const u8),
         &impl Fn(&Ref) -> *const u8,
     ),
-    merge: &impl Fn(&mut dyn Iterator<Item = &'a [u8]>) -> Option<Vec<u8>>,
+    merge: &impl Fn(&mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>>,
     row_of: &impl Fn(&[u8]) -> Option<Sha1Key>,
 ) -> Result<RowStarts> {
     let mut row_starts = Vec::new();
@@ -578,12 +586,12 @@ fn write_merge_sst<'a>(
         for k in i..end {
             prefetch_ahead(refs, k, PREFETCH_DISTANCE_SHORT_WORK, entry_at, |r| {
                 prefetch(key_of(r).as_ptr());
-                prefetch(value_of(r).as_ptr());
+                prefetch(value_at(r));
             });
             let start = window.len();
             let key = key_of(&refs[k]);
             window.extend_from_slice(key);
-            window.extend_from_slice(value_of(&refs[k]));
+            put_value(&refs[k], &mut window);
             spans.push((start, start + key.len(), window.len()));
         }
         let mut a = 0;
@@ -604,8 +612,8 @@ fn write_merge_sst<'a>(
             if b == a + 1 {
                 writer.merge(key, &window[ke..ve])?;
             } else {
-                let merged = merge(&mut refs[i + a..i + b].iter().map(value_of))
-                    .unwrap_or_else(|| window[ke..ve].to_vec());
+                let mut values = spans[a..b].iter().map(|&(_, ke, ve)| &window[ke..ve]);
+                let merged = merge(&mut values).unwrap_or_else(|| window[ke..ve].to_vec());
                 writer.merge(key, merged)?;
             }
             a = b;
