@@ -361,31 +361,34 @@ impl<'s> BulkLoader<'s> {
                 let mut rows = MaterializeStats::default();
                 let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
                 let starts = &digest_starts[groups.clone()];
-                for (g, group) in groups.map(group).enumerate() {
-                    // A group's first capture is what most rows are derived from.
-                    let first = |&(start, _): &(usize, Sha1Key)| by_digest[start];
-                    prefetch_ahead(
-                        starts,
-                        g,
-                        PREFETCH_DISTANCE,
-                        |start| entry_at(&first(start)),
-                        |start| {
-                            prefetch(capture_key_of(&first(start)).as_ptr());
-                            prefetch(value_of(&first(start)).as_ptr());
-                        },
-                    );
-                    let key = &group.0;
-                    rows.digests += 1;
-                    let Some(row) = derive(&group, &mut by_digest_scanner) else {
-                        rows.without_file += 1;
-                        continue;
-                    };
-                    rows.rows += 1;
-                    rows.duplicates += row.captures.saturating_sub(1);
-                    let cells = derived_cells(schema, &columns, key, &row, self.ts);
-                    f_writer.put(&cells.f.0, cells.f.1)?;
-                    for (k, v) in &cells.file {
-                        file_writer.put(k, v)?;
+                for (w, window) in starts.chunks(WARM_WINDOW).enumerate() {
+                    // The groups' first entries and the captures most rows are derived from
+                    // lie at random places of the batch: reading them first, in a loop that
+                    // does nothing else, overlaps their cache misses (prefetching from the
+                    // deriving loop stalled on them instead).
+                    let mut warmed = 0u8;
+                    for &(start, _) in window {
+                        let first = by_digest[start];
+                        if index_flags_of(&first) & IndexEntry::LOCATES != 0 {
+                            warmed ^= touch(value_of(&first));
+                        }
+                    }
+                    std::hint::black_box(warmed);
+                    for g in 0..window.len() {
+                        let group = group(groups.start + w * WARM_WINDOW + g);
+                        let key = &group.0;
+                        rows.digests += 1;
+                        let Some(row) = derive(&group, &mut by_digest_scanner) else {
+                            rows.without_file += 1;
+                            continue;
+                        };
+                        rows.rows += 1;
+                        rows.duplicates += row.captures.saturating_sub(1);
+                        let cells = derived_cells(schema, &columns, key, &row, self.ts);
+                        f_writer.put(&cells.f.0, cells.f.1)?;
+                        for (k, v) in &cells.file {
+                            file_writer.put(k, v)?;
+                        }
                     }
                 }
                 let f_sst = f_writer.finish()?.then_some(f_sst);
@@ -624,10 +627,7 @@ fn write_merge_sst<'a>(
     Ok(row_starts)
 }
 
-/// How many entries ahead a loop that does much with each (writing SST files, deriving
-/// rows) asks for memory: enough to cover a cache miss.
-const PREFETCH_DISTANCE: usize = 8;
-/// The same for a loop that only compares keys: its iterations take a few nanoseconds.
+/// How many entries ahead the loop copying a window of entries asks for their memory.
 const PREFETCH_DISTANCE_SHORT_WORK: usize = 64;
 
 /// Before `items[i]` is read: prefetches the entry of the item `2 * distance` ahead, and
@@ -646,6 +646,15 @@ fn prefetch_ahead<T>(
     if let Some(ahead) = items.get(i + distance) {
         data(ahead);
     }
+}
+
+/// Groups whose memory the rows loop reads ahead at a time.
+const WARM_WINDOW: usize = 1024;
+
+/// Reads a byte of each cache line of `bytes` (and the last one), so that they are loaded.
+#[inline]
+fn touch(bytes: &[u8]) -> u8 {
+    bytes.iter().step_by(64).fold(0, |acc, b| acc ^ b) ^ bytes.last().copied().unwrap_or(0)
 }
 
 /// Hints the CPU to load the cache line at `at`.
