@@ -18,7 +18,7 @@
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
 
-use super::{Capture, CaptureKind, Origin};
+use super::{Capture, CaptureKind, Located, Origin};
 use crate::key::Sha1Key;
 
 const MAGIC: u8 = 0xC1;
@@ -77,10 +77,10 @@ impl<'a> Reader<'a> {
         Ok(slice)
     }
 
-    fn string(&mut self) -> Result<String, DecodeError> {
+    fn string(&mut self) -> Result<&'a str, DecodeError> {
         let n = usize::try_from(self.varint()?).map_err(|_| DecodeError("length overflow"))?;
         let bytes = self.take(n)?;
-        String::from_utf8(bytes.to_vec()).map_err(|_| DecodeError("text is not UTF-8"))
+        std::str::from_utf8(bytes).map_err(|_| DecodeError("text is not UTF-8"))
     }
 
     fn digest(&mut self) -> Result<Sha1Key, DecodeError> {
@@ -185,6 +185,45 @@ impl Capture {
 
     /// Reads a stored capture.
     pub fn decode(bytes: &[u8]) -> Result<Capture, DecodeError> {
+        StoredCapture::read(bytes).map(|c| c.to_capture())
+    }
+}
+
+/// A stored capture read in place: its texts are views of the stored bytes. `Capture::decode`
+/// copies them into a `Capture`; a reader that needs a few fields (deriving a file row)
+/// takes them from here without copying the others.
+#[derive(Debug, Default)]
+pub struct StoredCapture<'a> {
+    pub c_size: Option<u64>,
+    pub content_type: Option<&'a str>,
+    pub dechunked: Option<Sha1Key>,
+    pub digest: Option<Sha1Key>,
+    pub digest_ok: Option<bool>,
+    pub etag: Option<&'a str>,
+    pub fetch_ms: Option<u64>,
+    pub kind: CaptureKind,
+    pub last_modified: Option<&'a str>,
+    pub line: Option<u64>,
+    pub location: Option<&'a str>,
+    pub mime: Option<&'a str>,
+    pub offset: Option<u64>,
+    pub origin: Origin,
+    pub passes: bool,
+    pub record_id: Option<&'a str>,
+    pub redirect: Option<&'a str>,
+    pub size: Option<u64>,
+    pub source: &'a str,
+    pub status: Option<u16>,
+    pub surt: &'a str,
+    pub ts: &'a str,
+    pub ua: Option<&'a str>,
+    pub url: &'a str,
+    pub warc: Option<&'a str>,
+}
+
+impl<'a> StoredCapture<'a> {
+    /// Reads the stored form (see the module's layout).
+    pub fn read(bytes: &'a [u8]) -> Result<StoredCapture<'a>, DecodeError> {
         let mut r = Reader { bytes, pos: 0 };
         if r.byte()? != MAGIC {
             return Err(DecodeError("unknown format"));
@@ -204,7 +243,7 @@ impl Capture {
         };
         let bits = u16::from_le_bytes([r.byte()?, r.byte()?]);
         let has = |i: u16| bits & (1 << i) != 0;
-        let mut c = Capture {
+        let mut c = StoredCapture {
             kind,
             digest_ok,
             origin: if flags & 4 != 0 {
@@ -274,6 +313,51 @@ impl Capture {
             return Err(DecodeError("trailing bytes"));
         }
         Ok(c)
+    }
+
+    /// The capture, every text copied.
+    pub fn to_capture(&self) -> Capture {
+        let owned = |s: Option<&str>| s.map(str::to_owned);
+        Capture {
+            c_size: self.c_size,
+            content_type: owned(self.content_type),
+            dechunked: self.dechunked,
+            digest: self.digest,
+            digest_ok: self.digest_ok,
+            etag: owned(self.etag),
+            fetch_ms: self.fetch_ms,
+            kind: self.kind,
+            last_modified: owned(self.last_modified),
+            line: self.line,
+            location: owned(self.location),
+            mime: owned(self.mime),
+            offset: self.offset,
+            origin: self.origin,
+            passes: self.passes,
+            record_id: owned(self.record_id),
+            redirect: owned(self.redirect),
+            size: self.size,
+            source: self.source.to_owned(),
+            status: self.status,
+            surt: self.surt.to_owned(),
+            ts: self.ts.to_owned(),
+            ua: owned(self.ua),
+            url: self.url.to_owned(),
+            warc: owned(self.warc),
+        }
+    }
+
+    /// Where the capture is (what a file row is derived from).
+    pub fn located(&self) -> Located<'a> {
+        Located {
+            c_size: self.c_size,
+            offset: self.offset,
+            record_id: self.record_id,
+            surt: self.surt,
+            ts: self.ts,
+            url: self.url,
+            warc: self.warc,
+        }
     }
 }
 

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::key::Sha1Key;
 
 mod binary;
-pub use binary::DecodeError;
+pub use binary::{DecodeError, StoredCapture};
 
 /// Where a capture was learned from. WARC records know more than CDX lines, so when
 /// both describe the same capture the WARC's fields win (see [`merge_captures`]).
@@ -110,7 +110,33 @@ pub struct Capture {
     pub warc: Option<String>,
 }
 
+/// Where a capture is: the fields a file row's `f:c` and `file:cdx` are made of, borrowed
+/// from a `Capture` or from its stored form.
+#[derive(Debug, Clone, Copy)]
+pub struct Located<'a> {
+    pub c_size: Option<u64>,
+    pub offset: Option<u64>,
+    pub record_id: Option<&'a str>,
+    pub surt: &'a str,
+    pub ts: &'a str,
+    pub url: &'a str,
+    pub warc: Option<&'a str>,
+}
+
 impl Capture {
+    /// Where the capture is.
+    pub fn located(&self) -> Located<'_> {
+        Located {
+            c_size: self.c_size,
+            offset: self.offset,
+            record_id: self.record_id.as_deref(),
+            surt: &self.surt,
+            ts: &self.ts,
+            url: &self.url,
+            warc: self.warc.as_deref(),
+        }
+    }
+
     /// The WARC file name without its directory (the `f` of `f:c`).
     pub fn warc_name(&self) -> Option<&str> {
         self.warc.as_deref().map(file_name)

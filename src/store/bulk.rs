@@ -15,6 +15,7 @@ use rayon::prelude::*;
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::capture::Capture;
+use crate::capture::StoredCapture;
 use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
@@ -314,12 +315,13 @@ impl<'s> BulkLoader<'s> {
                 if flags & IndexEntry::LOCATES == 0 {
                     return None;
                 }
-                let capture = Capture::decode(value_of(only)).ok()?;
+                // Read in place: only the few fields a row is made of are used.
+                let capture = StoredCapture::read(value_of(only)).ok()?;
                 let count = u64::from(flags & IndexEntry::COUNTS != 0);
                 return Some(derive_from(
-                    &capture,
+                    &capture.located(),
                     count,
-                    capture.mime.clone(),
+                    capture.mime.map(str::to_owned),
                     capture.size,
                 ));
             }

@@ -15,7 +15,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::capture::{Capture, iso_date};
+use crate::capture::{Capture, Located, file_name, iso_date};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::backend::{Batch, Op, Space};
@@ -162,32 +162,32 @@ pub fn derive_row(captures: &[Capture]) -> Option<DerivedRow> {
         .clone()
         .or_else(|| captures.iter().find_map(|c| c.mime.clone()));
     let size = first.size.or_else(|| captures.iter().find_map(|c| c.size));
-    Some(derive_from(first, count, mime, size))
+    Some(derive_from(&first.located(), count, mime, size))
 }
 
 /// The file row for a digest whose first capture is `first`, seen `count` times; `mime`
 /// and `size` may come from another capture when the first one lacks them.
 pub fn derive_from(
-    first: &Capture,
+    first: &Located<'_>,
     count: u64,
     mime: Option<String>,
     size: Option<u64>,
 ) -> DerivedRow {
     let dedupe = DedupeRecord {
         c: count,
-        d: iso_date(&first.ts),
-        f: first.warc_name(),
-        i: first.record_id.as_deref(),
+        d: iso_date(first.ts),
+        f: first.warc.map(file_name),
+        i: first.record_id,
         o: first.offset,
-        u: &first.url,
+        u: first.url,
     };
     let cdx = CdxCell {
         c_size: first.c_size,
-        dt: &first.ts,
+        dt: first.ts,
         offset: first.offset,
-        surt: &first.surt,
-        url: &first.url,
-        warc: first.warc.as_deref(),
+        surt: first.surt,
+        url: first.url,
+        warc: first.warc,
     };
     DerivedRow {
         captures: count,
@@ -224,7 +224,7 @@ pub fn derive_from_index(
         Some(s) => Some(s),
         None => other(IndexEntry::HAS_SIZE).and_then(|c| c.size),
     };
-    Some(derive_from(&first, count, mime, size))
+    Some(derive_from(&first.located(), count, mime, size))
 }
 
 /// Reads one capture by its key in URL order.
