@@ -18,7 +18,7 @@
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
 
-use super::{Capture, CaptureKind, Located, Origin};
+use super::{Capture, CaptureKind, Located, Origin, file_name};
 use crate::key::Sha1Key;
 
 const MAGIC: u8 = 0xC1;
@@ -91,6 +91,57 @@ impl<'a> Reader<'a> {
 impl Capture {
     /// Appends the stored form of the capture to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.view().encode(out);
+    }
+
+    /// The stored form as a new buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.url.len() * 2 + self.source.len());
+        self.encode(&mut out);
+        out
+    }
+
+    /// Reads a stored capture.
+    pub fn decode(bytes: &[u8]) -> Result<Capture, DecodeError> {
+        CaptureRef::read(bytes).map(|c| c.to_capture())
+    }
+}
+
+/// A stored capture read in place: its texts are views of the stored bytes. `Capture::decode`
+/// copies them into a `Capture`; a reader that needs a few fields (deriving a file row)
+/// takes them from here without copying the others.
+#[derive(Debug, Default)]
+pub struct CaptureRef<'a> {
+    pub c_size: Option<u64>,
+    pub content_type: Option<&'a str>,
+    pub dechunked: Option<Sha1Key>,
+    pub digest: Option<Sha1Key>,
+    pub digest_ok: Option<bool>,
+    pub etag: Option<&'a str>,
+    pub fetch_ms: Option<u64>,
+    pub kind: CaptureKind,
+    pub last_modified: Option<&'a str>,
+    pub line: Option<u64>,
+    pub location: Option<&'a str>,
+    pub mime: Option<&'a str>,
+    pub offset: Option<u64>,
+    pub origin: Origin,
+    pub passes: bool,
+    pub record_id: Option<&'a str>,
+    pub redirect: Option<&'a str>,
+    pub size: Option<u64>,
+    pub source: &'a str,
+    pub status: Option<u16>,
+    pub surt: &'a str,
+    pub ts: &'a str,
+    pub ua: Option<&'a str>,
+    pub url: &'a str,
+    pub warc: Option<&'a str>,
+}
+
+impl<'a> CaptureRef<'a> {
+    /// Appends the stored form of the capture to `out`.
+    pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(MAGIC);
         let kind = match self.kind {
             CaptureKind::Response => 0,
@@ -131,14 +182,14 @@ impl Capture {
             .enumerate()
             .fold(0u16, |acc, (i, &p)| acc | (u16::from(p) << i));
         out.extend_from_slice(&bits.to_le_bytes());
-        put_str(&self.source, out);
-        put_str(&self.surt, out);
-        put_str(&self.ts, out);
-        put_str(&self.url, out);
+        put_str(self.source, out);
+        put_str(self.surt, out);
+        put_str(self.ts, out);
+        put_str(self.url, out);
         if let Some(v) = self.c_size {
             put_varint(v, out);
         }
-        if let Some(v) = &self.content_type {
+        if let Some(v) = self.content_type {
             put_str(v, out);
         }
         if let Some(d) = &self.dechunked {
@@ -147,19 +198,19 @@ impl Capture {
         if let Some(d) = &self.digest {
             out.extend_from_slice(d.as_bytes());
         }
-        for v in [&self.etag, &self.last_modified].into_iter().flatten() {
+        for v in [self.etag, self.last_modified].into_iter().flatten() {
             put_str(v, out);
         }
         if let Some(v) = self.line {
             put_varint(v, out);
         }
-        if let Some(v) = &self.mime {
+        if let Some(v) = self.mime {
             put_str(v, out);
         }
         if let Some(v) = self.offset {
             put_varint(v, out);
         }
-        for v in [&self.record_id, &self.redirect].into_iter().flatten() {
+        for v in [self.record_id, self.redirect].into_iter().flatten() {
             put_str(v, out);
         }
         if let Some(v) = self.size {
@@ -168,7 +219,7 @@ impl Capture {
         if let Some(v) = self.status {
             put_varint(u64::from(v), out);
         }
-        for v in [&self.ua, &self.warc, &self.location].into_iter().flatten() {
+        for v in [self.ua, self.warc, self.location].into_iter().flatten() {
             put_str(v, out);
         }
         if let Some(v) = self.fetch_ms {
@@ -176,54 +227,8 @@ impl Capture {
         }
     }
 
-    /// The stored form as a new buffer.
-    pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.url.len() * 2 + self.source.len());
-        self.encode(&mut out);
-        out
-    }
-
-    /// Reads a stored capture.
-    pub fn decode(bytes: &[u8]) -> Result<Capture, DecodeError> {
-        StoredCapture::read(bytes).map(|c| c.to_capture())
-    }
-}
-
-/// A stored capture read in place: its texts are views of the stored bytes. `Capture::decode`
-/// copies them into a `Capture`; a reader that needs a few fields (deriving a file row)
-/// takes them from here without copying the others.
-#[derive(Debug, Default)]
-pub struct StoredCapture<'a> {
-    pub c_size: Option<u64>,
-    pub content_type: Option<&'a str>,
-    pub dechunked: Option<Sha1Key>,
-    pub digest: Option<Sha1Key>,
-    pub digest_ok: Option<bool>,
-    pub etag: Option<&'a str>,
-    pub fetch_ms: Option<u64>,
-    pub kind: CaptureKind,
-    pub last_modified: Option<&'a str>,
-    pub line: Option<u64>,
-    pub location: Option<&'a str>,
-    pub mime: Option<&'a str>,
-    pub offset: Option<u64>,
-    pub origin: Origin,
-    pub passes: bool,
-    pub record_id: Option<&'a str>,
-    pub redirect: Option<&'a str>,
-    pub size: Option<u64>,
-    pub source: &'a str,
-    pub status: Option<u16>,
-    pub surt: &'a str,
-    pub ts: &'a str,
-    pub ua: Option<&'a str>,
-    pub url: &'a str,
-    pub warc: Option<&'a str>,
-}
-
-impl<'a> StoredCapture<'a> {
     /// Reads the stored form (see the module's layout).
-    pub fn read(bytes: &'a [u8]) -> Result<StoredCapture<'a>, DecodeError> {
+    pub fn read(bytes: &'a [u8]) -> Result<CaptureRef<'a>, DecodeError> {
         let mut r = Reader { bytes, pos: 0 };
         if r.byte()? != MAGIC {
             return Err(DecodeError("unknown format"));
@@ -243,7 +248,7 @@ impl<'a> StoredCapture<'a> {
         };
         let bits = u16::from_le_bytes([r.byte()?, r.byte()?]);
         let has = |i: u16| bits & (1 << i) != 0;
-        let mut c = StoredCapture {
+        let mut c = CaptureRef {
             kind,
             digest_ok,
             origin: if flags & 4 != 0 {
@@ -345,6 +350,31 @@ impl<'a> StoredCapture<'a> {
             url: self.url.to_owned(),
             warc: owned(self.warc),
         }
+    }
+
+    /// The WARC file name without its directory (the `f` of `f:c`).
+    pub fn warc_name(&self) -> Option<&'a str> {
+        self.warc.map(file_name)
+    }
+
+    /// What tells two captures of the same URL and second apart: the WARC file and
+    /// record offset when known (so a CDX line and the WARC record it indexes are one
+    /// capture), else the input file and line.
+    pub fn tie_breaker(&self) -> (&'a str, u64) {
+        match (self.warc_name(), self.offset) {
+            (Some(name), Some(offset)) => (name, offset),
+            _ => (file_name(self.source), self.line.unwrap_or(0)),
+        }
+    }
+
+    /// Counts towards `f:c.c` of its digest.
+    pub fn counts(&self) -> bool {
+        self.passes || self.kind == CaptureKind::Revisit
+    }
+
+    /// Can be the location a file row points at.
+    pub fn locates_file(&self) -> bool {
+        self.passes && self.kind != CaptureKind::Revisit
     }
 
     /// Where the capture is (what a file row is derived from).

@@ -8,7 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::key::Sha1Key;
 
 mod binary;
-pub use binary::{DecodeError, StoredCapture};
+pub use binary::{CaptureRef, DecodeError};
 
 /// Where a capture was learned from. WARC records know more than CDX lines, so when
 /// both describe the same capture the WARC's fields win (see [`merge_captures`]).
@@ -124,42 +124,60 @@ pub struct Located<'a> {
 }
 
 impl Capture {
-    /// Where the capture is.
-    pub fn located(&self) -> Located<'_> {
-        Located {
+    /// The capture with its texts borrowed (what encoding and keys are made from).
+    pub fn view(&self) -> CaptureRef<'_> {
+        CaptureRef {
             c_size: self.c_size,
+            content_type: self.content_type.as_deref(),
+            dechunked: self.dechunked,
+            digest: self.digest,
+            digest_ok: self.digest_ok,
+            etag: self.etag.as_deref(),
+            fetch_ms: self.fetch_ms,
+            kind: self.kind,
+            last_modified: self.last_modified.as_deref(),
+            line: self.line,
+            location: self.location.as_deref(),
+            mime: self.mime.as_deref(),
             offset: self.offset,
+            origin: self.origin,
+            passes: self.passes,
             record_id: self.record_id.as_deref(),
+            redirect: self.redirect.as_deref(),
+            size: self.size,
+            source: &self.source,
+            status: self.status,
             surt: &self.surt,
             ts: &self.ts,
+            ua: self.ua.as_deref(),
             url: &self.url,
             warc: self.warc.as_deref(),
         }
     }
 
-    /// The WARC file name without its directory (the `f` of `f:c`).
-    pub fn warc_name(&self) -> Option<&str> {
-        self.warc.as_deref().map(file_name)
+    /// Where the capture is.
+    pub fn located(&self) -> Located<'_> {
+        self.view().located()
     }
 
-    /// What tells two captures of the same URL and second apart: the WARC file and
-    /// record offset when known (so a CDX line and the WARC record it indexes are one
-    /// capture), else the input file and line.
+    /// The WARC file name without its directory (the `f` of `f:c`).
+    pub fn warc_name(&self) -> Option<&str> {
+        self.view().warc_name()
+    }
+
+    /// See [`CaptureRef::tie_breaker`].
     pub fn tie_breaker(&self) -> (&str, u64) {
-        match (self.warc_name(), self.offset) {
-            (Some(name), Some(offset)) => (name, offset),
-            _ => (file_name(&self.source), self.line.unwrap_or(0)),
-        }
+        self.view().tie_breaker()
     }
 
     /// Counts towards `f:c.c` of its digest.
     pub fn counts(&self) -> bool {
-        self.passes || self.kind == CaptureKind::Revisit
+        self.view().counts()
     }
 
     /// Can be the location a file row points at.
     pub fn locates_file(&self) -> bool {
-        self.passes && self.kind != CaptureKind::Revisit
+        self.view().locates_file()
     }
 
     pub fn to_json(&self) -> Vec<u8> {

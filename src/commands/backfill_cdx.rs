@@ -106,7 +106,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                             let mut captures = CaptureRun::for_input(chunk.data.len());
                             let mut scratch = Vec::new();
                             parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                                captures.push(&capture, &mut scratch);
+                                captures.push(capture, &mut scratch);
                                 Ok(())
                             })?;
                             loader.add(captures)?;
@@ -114,7 +114,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                         None => {
                             let mut writer = Writer::sorted(&store, run.ts);
                             parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                                writer.add_capture(&capture);
+                                writer.add_capture(&capture.to_capture());
                                 writer.end_record()
                             })?;
                             writer.finish()?;

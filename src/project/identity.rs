@@ -61,7 +61,7 @@ pub fn sediment_namespace() -> [u8; 16] {
 /// offset or line), so every projection and every re-run gives a capture the same UUID.
 pub fn crawl_uuid(capture: &Capture) -> [u8; 16] {
     let mut key = Vec::with_capacity(capture.surt.len() + 64);
-    capture_key(capture, &mut key);
+    capture_key(&capture.view(), &mut key);
     uuid_v5(&sediment_namespace(), &key)
 }
 

@@ -118,7 +118,7 @@ impl Originals {
             let mut keyed: Vec<(Vec<u8>, Sha1Key)> = wanted
                 .drain(..)
                 .filter_map(|c| {
-                    capture_key(c, &mut self.key);
+                    capture_key(&c.view(), &mut self.key);
                     c.digest.map(|d| (self.key.clone(), d))
                 })
                 .collect();

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::capture::Capture;
-use crate::capture::StoredCapture;
+use crate::capture::CaptureRef;
 use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
@@ -55,7 +55,7 @@ impl CaptureRun {
         }
     }
 
-    pub fn push(&mut self, capture: &Capture, scratch: &mut Vec<u8>) {
+    pub fn push(&mut self, capture: &CaptureRef<'_>, scratch: &mut Vec<u8>) {
         // Each part is appended to `data` in place; an entry records where it lies.
         let data = &mut self.data;
         let span = |data: &Vec<u8>, start: usize| (start as u32, (data.len() - start) as u32);
@@ -316,7 +316,7 @@ impl<'s> BulkLoader<'s> {
                     return None;
                 }
                 // Read in place: only the few fields a row is made of are used.
-                let capture = StoredCapture::read(value_of(only)).ok()?;
+                let capture = CaptureRef::read(value_of(only)).ok()?;
                 let count = u64::from(flags & IndexEntry::COUNTS != 0);
                 return Some(derive_from(
                     &capture.located(),
@@ -790,7 +790,7 @@ mod tests {
             .with_min_part(7);
         let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
         for capture in captures() {
-            run.push(&capture, &mut scratch);
+            run.push(&capture.view(), &mut scratch);
         }
         loader.add(run).unwrap();
         let stats = loader.finish().unwrap();

@@ -15,13 +15,13 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::capture::{Capture, Located, file_name, iso_date};
+use crate::capture::{Capture, CaptureRef, Located, file_name, iso_date};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::backend::{Batch, Op, Space};
 use crate::store::{PrefixScanner, Store};
 
-pub fn capture_key(capture: &Capture, out: &mut Vec<u8>) {
+pub fn capture_key(capture: &CaptureRef<'_>, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(capture.surt.as_bytes());
     out.push(0);
@@ -30,7 +30,7 @@ pub fn capture_key(capture: &Capture, out: &mut Vec<u8>) {
     push_tie_breaker(capture, out);
 }
 
-pub fn by_digest_key(digest: &Sha1Key, capture: &Capture, out: &mut Vec<u8>) {
+pub fn by_digest_key(digest: &Sha1Key, capture: &CaptureRef<'_>, out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(digest.as_bytes());
     out.extend_from_slice(capture.ts.as_bytes());
@@ -54,7 +54,7 @@ impl IndexEntry {
     pub const HAS_MIME: u8 = 8;
     const MAGIC: u8 = 0xD1;
 
-    pub fn flags_of(capture: &Capture) -> u8 {
+    pub fn flags_of(capture: &CaptureRef<'_>) -> u8 {
         let mut flags = 0;
         if capture.counts() {
             flags |= Self::COUNTS;
@@ -105,7 +105,7 @@ pub fn merge_index_entries<'a>(values: impl IntoIterator<Item = &'a [u8]>) -> Op
     Some(out)
 }
 
-fn push_tie_breaker(capture: &Capture, out: &mut Vec<u8>) {
+fn push_tie_breaker(capture: &CaptureRef<'_>, out: &mut Vec<u8>) {
     let (file, position) = capture.tie_breaker();
     out.extend_from_slice(file.as_bytes());
     out.push(0);
@@ -603,11 +603,11 @@ mod tests {
     fn keys_order_captures_by_time_file_offset() {
         let (mut a, mut b) = (Vec::new(), Vec::new());
         let d = Sha1Key([1; 20]);
-        by_digest_key(&d, &capture("20200101000000", 900, true), &mut a);
-        by_digest_key(&d, &capture("20200101000001", 1, true), &mut b);
+        by_digest_key(&d, &capture("20200101000000", 900, true).view(), &mut a);
+        by_digest_key(&d, &capture("20200101000001", 1, true).view(), &mut b);
         assert!(a < b);
-        capture_key(&capture("20200101000000", 2, true), &mut a);
-        capture_key(&capture("20200101000000", 10, true), &mut b);
+        capture_key(&capture("20200101000000", 2, true).view(), &mut a);
+        capture_key(&capture("20200101000000", 10, true).view(), &mut b);
         assert!(a < b, "offsets compare numerically");
         assert!(a.starts_with(b"org,example)/a.pdf\x0020200101000000\x00x.warc.gz\x00"));
     }

@@ -103,13 +103,14 @@ impl<'s> Writer<'s> {
             self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
         }
         let value = capture.to_bytes();
+        let capture = capture.view();
         let mut key = Vec::with_capacity(capture.surt.len() + 64);
-        capture_key(capture, &mut key);
+        capture_key(&capture, &mut key);
         if let Some(digest) = capture.digest {
             let mut digest_key = Vec::with_capacity(64);
-            by_digest_key(&digest, capture, &mut digest_key);
+            by_digest_key(&digest, &capture, &mut digest_key);
             let mut entry = Vec::with_capacity(key.len() + 2);
-            IndexEntry::encode(IndexEntry::flags_of(capture), &key, &mut entry);
+            IndexEntry::encode(IndexEntry::flags_of(&capture), &key, &mut entry);
             self.batch.push(Op::Merge {
                 space: Space::ByDigest,
                 key: digest_key,

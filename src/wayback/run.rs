@@ -360,7 +360,7 @@ impl VecSource {
             .into_iter()
             .map(|c| {
                 let mut key = Vec::new();
-                crate::store::captures::capture_key(&c, &mut key);
+                crate::store::captures::capture_key(&c.view(), &mut key);
                 (key, c)
             })
             .collect();
