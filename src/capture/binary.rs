@@ -18,7 +18,7 @@
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
 
-use super::{Capture, CaptureKind, Located, Origin, file_name};
+use super::{Capture, CaptureKind, CaptureRef, Origin};
 use crate::key::Sha1Key;
 
 const MAGIC: u8 = 0xC1;
@@ -105,38 +105,6 @@ impl Capture {
     pub fn decode(bytes: &[u8]) -> Result<Capture, DecodeError> {
         CaptureRef::read(bytes).map(|c| c.to_capture())
     }
-}
-
-/// A stored capture read in place: its texts are views of the stored bytes. `Capture::decode`
-/// copies them into a `Capture`; a reader that needs a few fields (deriving a file row)
-/// takes them from here without copying the others.
-#[derive(Debug, Default)]
-pub struct CaptureRef<'a> {
-    pub c_size: Option<u64>,
-    pub content_type: Option<&'a str>,
-    pub dechunked: Option<Sha1Key>,
-    pub digest: Option<Sha1Key>,
-    pub digest_ok: Option<bool>,
-    pub etag: Option<&'a str>,
-    pub fetch_ms: Option<u64>,
-    pub kind: CaptureKind,
-    pub last_modified: Option<&'a str>,
-    pub line: Option<u64>,
-    pub location: Option<&'a str>,
-    pub mime: Option<&'a str>,
-    pub offset: Option<u64>,
-    pub origin: Origin,
-    pub passes: bool,
-    pub record_id: Option<&'a str>,
-    pub redirect: Option<&'a str>,
-    pub size: Option<u64>,
-    pub source: &'a str,
-    pub status: Option<u16>,
-    pub surt: &'a str,
-    pub ts: &'a str,
-    pub ua: Option<&'a str>,
-    pub url: &'a str,
-    pub warc: Option<&'a str>,
 }
 
 impl<'a> CaptureRef<'a> {
@@ -318,76 +286,6 @@ impl<'a> CaptureRef<'a> {
             return Err(DecodeError("trailing bytes"));
         }
         Ok(c)
-    }
-
-    /// The capture, every text copied.
-    pub fn to_capture(&self) -> Capture {
-        let owned = |s: Option<&str>| s.map(str::to_owned);
-        Capture {
-            c_size: self.c_size,
-            content_type: owned(self.content_type),
-            dechunked: self.dechunked,
-            digest: self.digest,
-            digest_ok: self.digest_ok,
-            etag: owned(self.etag),
-            fetch_ms: self.fetch_ms,
-            kind: self.kind,
-            last_modified: owned(self.last_modified),
-            line: self.line,
-            location: owned(self.location),
-            mime: owned(self.mime),
-            offset: self.offset,
-            origin: self.origin,
-            passes: self.passes,
-            record_id: owned(self.record_id),
-            redirect: owned(self.redirect),
-            size: self.size,
-            source: self.source.to_owned(),
-            status: self.status,
-            surt: self.surt.to_owned(),
-            ts: self.ts.to_owned(),
-            ua: owned(self.ua),
-            url: self.url.to_owned(),
-            warc: owned(self.warc),
-        }
-    }
-
-    /// The WARC file name without its directory (the `f` of `f:c`).
-    pub fn warc_name(&self) -> Option<&'a str> {
-        self.warc.map(file_name)
-    }
-
-    /// What tells two captures of the same URL and second apart: the WARC file and
-    /// record offset when known (so a CDX line and the WARC record it indexes are one
-    /// capture), else the input file and line.
-    pub fn tie_breaker(&self) -> (&'a str, u64) {
-        match (self.warc_name(), self.offset) {
-            (Some(name), Some(offset)) => (name, offset),
-            _ => (file_name(self.source), self.line.unwrap_or(0)),
-        }
-    }
-
-    /// Counts towards `f:c.c` of its digest.
-    pub fn counts(&self) -> bool {
-        self.passes || self.kind == CaptureKind::Revisit
-    }
-
-    /// Can be the location a file row points at.
-    pub fn locates_file(&self) -> bool {
-        self.passes && self.kind != CaptureKind::Revisit
-    }
-
-    /// Where the capture is (what a file row is derived from).
-    pub fn located(&self) -> Located<'a> {
-        Located {
-            c_size: self.c_size,
-            offset: self.offset,
-            record_id: self.record_id,
-            surt: self.surt,
-            ts: self.ts,
-            url: self.url,
-            warc: self.warc,
-        }
     }
 }
 
