@@ -114,7 +114,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                         None => {
                             let mut writer = Writer::sorted(&store, run.ts);
                             parse_chunk(&chunk, &filter, &report, &mut counts, |capture| {
-                                writer.add_capture(&capture.to_capture());
+                                writer.add_capture(capture);
                                 writer.end_record()
                             })?;
                             writer.finish()?;

@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use crate::capture::Capture;
+use crate::capture::CaptureRef;
 use crate::ingest::warc::WarcInfo;
 use crate::input::{PlannedInput, plan_inputs, record_done};
 use crate::report::Report;
@@ -36,7 +36,7 @@ pub type InputSummary = serde_json::Value;
 /// Where parsers put what they read: the store's write path ([`Writer`]), or the records
 /// `sediment extract` prints for a distributed ingest.
 pub trait CaptureSink {
-    fn add_capture(&mut self, capture: &Capture);
+    fn add_capture(&mut self, capture: &CaptureRef<'_>);
     /// The end of one input record: a batch may be written now.
     fn end_record(&mut self) -> Result<()>;
     /// The crawl description of a warcinfo record.
@@ -44,7 +44,7 @@ pub trait CaptureSink {
 }
 
 impl CaptureSink for Writer<'_> {
-    fn add_capture(&mut self, capture: &Capture) {
+    fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         Writer::add_capture(self, capture)
     }
 

@@ -219,7 +219,7 @@ impl WarcImporter<'_> {
                     if pending.len() > PENDING
                         && let Some((_, done)) = pending.pop_front()
                     {
-                        writer.add_capture(&done);
+                        writer.add_capture(&done.view());
                         writer.end_record()?;
                     }
                 }
@@ -227,7 +227,7 @@ impl WarcImporter<'_> {
             }
         }
         for (_, capture) in pending {
-            writer.add_capture(&capture);
+            writer.add_capture(&capture.view());
             writer.end_record()?;
         }
         if reader.resyncs() > 0 {

@@ -575,7 +575,7 @@ mod tests {
         let store = Store::open(&dir.path().join("s")).unwrap();
         let mut writer = Writer::new(&store, 1);
         for c in captures {
-            writer.add_capture(c);
+            writer.add_capture(&c.view());
         }
         writer.finish().unwrap();
         (dir, store)

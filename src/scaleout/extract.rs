@@ -7,7 +7,7 @@ use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
-use crate::capture::Capture;
+use crate::capture::CaptureRef;
 use crate::filter::FileFilter;
 use crate::ingest::CaptureSink;
 use crate::ingest::cdx::{CdxChunks, parse_chunk};
@@ -81,11 +81,10 @@ impl<W: Write> RecordSink<W> {
 }
 
 impl<W: Write> CaptureSink for RecordSink<W> {
-    fn add_capture(&mut self, capture: &Capture) {
+    fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         self.value.clear();
-        let capture = capture.view();
         capture.encode(&mut self.value);
-        capture_key(&capture, &mut self.key);
+        capture_key(capture, &mut self.key);
         self.line.clear();
         push_capture_line(&self.key, &self.value, &mut self.line);
         self.captures_sample
@@ -93,9 +92,9 @@ impl<W: Write> CaptureSink for RecordSink<W> {
         self.records.captures += 1;
         self.write_line();
         if let Some(digest) = capture.digest {
-            by_digest_key(&digest, &capture, &mut self.digest_key);
+            by_digest_key(&digest, capture, &mut self.digest_key);
             self.entry.clear();
-            IndexEntry::encode(IndexEntry::flags_of(&capture), &self.key, &mut self.entry);
+            IndexEntry::encode(IndexEntry::flags_of(capture), &self.key, &mut self.entry);
             self.line.clear();
             push_index_line(&self.digest_key, &self.entry, &self.value, &mut self.line);
             self.index_sample
@@ -264,7 +263,7 @@ impl Extraction<'_> {
                 if index % u64::from(self.parts) == u64::from(self.part) && lines > 0 {
                     coverage.ranges.push((chunk.first_line, coverage.total));
                     parse_chunk(&chunk, self.filter, self.report, &mut counts, |capture| {
-                        sink.add_capture(&capture.to_capture());
+                        sink.add_capture(capture);
                         sink.end_record()
                     })?;
                 }

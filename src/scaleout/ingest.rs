@@ -541,7 +541,7 @@ mod tests {
         let mut out = Vec::new();
         let mut sink = RecordSink::new(&mut out);
         for capture in captures() {
-            sink.add_capture(&capture);
+            sink.add_capture(&capture.view());
         }
         sink.finish(InputPart::default()).unwrap();
         let mut lines: Vec<&[u8]> = out
@@ -577,7 +577,7 @@ mod tests {
         let normal = Store::open(&dir.path().join("normal")).unwrap();
         let mut writer = Writer::new(&normal, ts);
         for capture in captures() {
-            writer.add_capture(&capture);
+            writer.add_capture(&capture.view());
             writer.end_record().unwrap();
         }
         writer.finish().unwrap();

@@ -799,7 +799,7 @@ mod tests {
         let normal_store = Store::open(&dir.path().join("normal")).unwrap();
         let mut writer = Writer::new(&normal_store, ts);
         for capture in captures() {
-            writer.add_capture(&capture);
+            writer.add_capture(&capture.view());
             writer.end_record().unwrap();
         }
         writer.finish().unwrap();

@@ -7,7 +7,7 @@
 
 use anyhow::Result;
 
-use crate::capture::Capture;
+use crate::capture::CaptureRef;
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::Store;
@@ -97,20 +97,20 @@ impl<'s> Writer<'s> {
 
     /// Records a capture in both capture orders and marks its digest for the
     /// recomputation of the derived file cells.
-    pub fn add_capture(&mut self, capture: &Capture) {
+    pub fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         crash_test::count_capture(self);
         if self.dirty_token.is_empty() {
             self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
         }
-        let value = capture.to_bytes();
-        let capture = capture.view();
+        let mut value = Vec::with_capacity(64 + capture.url.len() * 2 + capture.source.len());
+        capture.encode(&mut value);
         let mut key = Vec::with_capacity(capture.surt.len() + 64);
-        capture_key(&capture, &mut key);
+        capture_key(capture, &mut key);
         if let Some(digest) = capture.digest {
             let mut digest_key = Vec::with_capacity(64);
-            by_digest_key(&digest, &capture, &mut digest_key);
+            by_digest_key(&digest, capture, &mut digest_key);
             let mut entry = Vec::with_capacity(key.len() + 2);
-            IndexEntry::encode(IndexEntry::flags_of(&capture), &key, &mut entry);
+            IndexEntry::encode(IndexEntry::flags_of(capture), &key, &mut entry);
             self.batch.push(Op::Merge {
                 space: Space::ByDigest,
                 key: digest_key,
