@@ -14,8 +14,7 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
-use crate::capture::Capture;
-use crate::capture::CaptureRef;
+use crate::capture::{Capture, CaptureRef};
 use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
@@ -350,19 +349,19 @@ impl<'s> BulkLoader<'s> {
         // Rows are derived and written in digest ranges, one pair of SST files per range.
         let schema = self.store.schema();
         let part = part_len(digest_starts.len(), self.min_part);
-        let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = (0..digest_starts
-            .len()
-            .div_ceil(part))
+        let parts = digest_starts.len().div_ceil(part);
+        let written: Vec<(MaterializeStats, Option<PathBuf>, Option<PathBuf>)> = (0..parts)
             .into_par_iter()
             .map(|part_index| -> Result<_> {
-                let groups = part_index * part..((part_index + 1) * part).min(digest_starts.len());
+                let part_groups =
+                    part_index * part..((part_index + 1) * part).min(digest_starts.len());
                 let f_sst = self.scratch_dir.join(format!("f-{n}-{part_index}.sst"));
                 let file_sst = self.scratch_dir.join(format!("file-{n}-{part_index}.sst"));
                 let mut f_writer = SstWriter::open(&f_sst)?;
                 let mut file_writer = SstWriter::open(&file_sst)?;
                 let mut rows = MaterializeStats::default();
                 let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
-                let starts = &digest_starts[groups.clone()];
+                let starts = &digest_starts[part_groups.clone()];
                 for (w, window) in starts.chunks(WARM_WINDOW).enumerate() {
                     // The groups' first entries and the captures most rows are derived from
                     // lie at random places of the batch: reading them first, in a loop that
@@ -377,7 +376,7 @@ impl<'s> BulkLoader<'s> {
                     }
                     std::hint::black_box(warmed);
                     for g in 0..window.len() {
-                        let group = group(groups.start + w * WARM_WINDOW + g);
+                        let group = group(part_groups.start + w * WARM_WINDOW + g);
                         let key = &group.0;
                         rows.digests += 1;
                         let Some(row) = derive(&group, &mut by_digest_scanner) else {
