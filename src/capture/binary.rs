@@ -96,9 +96,7 @@ impl Capture {
 
     /// The stored form as a new buffer.
     pub fn to_bytes(&self) -> Vec<u8> {
-        let mut out = Vec::with_capacity(64 + self.url.len() * 2 + self.source.len());
-        self.encode(&mut out);
-        out
+        self.view().to_bytes()
     }
 
     /// Reads a stored capture.
@@ -108,6 +106,13 @@ impl Capture {
 }
 
 impl<'a> CaptureRef<'a> {
+    /// The stored form as a new buffer.
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(64 + self.url.len() * 2 + self.source.len());
+        self.encode(&mut out);
+        out
+    }
+
     /// Appends the stored form of the capture to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
         out.push(MAGIC);

@@ -102,8 +102,7 @@ impl<'s> Writer<'s> {
         if self.dirty_token.is_empty() {
             self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
         }
-        let mut value = Vec::with_capacity(64 + capture.url.len() * 2 + capture.source.len());
-        capture.encode(&mut value);
+        let value = capture.to_bytes();
         let mut key = Vec::with_capacity(capture.surt.len() + 64);
         capture_key(capture, &mut key);
         if let Some(digest) = capture.digest {
