@@ -200,32 +200,6 @@ impl<'a> CaptureRef<'a> {
     pub fn locates_file(&self) -> bool {
         self.passes && self.kind != CaptureKind::Revisit
     }
-
-    /// Where the capture is (what a file row is derived from).
-    pub fn located(&self) -> Located<'a> {
-        Located {
-            c_size: self.c_size,
-            offset: self.offset,
-            record_id: self.record_id,
-            surt: self.surt,
-            ts: self.ts,
-            url: self.url,
-            warc: self.warc,
-        }
-    }
-}
-
-/// Where a capture is: the fields a file row's `f:c` and `file:cdx` are made of, borrowed
-/// from a `Capture` or from its stored form.
-#[derive(Debug, Clone, Copy)]
-pub struct Located<'a> {
-    pub c_size: Option<u64>,
-    pub offset: Option<u64>,
-    pub record_id: Option<&'a str>,
-    pub surt: &'a str,
-    pub ts: &'a str,
-    pub url: &'a str,
-    pub warc: Option<&'a str>,
 }
 
 impl Capture {
@@ -258,11 +232,6 @@ impl Capture {
             url: &self.url,
             warc: self.warc.as_deref(),
         }
-    }
-
-    /// Where the capture is.
-    pub fn located(&self) -> Located<'_> {
-        self.view().located()
     }
 
     /// The WARC file name without its directory (the `f` of `f:c`).

@@ -351,7 +351,7 @@ impl<'a> RangeWriter<'a> {
         };
         let mime = first.mime.clone().or(row.mime);
         let size = first.size.or(row.size);
-        let derived = derive_from(&first.located(), row.counted, mime, size);
+        let derived = derive_from(&first.view(), row.counted, mime, size);
         stats.rows += 1;
         stats.duplicates += derived.captures.saturating_sub(1);
         let cells = derived_cells(self.schema, &self.columns, &digest, &derived, self.ts);

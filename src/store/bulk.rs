@@ -318,7 +318,7 @@ impl<'s> BulkLoader<'s> {
                 let capture = CaptureRef::read(value_of(only)).ok()?;
                 let count = u64::from(flags & IndexEntry::COUNTS != 0);
                 return Some(derive_from(
-                    &capture.located(),
+                    &capture,
                     count,
                     capture.mime.map(str::to_owned),
                     capture.size,
@@ -588,7 +588,7 @@ fn write_merge_sst<'a>(
         window.clear();
         spans.clear();
         for k in i..end {
-            prefetch_ahead(refs, k, PREFETCH_DISTANCE_SHORT_WORK, entry_at, |r| {
+            prefetch_ahead(refs, k, PREFETCH_DISTANCE, entry_at, |r| {
                 prefetch(key_of(r).as_ptr());
                 prefetch(value_at(r));
             });
@@ -629,7 +629,7 @@ fn write_merge_sst<'a>(
 }
 
 /// How many entries ahead the loop copying a window of entries asks for their memory.
-const PREFETCH_DISTANCE_SHORT_WORK: usize = 64;
+const PREFETCH_DISTANCE: usize = 64;
 
 /// Before `items[i]` is read: prefetches the entry of the item `2 * distance` ahead, and
 /// what `data` touches of the one `distance` ahead (its entry fetched by then).

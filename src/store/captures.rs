@@ -15,7 +15,7 @@
 use anyhow::Result;
 use serde::Serialize;
 
-use crate::capture::{Capture, CaptureRef, Located, file_name, iso_date};
+use crate::capture::{Capture, CaptureRef, file_name, iso_date};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::backend::{Batch, Op, Space};
@@ -162,13 +162,13 @@ pub fn derive_row(captures: &[Capture]) -> Option<DerivedRow> {
         .clone()
         .or_else(|| captures.iter().find_map(|c| c.mime.clone()));
     let size = first.size.or_else(|| captures.iter().find_map(|c| c.size));
-    Some(derive_from(&first.located(), count, mime, size))
+    Some(derive_from(&first.view(), count, mime, size))
 }
 
 /// The file row for a digest whose first capture is `first`, seen `count` times; `mime`
 /// and `size` may come from another capture when the first one lacks them.
 pub fn derive_from(
-    first: &Located<'_>,
+    first: &CaptureRef<'_>,
     count: u64,
     mime: Option<String>,
     size: Option<u64>,
@@ -224,7 +224,7 @@ pub fn derive_from_index(
         Some(s) => Some(s),
         None => other(IndexEntry::HAS_SIZE).and_then(|c| c.size),
     };
-    Some(derive_from(&first.located(), count, mime, size))
+    Some(derive_from(&first.view(), count, mime, size))
 }
 
 /// Reads one capture by its key in URL order.
