@@ -21,9 +21,11 @@ fn main() {
     let source = Connection::open(source).expect("open SOURCE");
     let _ = std::fs::remove_file(&target);
     let target = Connection::open(&target).expect("open TARGET");
+    // The connection the projections write with (project::base::open_projection_db).
     target
         .execute_batch(&format!(
             "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+             PRAGMA foreign_keys = OFF; \
              PRAGMA cache_size = -{cache_kib}; PRAGMA temp_store = FILE;"
         ))
         .expect("pragmas");

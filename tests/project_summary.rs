@@ -453,6 +453,7 @@ fn incremental_run_matches_a_run_from_scratch() {
     assert_eq!(count(&second, "generations_closed"), 9, "{second}");
     assert_eq!(count(&second, "generations_opened"), 10, "{second}");
     let conn = open(&db);
+    assert_sound(&conn);
     let contact_after = rows(
         &conn,
         "SELECT entity_generation_id, last_seen_unix_utc FROM entity_generation
@@ -499,6 +500,7 @@ fn incremental_run_matches_a_run_from_scratch() {
     let resumed = summarize(&store, &db);
     assert_eq!(count(&resumed, "urls_unchanged"), 38);
     assert_same_content(&conn, &open(&scratch));
+    assert_sound(&conn);
 }
 
 /// Two summary databases hold the same rows (ids aside: compared through UUIDs and URLs).
@@ -665,6 +667,7 @@ fn every_location_flag_destination_type_and_rel_flag() {
     let dir = tempfile::tempdir().unwrap();
     let (_store, db) = html_fixture_site(dir.path());
     let conn = open(&db);
+    assert_sound(&conn);
     let locations: Vec<(String, String, String)> = links_of(&conn, "locations")
         .into_iter()
         .map(|r| {
@@ -840,6 +843,44 @@ fn the_schema_has_the_seed_tables_indexes_and_checks() {
     ] {
         assert!(conn.execute(bad, [url_id]).is_err(), "{bad}");
     }
+    // The checks that list their values (spelled out as OR chains) refuse the others and
+    // take each listed one.
+    let generation = one(
+        &conn,
+        "SELECT entity_generation_id FROM entity_generation LIMIT 1",
+        &[],
+    );
+    let link = |destination_type: i64, locality: i64| {
+        conn.execute(
+            "INSERT INTO link_summary (entity_generation_id, link_to_url, destination_type,
+                 link_locality) VALUES (?1, ?2, ?3, ?4)",
+            [generation, url_id, destination_type, locality],
+        )
+    };
+    for destination_type in [0, 1, 2, 3, 4, 100, 101, 102, 103, 1000] {
+        assert!(link(destination_type, 2).is_ok(), "{destination_type}");
+    }
+    for (destination_type, locality) in [(5, 0), (99, 0), (1001, 0), (-1, 0), (0, 3), (0, -1)] {
+        assert!(
+            link(destination_type, locality).is_err(),
+            "destination_type {destination_type}, link_locality {locality}"
+        );
+    }
+    let crawl_summary = |crawl_type: i64, exit_code: i64| {
+        conn.execute(
+            "INSERT INTO crawl_summary (entity_generation_id, crawl_uuid, agent_uuid,
+                 crawl_type, time_started_unix_utc, exit_code, was_robotstxt_approved)
+             VALUES (?1, randomblob(16), randomblob(16), ?2, 0, ?3, 1)",
+            [generation, crawl_type, exit_code],
+        )
+    };
+    assert!(crawl_summary(2, 181).is_ok() && crawl_summary(0, -999).is_ok());
+    for (crawl_type, exit_code) in [(3, 20), (0, 21), (0, 0), (0, 182)] {
+        assert!(
+            crawl_summary(crawl_type, exit_code).is_err(),
+            "crawl_type {crawl_type}, exit_code {exit_code}"
+        );
+    }
     // The seed's indexes, with the seed's columns (unobtanium 3.0, initalize_summary_database).
     let index_columns = |index: &str| -> Vec<String> {
         rows(
@@ -970,6 +1011,7 @@ fn real_heritrix_crawl() {
     assert_eq!(count(&counts, "crawl_summaries"), 261);
     assert_eq!(count(&counts, "captures_skipped_not_http"), 38);
     let conn = open(&db);
+    assert_sound(&conn);
     // Each URL was fetched once: one generation each.
     assert_eq!(
         one(
@@ -1170,8 +1212,5 @@ fn indexes_left_out_of_an_interrupted_first_run_come_back() {
     assert_eq!(count(&counts, "crawl_summaries"), 0, "{counts}");
     let conn = open(&c.db);
     assert_eq!(index_names(&conn), complete);
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok");
+    assert_sound(&conn);
 }

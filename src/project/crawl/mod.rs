@@ -28,7 +28,9 @@ use self::values::{http_date_to_unix, is_crawlable, redirect_target};
 use crate::capture::{Capture, CaptureKind};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BASE_SQL, BaseIds, MediaType, create_base_tables, get_info, set_info};
+use crate::project::base::{
+    BASE_SQL, BaseIds, MediaType, create_base_tables, get_info, open_projection_db, set_info,
+};
 use crate::project::budget::MemoryBudget;
 use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
@@ -99,10 +101,7 @@ pub fn open_crawl_db(path: &Path) -> Result<Connection> {
 
 /// [`open_crawl_db`] with SQLite's memory sized from `memory`.
 pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
-    let conn = Connection::open(path)
-        .with_context(|| format!("cannot open the crawl database {}", path.display()))?;
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
-    conn.execute_batch(&memory.sqlite_pragmas())?;
+    let conn = open_projection_db(path, "crawl", memory)?;
     let has_info: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
         [],

@@ -36,7 +36,9 @@ use url::Url;
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{BASE_SQL, BaseIds, create_base_tables, get_info, set_info};
+use crate::project::base::{
+    BASE_SQL, BaseIds, create_base_tables, get_info, open_projection_db, set_info,
+};
 use crate::project::budget::MemoryBudget;
 use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
 use crate::project::crawl::check_identity_version;
@@ -105,10 +107,7 @@ pub fn open_database(path: &Path) -> Result<Connection> {
 
 /// [`open_database`] with SQLite's memory sized from `memory`.
 pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
-    let conn = Connection::open(path)
-        .with_context(|| format!("cannot open the summary database {}", path.display()))?;
-    conn.execute_batch("PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL;")?;
-    conn.execute_batch(&memory.sqlite_pragmas())?;
+    let conn = open_projection_db(path, "summary", memory)?;
     let has_info: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
         [],

@@ -1,12 +1,13 @@
 //! Writing and deleting the rows that hang off an entity generation.
 
 use anyhow::Result;
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, OptionalExtension, Statement, params};
 use url::Url;
 use uuid::Uuid;
 
 use super::keys::ContentKey;
 use super::payloads::Analysis;
+use crate::html::Link;
 use crate::project::base::BaseIds;
 
 /// Work kinds of `summary_work`.
@@ -181,48 +182,85 @@ pub fn insert_document(
             0.0
         }
     ])?;
-    let mut stmt = conn.prepare_cached(
+    // Many rows per statement: an HTML crawl has hundreds of links a page, and a
+    // statement's own cost (binding aside) is most of a one-row insert's.
+    let mut many = conn.prepare_cached(&link_insert_sql(LINK_ROWS))?;
+    let mut one = conn.prepare_cached(&link_insert_sql(1))?;
+    let mut chunks = analysis.links.chunks_exact(LINK_ROWS);
+    for chunk in &mut chunks {
+        for (i, link) in chunk.iter().enumerate() {
+            let target = ids.url_id(conn, &link.url)?;
+            bind_link(&mut many, i * LINK_COLUMNS, generation, target, link)?;
+        }
+        many.raw_execute()?;
+    }
+    for link in chunks.remainder() {
+        let target = ids.url_id(conn, &link.url)?;
+        bind_link(&mut one, 0, generation, target, link)?;
+        one.raw_execute()?;
+    }
+    Ok(analysis.links.len() as u64)
+}
+
+/// Rows of link_summary per INSERT statement (`LINK_COLUMNS` parameters each).
+const LINK_ROWS: usize = 32;
+const LINK_COLUMNS: usize = 26;
+
+fn link_insert_sql(rows: usize) -> String {
+    let row = format!("({})", vec!["?"; LINK_COLUMNS].join(", "));
+    format!(
         "INSERT INTO link_summary (entity_generation_id, link_to_url, link_to_fragment,
              rel_nofollow, rel_me, rel_tag, in_header, in_footer, in_aside, in_nav, in_form,
              in_main, in_article, in_section, in_table, in_figure, in_address, in_code,
              in_headline, in_list, in_paragraph, contains_headline, destination_type,
              link_locality, html_tag_name, text)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17,
-             ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26)",
-    )?;
-    for link in &analysis.links {
-        let target = ids.url_id(conn, &link.url)?;
-        let l = &link.location;
-        stmt.execute(params![
-            generation,
-            target,
-            link.fragment,
-            link.rel.nofollow,
-            link.rel.me,
-            link.rel.tag,
-            l.in_header,
-            l.in_footer,
-            l.in_aside,
-            l.in_nav,
-            l.in_form,
-            l.in_main,
-            l.in_article,
-            l.in_section,
-            l.in_table,
-            l.in_figure,
-            l.in_address,
-            l.in_code,
-            l.in_headline,
-            l.in_list,
-            l.in_paragraph,
-            link.contains_headline,
-            link.destination_type.code(),
-            link.locality.code(),
-            link.tag,
-            Some(link.text.as_str()).filter(|t| !t.is_empty())
-        ])?;
+         VALUES {}",
+        vec![row; rows].join(", ")
+    )
+}
+
+/// Binds one link's row to parameters `offset + 1 ..= offset + LINK_COLUMNS`.
+fn bind_link(
+    stmt: &mut Statement,
+    offset: usize,
+    generation: i64,
+    target: i64,
+    link: &Link,
+) -> Result<()> {
+    let l = &link.location;
+    let flags = [
+        link.rel.nofollow,
+        link.rel.me,
+        link.rel.tag,
+        l.in_header,
+        l.in_footer,
+        l.in_aside,
+        l.in_nav,
+        l.in_form,
+        l.in_main,
+        l.in_article,
+        l.in_section,
+        l.in_table,
+        l.in_figure,
+        l.in_address,
+        l.in_code,
+        l.in_headline,
+        l.in_list,
+        l.in_paragraph,
+        link.contains_headline,
+    ];
+    stmt.raw_bind_parameter(offset + 1, generation)?;
+    stmt.raw_bind_parameter(offset + 2, target)?;
+    stmt.raw_bind_parameter(offset + 3, link.fragment.as_deref())?;
+    for (i, flag) in flags.into_iter().enumerate() {
+        stmt.raw_bind_parameter(offset + 4 + i, flag)?;
     }
-    Ok(analysis.links.len() as u64)
+    let next = offset + 4 + flags.len();
+    stmt.raw_bind_parameter(next, link.destination_type.code())?;
+    stmt.raw_bind_parameter(next + 1, link.locality.code())?;
+    stmt.raw_bind_parameter(next + 2, link.tag)?;
+    stmt.raw_bind_parameter(next + 3, Some(link.text.as_str()).filter(|t| !t.is_empty()))?;
+    Ok(())
 }
 
 /// Empty text is NULL in the seed's nullable text columns.
