@@ -138,32 +138,51 @@ const TOKEN_BATCH: usize = 4096;
 /// limit of 32,766).
 const INSERT_ROWS: usize = 256;
 
-/// Counts the tokens of every pile on the work list with the tokenizer of the search index
-/// (`porter unicode61`, reimplemented in `project::tokenize` and tested equal to SQLite's),
-/// on all cores. New tokens get their ids in byte order within each round, so the ids do
-/// not depend on the thread count.
-pub fn update_token_statistics(
-    conn: &Connection,
-    counts: &mut Counts,
-    token_cache: usize,
-) -> Result<()> {
-    let piles = work_ids(conn, WORK_TOKENS)?;
-    let mut tokens = TokenIds {
-        ids: HashMap::new(),
-        limit: token_cache.max(1),
-    };
-    let mut read = conn.prepare(
-        "SELECT text_pile_id, text, secondary_text, big_headlines, small_headlines,
-                code_text, quote_text
-         FROM text_pile
-         WHERE text_pile_id IN (SELECT id FROM summary_work
-                                WHERE kind = ?1 AND id BETWEEN ?2 AND ?3)",
-    )?;
-    for chunk in piles.chunks(TOKEN_BATCH) {
-        let (Some(&low), Some(&high)) = (chunk.first(), chunk.last()) else {
-            continue;
+/// The text fields of a chunk of piles, by pile id.
+type PileTexts = Vec<(i64, Vec<String>)>;
+/// (token, pile id, occurrences), sorted.
+type TokenCounts = Vec<(String, i64, i64)>;
+
+/// Token statistics for every pile on the work list, a chunk of `TOKEN_BATCH` piles at a
+/// time: the piles' texts are read, their tokens counted on the pool (off the connection,
+/// while the previous chunk's rows are written) and the counts written.
+struct TokenStatistics<'c> {
+    conn: &'c Connection,
+    chunks: std::vec::IntoIter<Vec<i64>>,
+    tokens: TokenIds,
+}
+
+impl<'c> TokenStatistics<'c> {
+    fn new(conn: &'c Connection, token_cache: usize) -> Result<TokenStatistics<'c>> {
+        let piles = work_ids(conn, WORK_TOKENS)?;
+        let chunks: Vec<Vec<i64>> = piles.chunks(TOKEN_BATCH).map(<[i64]>::to_vec).collect();
+        Ok(TokenStatistics {
+            conn,
+            chunks: chunks.into_iter(),
+            tokens: TokenIds {
+                ids: HashMap::new(),
+                limit: token_cache.max(1),
+            },
+        })
+    }
+
+    /// The next chunk of piles and their texts.
+    fn read_next(&mut self) -> Result<Option<(Vec<i64>, PileTexts)>> {
+        let Some(chunk) = self.chunks.next() else {
+            return Ok(None);
         };
-        let texts = read
+        let (Some(&low), Some(&high)) = (chunk.first(), chunk.last()) else {
+            return Ok(None);
+        };
+        let texts = self
+            .conn
+            .prepare_cached(
+                "SELECT text_pile_id, text, secondary_text, big_headlines, small_headlines,
+                        code_text, quote_text
+                 FROM text_pile
+                 WHERE text_pile_id IN (SELECT id FROM summary_work
+                                        WHERE kind = ?1 AND id BETWEEN ?2 AND ?3)",
+            )?
             .query_map(params![WORK_TOKENS, low, high], |r| {
                 let mut fields = Vec::with_capacity(6);
                 for i in 1..=6 {
@@ -172,40 +191,28 @@ pub fn update_token_statistics(
                 Ok((r.get::<_, i64>(0)?, fields))
             })?
             .collect::<Result<Vec<_>, _>>()?;
-        let counted: Vec<(i64, Vec<(String, i64)>)> = texts
-            .par_iter()
-            .map_init(Scratch::default, |scratch, (pile, fields)| {
-                let mut occurrences: HashMap<String, i64> = HashMap::new();
-                for field in fields {
-                    Tokenizer::PORTER_UNICODE61.for_each_token(field, scratch, |token| {
-                        match occurrences.get_mut(token) {
-                            Some(n) => *n += 1,
-                            None => {
-                                occurrences.insert(token.to_string(), 1);
-                            }
-                        }
-                    });
-                }
-                (*pile, occurrences.into_iter().collect())
-            })
-            .collect();
-        let mut new_tokens: Vec<&str> = counted
-            .iter()
-            .flat_map(|(_, occurrences)| occurrences.iter().map(|(t, _)| t.as_str()))
-            .filter(|t| !tokens.ids.contains_key(*t))
-            .collect();
-        new_tokens.sort_unstable();
-        new_tokens.dedup();
-        for token in new_tokens {
-            tokens.id(conn, token)?;
+        Ok(Some((chunk, texts)))
+    }
+
+    /// Replaces the statistics of a chunk's piles. New tokens get their ids in byte order
+    /// within the chunk, so the ids do not depend on the thread count.
+    fn write(&mut self, chunk: &[i64], counted: &TokenCounts, counts: &mut Counts) -> Result<()> {
+        let conn = self.conn;
+        let (Some(&low), Some(&high)) = (chunk.first(), chunk.last()) else {
+            return Ok(());
+        };
+        // Each distinct token looked up once (the counts come sorted by token).
+        let mut stats: Vec<(i64, i64, i64)> = Vec::with_capacity(counted.len());
+        let mut last: Option<(&str, i64)> = None;
+        for (token, pile, n) in counted {
+            let id = match last {
+                Some((previous, id)) if previous == token => id,
+                _ => self.tokens.id(conn, token)?,
+            };
+            last = Some((token, id));
+            stats.push((*pile, id, *n));
         }
-        let mut stats: Vec<(i64, i64, i64)> = Vec::new();
-        for (pile, occurrences) in &counted {
-            for (token, n) in occurrences {
-                stats.push((*pile, tokens.id(conn, token)?, *n));
-            }
-        }
-        stats.sort_unstable();
+        stats.par_sort_unstable();
         conn.execute(
             "DELETE FROM token_statistics WHERE text_pile_id BETWEEN ?2 AND ?3
                  AND text_pile_id IN (SELECT id FROM summary_work WHERE kind = ?1)",
@@ -229,8 +236,37 @@ pub fn update_token_statistics(
             insert_one.execute(params![pile, token_id, n])?;
         }
         counts.add("token_statistics", stats.len() as u64);
+        Ok(())
     }
-    Ok(())
+}
+
+/// Counts the tokens of piles with the tokenizer of the search index (`porter unicode61`,
+/// reimplemented in `project::tokenize` and tested equal to SQLite's), on the pool.
+fn count_tokens(texts: PileTexts) -> TokenCounts {
+    let per_pile: Vec<(i64, HashMap<String, i64>)> =
+        texts
+            .par_iter()
+            .map_init(Scratch::default, |scratch, (pile, fields)| {
+                let mut occurrences: HashMap<String, i64> = HashMap::new();
+                for field in fields {
+                    Tokenizer::PORTER_UNICODE61.for_each_token(field, scratch, |token| {
+                        match occurrences.get_mut(token) {
+                            Some(n) => *n += 1,
+                            None => {
+                                occurrences.insert(token.to_string(), 1);
+                            }
+                        }
+                    });
+                }
+                (*pile, occurrences)
+            })
+            .collect();
+    let mut counted: TokenCounts = per_pile
+        .into_iter()
+        .flat_map(|(pile, occurrences)| occurrences.into_iter().map(move |(t, n)| (t, pile, n)))
+        .collect();
+    counted.par_sort_unstable();
+    counted
 }
 
 /// token ids by text, looked up or inserted once per run.
@@ -260,17 +296,35 @@ impl TokenIds {
     }
 }
 
-/// Runs the three steps and empties the work list.
+/// Runs the three steps and empties the work list. SQLite writes the search rows and the
+/// token statistics on this thread; the tokens of each chunk of piles are counted on the
+/// pool meanwhile (the first chunk's while the search rows are written, each next one's
+/// while the previous one's statistics are).
 pub fn finish(conn: &Connection, counts: &mut Counts, token_cache: usize) -> Result<()> {
     let started = Instant::now();
     update_duplicates(conn, counts)?;
     counts.add("ms_duplicates", started.elapsed().as_millis() as u64);
-    let started = Instant::now();
-    update_search_rows(conn, counts)?;
-    counts.add("ms_search_rows", started.elapsed().as_millis() as u64);
-    let started = Instant::now();
-    update_token_statistics(conn, counts, token_cache)?;
-    counts.add("ms_tokens", started.elapsed().as_millis() as u64);
+    let mut statistics = TokenStatistics::new(conn, token_cache)?;
+    std::thread::scope(|scope| -> Result<()> {
+        let count_next = |statistics: &mut TokenStatistics| -> Result<_> {
+            Ok(statistics
+                .read_next()?
+                .map(|(chunk, texts)| (chunk, scope.spawn(move || count_tokens(texts)))))
+        };
+        let mut counting = count_next(&mut statistics)?;
+        let started = Instant::now();
+        update_search_rows(conn, counts)?;
+        counts.add("ms_search_rows", started.elapsed().as_millis() as u64);
+        let started = Instant::now();
+        while let Some((chunk, handle)) = counting.take() {
+            let counted = handle.join().expect("the token counting thread panicked");
+            counting = count_next(&mut statistics)?;
+            statistics.write(&chunk, &counted, counts)?;
+        }
+        // The part of the token statistics the search rows did not hide.
+        counts.add("ms_tokens", started.elapsed().as_millis() as u64);
+        Ok(())
+    })?;
     conn.execute("DELETE FROM summary_work", [])?;
     Ok(())
 }
