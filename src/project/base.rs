@@ -29,10 +29,9 @@ pub const BASE_SCHEMA_VERSION: &str = "0.1.0";
 pub fn open_projection_db(path: &Path, kind: &str, memory: MemoryBudget) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open the {kind} database {}", path.display()))?;
-    conn.execute_batch(&format!(
-        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF; {}",
-        std::env::var("XP").unwrap_or_default()
-    ))?;
+    conn.execute_batch(
+        "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = OFF;",
+    )?;
     conn.execute_batch(&memory.sqlite_pragmas())?;
     Ok(conn)
 }
