@@ -5,6 +5,7 @@
 pub mod base;
 pub mod budget;
 pub mod bulk_load;
+pub mod checkpoint;
 pub mod crawl;
 pub mod exit_code;
 pub mod identity;

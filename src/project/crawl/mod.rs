@@ -33,6 +33,7 @@ use crate::project::base::{
 };
 use crate::project::budget::MemoryBudget;
 use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
+use crate::project::checkpoint::BackgroundCheckpoints;
 use crate::project::exit_code::{HtmlVerdict, Outcome, exit_code_of, from_status, is_contentful};
 use crate::project::identity::{self, IDENTITY_VERSION};
 use crate::project::originals::Originals;
@@ -209,6 +210,7 @@ pub fn project_crawl(
         max_cached_ids: options.memory.small_entries(),
         candidates: HashSet::new(),
         report,
+        checkpoints: BackgroundCheckpoints::start(conn)?,
     };
     // Captures are read a window at a time, several transactions' worth: the file rows of
     // the window's revisits are then read in one ordered pass, which touches each block of
@@ -274,6 +276,7 @@ struct Projector<'a> {
     /// The candidates set starts over past this many entries.
     max_cached_ids: usize,
     report: &'a Report,
+    checkpoints: BackgroundCheckpoints,
 }
 
 impl Projector<'_> {
@@ -288,6 +291,7 @@ impl Projector<'_> {
         {
             Ok(()) => {
                 self.conn.execute_batch("COMMIT")?;
+                self.checkpoints.committed();
                 Ok(())
             }
             Err(e) => {
@@ -696,6 +700,7 @@ impl Projector<'_> {
         shrink_for_index_builds(self.conn)?;
         create_crawl_tables(self.conn)?;
         CRAWL_UUID.restore(self.conn)?;
+        self.checkpoints.committed();
         let count = |table: &str| -> Result<i64> {
             Ok(self
                 .conn
@@ -705,7 +710,7 @@ impl Projector<'_> {
             .count("db_crawl_candidates", count("crawl_candidate")? as u64);
         self.report.count("db_agents", count("agent")? as u64);
         self.report.count("db_urls", count("url")? as u64);
-        Ok(())
+        self.checkpoints.finish(self.conn)
     }
 }
 

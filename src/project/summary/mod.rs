@@ -41,6 +41,7 @@ use crate::project::base::{
 };
 use crate::project::budget::MemoryBudget;
 use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
+use crate::project::checkpoint::BackgroundCheckpoints;
 use crate::project::crawl::check_identity_version;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
@@ -149,6 +150,7 @@ pub fn summarize(
 ) -> Result<()> {
     let memory = options.memory;
     let conn = open_database_with(db_path, memory)?;
+    let checkpoints = BackgroundCheckpoints::start(&conn)?;
     let search_was_empty: bool = conn.query_row(
         "SELECT NOT EXISTS (SELECT 1 FROM full_text_entity_index)",
         [],
@@ -195,6 +197,7 @@ pub fn summarize(
         agents: AgentResolver::default(),
         counts: Counts::default(),
         report,
+        checkpoints,
     };
     let mut batch = Batch::default();
     let mut surt_group: Vec<Capture> = Vec::new();
@@ -282,6 +285,7 @@ struct Summarizer<'a> {
     agents: AgentResolver,
     counts: Counts,
     report: &'a Report,
+    checkpoints: BackgroundCheckpoints,
 }
 
 /// What a URL needs: its id if known, and the crawl UUIDs already summarized.
@@ -460,6 +464,7 @@ impl Summarizer<'_> {
         match work(self) {
             Ok(()) => {
                 self.conn.execute_batch("COMMIT")?;
+                self.checkpoints.committed();
                 Ok(())
             }
             Err(e) => {
@@ -837,6 +842,7 @@ impl Summarizer<'_> {
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
         GENERATION_UUID.restore(&self.conn)?;
+        self.checkpoints.committed();
         let rows: i64 =
             self.conn
                 .query_row("SELECT count(*) FROM full_text_entity_index", [], |r| {
@@ -852,8 +858,10 @@ impl Summarizer<'_> {
             )?;
             self.counts.incr("search_index_optimized");
         }
+        self.conn.execute_batch("PRAGMA optimize;")?;
+        self.checkpoints.finish(&self.conn)?;
         self.conn
-            .execute_batch("PRAGMA optimize; PRAGMA wal_checkpoint(TRUNCATE);")?;
+            .execute_batch("PRAGMA wal_checkpoint(TRUNCATE);")?;
         self.counts.add("search_rows", rows as u64);
         self.report.add_counts(&self.counts);
         Ok(())
