@@ -24,7 +24,8 @@ fn main() {
     // The connection the projections write with (project::base::open_projection_db).
     target
         .execute_batch(&format!(
-            "PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
+            "PRAGMA page_size = 16384; \
+             PRAGMA journal_mode = WAL; PRAGMA synchronous = NORMAL; \
              PRAGMA foreign_keys = OFF; \
              PRAGMA cache_size = -{cache_kib}; PRAGMA temp_store = FILE;"
         ))
