@@ -184,6 +184,7 @@ pub fn summarize(
         ids: BaseIds::with_limit(memory.id_cache_entries()),
         analyses: Fifo::with_byte_limit(memory.analyses(), memory.page_cache_bytes()),
         round: HashMap::new(),
+        retired: Vec::new(),
         piles: Fifo::new(memory.small_entries()),
         unavailable: HashSet::new(),
         max_unavailable: memory.small_entries(),
@@ -272,6 +273,8 @@ struct Summarizer<'a> {
     /// whatever the cache keeps, or a cache smaller than one round would send them to be
     /// made again, one at a time.
     round: HashMap<Sha1Key, Arc<payloads::Analysis>>,
+    /// Analyses the cache let go during a round, freed with the round's.
+    retired: Vec<Arc<payloads::Analysis>>,
     /// Text piles by payload digest.
     piles: Fifo<PileRef>,
     /// HTML payloads whose body could not be read in this run (forgotten past
@@ -452,7 +455,11 @@ impl Summarizer<'_> {
         for (u, state, _) in urls {
             self.summarize_url(u, state)?;
         }
-        self.round.clear();
+        // Analyses are freed on the pool: the strings of a round's links (a million and
+        // more in a crawl of HTML documentation) took a tenth of the writing thread's time.
+        let mut retired = std::mem::take(&mut self.retired);
+        retired.extend(self.round.drain().map(|(_, analysis)| analysis));
+        rayon::spawn(move || drop(retired));
         self.counts
             .add("ms_writing", started.elapsed().as_millis() as u64);
         Ok(())
@@ -493,7 +500,8 @@ impl Summarizer<'_> {
                 let size = analysis.approx_bytes();
                 let analysis = Arc::new(analysis);
                 self.round.insert(job.digest, analysis.clone());
-                self.analyses.insert_sized(job.digest, analysis, size);
+                let evicted = self.analyses.insert_sized(job.digest, analysis, size);
+                self.retired.extend(evicted);
             }
             Err(unavailable) => {
                 self.counts
@@ -530,7 +538,8 @@ impl Summarizer<'_> {
                 self.counts.incr("payloads_analysed_again_for_url");
                 let analysis = Arc::new(analysis);
                 let size = analysis.approx_bytes();
-                self.analyses.insert_sized(*digest, analysis.clone(), size);
+                let evicted = self.analyses.insert_sized(*digest, analysis.clone(), size);
+                self.retired.extend(evicted);
                 Ok(Some(analysis))
             }
             Err(unavailable) => {

@@ -184,25 +184,32 @@ impl<V> Fifo<V> {
     }
 
     pub fn insert(&mut self, key: Sha1Key, value: V) {
-        self.insert_sized(key, value, 0);
+        drop(self.insert_sized(key, value, 0));
     }
 
     /// Inserts a value that holds about `size` bytes, evicting the oldest values while the
-    /// cache is over either limit (a value larger than the byte limit is not kept).
-    pub fn insert_sized(&mut self, key: Sha1Key, value: V, size: usize) {
+    /// cache is over either limit (a value larger than the byte limit is not kept). Returns
+    /// the values it let go, for the caller to free where it likes.
+    pub fn insert_sized(&mut self, key: Sha1Key, value: V, size: usize) -> Vec<V> {
+        let mut evicted = Vec::new();
         self.bytes += size;
         match self.map.insert(key, (value, size)) {
-            Some((_, old)) => self.bytes -= old,
+            Some((replaced, old)) => {
+                self.bytes -= old;
+                evicted.push(replaced);
+            }
             None => self.order.push_back(key),
         }
         while self.order.len() > self.capacity || self.bytes > self.byte_limit {
             let Some(old) = self.order.pop_front() else {
                 break;
             };
-            if let Some((_, size)) = self.map.remove(&old) {
+            if let Some((value, size)) = self.map.remove(&old) {
                 self.bytes -= size;
+                evicted.push(value);
             }
         }
+        evicted
     }
 }
 
