@@ -273,13 +273,21 @@ fn kill_import_jsonl_bulk() {
     crash_writes("import-jsonl --bulk", &base, &args);
 }
 
-/// What a projection's database holds: every table's row count, after an integrity check.
+/// What a projection's database holds: every table's row count, after an integrity check
+/// and a foreign-key check (the projections do not have SQLite enforce foreign keys).
 fn database_fingerprint(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).unwrap();
     let check: String = conn
         .query_row("PRAGMA integrity_check", [], |r| r.get(0))
         .unwrap();
     assert_eq!(check, "ok", "{}", db.display());
+    let dangling = conn
+        .prepare("PRAGMA foreign_key_check")
+        .unwrap()
+        .query_map([], |r| r.get::<_, String>(0))
+        .unwrap()
+        .count();
+    assert_eq!(dangling, 0, "{}: dangling references", db.display());
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .unwrap()
