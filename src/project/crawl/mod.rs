@@ -13,12 +13,12 @@ pub mod agents;
 pub mod analysis;
 pub mod values;
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::panic::{self, AssertUnwindSafe};
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
+use std::sync::{Arc, mpsc};
 
 use anyhow::{Context, Result, bail};
-use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use url::Url;
 
@@ -192,7 +192,7 @@ pub fn project_crawl(
         conn,
         reader: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
         pool: Arc::new(pool),
-        chunk: options.threads.max(1) * 4,
+        pages_ahead: options.threads.max(1) * 4,
         incremental: already > 0,
         max_text_bytes: options.max_text_bytes,
         base: BaseIds::with_limit(options.memory.id_cache_entries()),
@@ -261,8 +261,8 @@ struct Projector<'a> {
     conn: &'a Connection,
     reader: BodyReader,
     pool: Arc<rayon::ThreadPool>,
-    /// Pages analysed in parallel at a time.
-    chunk: usize,
+    /// Pages analysed at most ahead of the capture being written.
+    pages_ahead: usize,
     /// The database held captures before this run: look each one up.
     incremental: bool,
     max_text_bytes: usize,
@@ -368,56 +368,65 @@ impl Projector<'_> {
                 needed_at.push(i);
             }
         }
-        // The batch is written in segments, each up to the first capture that needs the
-        // next chunk of pages; that chunk is analysed (on the pool) while the segment is
-        // written (SQLite takes one writer, which would otherwise leave the pool idle). A
-        // scoped thread waits for the pool: the connection is borrowed, so the writing
-        // stays on this thread.
-        let chunk = self.chunk.max(1);
-        let chunks: Vec<&[Need]> = needs.chunks(chunk).collect();
-        let first_use: Vec<usize> = needed_at.into_iter().step_by(chunk).collect();
+        // The pages are analysed on the pool, at most `pages_ahead` ahead of the capture that
+        // first needs each, while this thread writes the captures in order (SQLite takes
+        // one writer). Each page is a task of its own: a batch of tasks waiting for its
+        // slowest page would leave the other cores idle.
+        let window = self.pages_ahead.max(1);
         let (store, reader, pool) = (self.store, self.reader.clone(), self.pool.clone());
-        let analyse = |chunk: &[Need]| -> Result<Vec<(PageKey, Result<PageFacts, Unavailable>)>> {
-            pool.install(|| {
-                chunk
-                    .par_iter()
-                    .map(|(key, url, content_type)| {
-                        analyze_page(store, &reader, &key.0, url, content_type.as_deref())
-                            .map(|r| (key.clone(), r))
-                    })
-                    .collect()
-            })
-        };
-        let mut start = 0;
-        let mut analysed = None;
-        for segment in 0..=chunks.len() {
-            if let Some(results) = analysed.take() {
-                for (key, result) in results? {
-                    self.count_analysis(&result);
-                    self.pages.insert(key, result.map(Arc::new));
-                }
-            }
-            let end = first_use.get(segment).copied().unwrap_or(planned.len());
-            analysed = std::thread::scope(|scope| -> Result<_> {
-                let next = chunks
-                    .get(segment)
-                    .map(|chunk| scope.spawn(|| analyse(chunk)));
-                for p in &planned[start..end] {
-                    let page = match &p.page {
-                        None => None,
-                        Some(key) => Some(self.page(key, p)?),
+        let (needs, reader) = (&needs, &reader);
+        pool.in_place_scope(|scope| -> Result<()> {
+            let (done, finished) = mpsc::channel();
+            let analyse = |j: usize| {
+                let done = done.clone();
+                scope.spawn(move |_| {
+                    let (key, url, content_type) = &needs[j];
+                    // A panic goes to the writing thread, which would otherwise wait for
+                    // this page forever.
+                    let result = panic::catch_unwind(AssertUnwindSafe(|| {
+                        analyze_page(store, reader, &key.0, url, content_type.as_deref())
+                    }));
+                    // The receiver is gone only when the writing stopped on an error.
+                    let _ = done.send((j, result));
+                });
+            };
+            let mut spawned = needs.len().min(window);
+            (0..spawned).for_each(analyse);
+            let mut arrived = HashMap::new();
+            let mut next_need = 0;
+            for (i, p) in planned.iter().enumerate() {
+                if needed_at.get(next_need) == Some(&i) {
+                    let result = loop {
+                        if let Some(result) = arrived.remove(&next_need) {
+                            break result;
+                        }
+                        let (j, result) = finished
+                            .recv()
+                            .expect("a sender lives as long as this loop");
+                        arrived.insert(j, result);
                     };
-                    self.write_capture(p, page)?;
+                    let result = result.unwrap_or_else(|p| panic::resume_unwind(p))?;
+                    self.count_analysis(&result);
+                    self.pages
+                        .insert(needs[next_need].0.clone(), result.map(Arc::new));
+                    next_need += 1;
+                    if spawned < needs.len() {
+                        analyse(spawned);
+                        spawned += 1;
+                    }
                 }
-                Ok(next.map(|handle| handle.join().expect("the analysis thread panicked")))
-            })?;
-            start = end;
-        }
-        Ok(())
+                let page = match &p.page {
+                    None => None,
+                    Some(key) => Some(self.page(key, p)?),
+                };
+                self.write_capture(p, page)?;
+            }
+            Ok(())
+        })
     }
 
-    /// The analysis of a page: from the cache, else (evicted before use, when the pages of
-    /// a chunk outgrow the cache) analysed alone.
+    /// The analysis of a page: from the cache, else (evicted before use, when the pages
+    /// analysed ahead outgrow the cache) analysed alone.
     fn page(&mut self, key: &PageKey, p: &Planned) -> Result<Result<Arc<PageFacts>, Unavailable>> {
         if let Some(found) = self.pages.get(key) {
             return Ok(found);
