@@ -11,7 +11,7 @@
 //! whichever connection runs them: a crash at any point leaves the last commit.
 
 use std::path::{Path, PathBuf};
-use std::sync::mpsc::{self, SyncSender, TrySendError};
+use std::sync::mpsc::{self, SyncSender};
 use std::thread::JoinHandle;
 
 use anyhow::{Context, Result, anyhow};
@@ -59,10 +59,9 @@ impl BackgroundCheckpoints {
     /// Tells the thread a transaction was committed.
     pub fn committed(&self) {
         if let Some(wake) = &self.wake {
-            match wake.try_send(()) {
-                // Already woken: the pending checkpoint will copy this commit too.
-                Ok(()) | Err(TrySendError::Full(())) | Err(TrySendError::Disconnected(())) => {}
-            }
+            // Full: a checkpoint is already due and will copy this commit too.
+            // Disconnected: the thread stopped on an error, which `finish` reports.
+            let _ = wake.try_send(());
         }
     }
 
@@ -98,8 +97,8 @@ impl Drop for BackgroundCheckpoints {
 fn open_checkpointer(path: &Path) -> Result<Connection> {
     let conn = Connection::open(path)
         .with_context(|| format!("cannot open {} to checkpoint it", path.display()))?;
-    // It reads the log and writes pages: no cache worth the name; it waits for the writer's
-    // locks rather than failing.
+    // It copies pages from the log to the file: it needs no cache. It waits for a lock held
+    // at that moment rather than failing.
     conn.execute_batch("PRAGMA cache_size = -256;")?;
     conn.busy_timeout(std::time::Duration::from_secs(60))?;
     Ok(conn)

@@ -256,17 +256,21 @@ mod tests {
     fn fifo_keeps_its_sizes_under_the_byte_limit() {
         let mut f = Fifo::with_byte_limit(10, 100);
         let k = |b: u8| Sha1Key([b; 20]);
-        f.insert_sized(k(1), 1, 60);
-        f.insert_sized(k(2), 2, 30);
-        f.insert_sized(k(2), 2, 40);
+        assert!(f.insert_sized(k(1), 1, 60).is_empty());
+        assert!(f.insert_sized(k(2), 2, 30).is_empty());
+        assert_eq!(f.insert_sized(k(2), 20, 40), [2], "the value it replaced");
         assert!(f.contains(&k(1)) && f.contains(&k(2)));
-        f.insert_sized(k(3), 3, 20);
-        assert!(
-            !f.contains(&k(1)),
+        assert_eq!(
+            f.insert_sized(k(3), 3, 20),
+            [1],
             "60 + 40 + 20 is over 100: the oldest goes"
         );
         assert!(f.contains(&k(2)) && f.contains(&k(3)));
-        f.insert_sized(k(4), 4, 500);
-        assert!(!f.contains(&k(4)), "larger than the limit: not kept");
+        assert_eq!(
+            f.insert_sized(k(4), 4, 500),
+            [20, 3, 4],
+            "larger than the limit: not kept, and the others went first"
+        );
+        assert!(!f.contains(&k(4)));
     }
 }

@@ -260,6 +260,7 @@ fn bind_link(
     stmt.raw_bind_parameter(next + 1, link.locality.code())?;
     stmt.raw_bind_parameter(next + 2, link.tag)?;
     stmt.raw_bind_parameter(next + 3, Some(link.text.as_str()).filter(|t| !t.is_empty()))?;
+    debug_assert_eq!(next + 3, offset + LINK_COLUMNS);
     Ok(())
 }
 
