@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{corpus, fixture, ok, sediment};
+use common::{assert_consistent_database, corpus, fixture, ok, sediment};
 
 fn rounds() -> usize {
     std::env::var("SEDIMENT_CRASH_KILLS")
@@ -277,17 +277,7 @@ fn kill_import_jsonl_bulk() {
 /// and a foreign-key check (the projections do not have SQLite enforce foreign keys).
 fn database_fingerprint(db: &Path) -> String {
     let conn = rusqlite::Connection::open(db).unwrap();
-    let check: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(check, "ok", "{}", db.display());
-    let dangling = conn
-        .prepare("PRAGMA foreign_key_check")
-        .unwrap()
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .count();
-    assert_eq!(dangling, 0, "{}: dangling references", db.display());
+    assert_consistent_database(&conn, &db.display().to_string());
     let tables: Vec<String> = conn
         .prepare("SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name")
         .unwrap()

@@ -9,7 +9,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
-use common::{corpus, fixture, ok, ok_in_dir, sediment};
+use common::{assert_consistent_database, corpus, fixture, ok, ok_in_dir, sediment};
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
@@ -157,17 +157,7 @@ fn dump(conn: &Connection) -> Vec<String> {
 
 /// integrity_check is ok, every reference resolves, no stored URL has a fragment.
 fn assert_sound(conn: &Connection) {
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
-    let dangling = conn
-        .prepare("PRAGMA foreign_key_check")
-        .unwrap()
-        .query_map([], |r| r.get::<_, String>(0))
-        .unwrap()
-        .count();
-    assert_eq!(dangling, 0, "foreign_key_check found dangling references");
+    assert_consistent_database(conn, "crawl database");
     assert_eq!(
         count(conn, "SELECT count(*) FROM url WHERE str_url LIKE '%#%'"),
         0

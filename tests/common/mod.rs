@@ -108,3 +108,30 @@ pub fn finished(store: &Path, args: &[&str]) -> String {
     );
     run.stdout
 }
+
+/// A projection's SQLite database is consistent: `integrity_check` (which also evaluates
+/// every CHECK and NOT NULL constraint) is ok and every reference resolves. The
+/// projections do not have SQLite enforce foreign keys while they write: this is where
+/// they are checked.
+pub fn assert_consistent_database(conn: &rusqlite::Connection, what: &str) {
+    let integrity: String = conn
+        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
+        .unwrap();
+    assert_eq!(integrity, "ok", "{what}");
+    let mut check = conn.prepare("PRAGMA foreign_key_check").unwrap();
+    let dangling: Vec<String> = check
+        .query_map([], |r| {
+            Ok(format!(
+                "{} row {:?}",
+                r.get::<_, String>(0)?,
+                r.get::<_, Option<i64>>(1)?
+            ))
+        })
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert!(
+        dangling.is_empty(),
+        "{what}: dangling references: {dangling:?}"
+    );
+}

@@ -97,16 +97,9 @@ pub fn open(db: &Path) -> Connection {
     Connection::open(db).expect("open summary database")
 }
 
-/// The database is sound: `integrity_check` (which also evaluates every CHECK and NOT NULL
-/// constraint) is ok and every reference resolves. The projection does not have SQLite
-/// enforce foreign keys while it writes: this is where they are checked.
+/// The database is sound (see `common::assert_consistent_database`).
 pub fn assert_sound(conn: &Connection) {
-    let integrity: String = conn
-        .query_row("PRAGMA integrity_check", [], |r| r.get(0))
-        .unwrap();
-    assert_eq!(integrity, "ok");
-    let dangling = rows(conn, "PRAGMA foreign_key_check", &[]);
-    assert!(dangling.is_empty(), "dangling references: {dangling:?}");
+    crate::common::assert_consistent_database(conn, "summary database");
 }
 
 /// Rows of a query as vectors of text (NULL as "NULL").
