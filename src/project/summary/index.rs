@@ -317,7 +317,9 @@ pub fn finish(conn: &Connection, counts: &mut Counts, token_cache: usize) -> Res
         counts.add("ms_search_rows", started.elapsed().as_millis() as u64);
         let started = Instant::now();
         while let Some((chunk, handle)) = counting.take() {
-            let counted = handle.join().expect("the token counting thread panicked");
+            let counted = handle
+                .join()
+                .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
             counting = count_next(&mut statistics)?;
             statistics.write(&chunk, &counted, counts)?;
         }
