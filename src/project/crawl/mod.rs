@@ -103,32 +103,39 @@ pub fn open_crawl_db(path: &Path) -> Result<Connection> {
 /// [`open_crawl_db`] with SQLite's memory sized from `memory`.
 pub fn open_crawl_db_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = open_projection_db(path, "crawl", memory)?;
-    let has_info: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
-        [],
-        |r| r.get(0),
-    )?;
-    if has_info
-        && let Some(kind) = get_info(&conn, "unobtanium_database_kind")?
-        && kind != "crawler"
-    {
-        bail!(
-            "{} is a {kind} database, not a crawl database",
-            path.display()
-        );
-    }
-    if has_info {
-        check_identity_version(&conn, path, "crawl_log")?;
-    }
+    check_reopened(&conn, path, ("crawl", "crawler"), "crawl_log")?;
     create_crawl_tables(&conn)?;
     // A first run that was interrupted left the constraint out.
     CRAWL_UUID.restore(&conn)?;
     Ok(conn)
 }
 
-/// Refuses to continue a database whose rows were identified by another derivation of the
-/// capture and agent UUIDs (an incremental run would add every capture again).
-pub fn check_identity_version(conn: &Connection, path: &Path, table: &str) -> Result<()> {
+/// Refuses to continue a database of another kind — `(name, recorded)`: what errors call
+/// the expected kind, and the `unobtanium_database_kind` it records — or one whose rows
+/// were identified by another derivation of the capture and agent UUIDs (an incremental
+/// run would add every capture again); `table` holds its captures.
+pub fn check_reopened(
+    conn: &Connection,
+    path: &Path,
+    (name, recorded): (&str, &str),
+    table: &str,
+) -> Result<()> {
+    let has_info: bool = conn.query_row(
+        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
+        [],
+        |r| r.get(0),
+    )?;
+    if !has_info {
+        return Ok(());
+    }
+    if let Some(kind) = get_info(conn, "unobtanium_database_kind")?
+        && kind != recorded
+    {
+        bail!(
+            "{} is a {kind} database, not a {name} database",
+            path.display()
+        );
+    }
     let has_table: bool = conn.query_row(
         "SELECT count(*) > 0 FROM sqlite_master WHERE name = ?1",
         [table],

@@ -29,20 +29,18 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Instant;
 
-use anyhow::{Context, Result, bail};
+use anyhow::{Context, Result};
 use rusqlite::{Connection, OptionalExtension};
 use url::Url;
 
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
-use crate::project::base::{
-    BASE_SQL, BaseIds, create_base_tables, get_info, open_projection_db, set_info,
-};
+use crate::project::base::{BASE_SQL, BaseIds, create_base_tables, open_projection_db, set_info};
 use crate::project::budget::MemoryBudget;
 use crate::project::bulk_load::{UniqueColumn, defer_indexes, shrink_for_index_builds};
 use crate::project::checkpoint::BackgroundCheckpoints;
-use crate::project::crawl::check_identity_version;
+use crate::project::crawl::check_reopened;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
 use crate::project::identity::{self, AgentResolver, IDENTITY_VERSION};
@@ -109,22 +107,7 @@ pub fn open_database(path: &Path) -> Result<Connection> {
 /// [`open_database`] with SQLite's memory sized from `memory`.
 pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = open_projection_db(path, "summary", memory)?;
-    let has_info: bool = conn.query_row(
-        "SELECT count(*) > 0 FROM sqlite_master WHERE name = 'unobtanium_database_info'",
-        [],
-        |r| r.get(0),
-    )?;
-    if has_info {
-        if let Some(kind) = get_info(&conn, "unobtanium_database_kind")?
-            && kind != "summary"
-        {
-            bail!(
-                "{} is a {kind} database, not a summary database",
-                path.display()
-            );
-        }
-        check_identity_version(&conn, path, "crawl_summary")?;
-    }
+    check_reopened(&conn, path, ("summary", "summary"), "crawl_summary")?;
     create_base_tables(&conn)?;
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
