@@ -416,23 +416,23 @@ fn description_fallbacks() {
 fn canonical_robots_refresh() {
     let d = analyze_fixture("canonical-robots.html", "http://example.com/a/b/page.html");
     assert_eq!(
-        d.description.canonical.as_ref().map(Url::as_str),
+        d.description.directives.canonical.as_ref().map(Url::as_str),
         Some("http://example.com/a/canonical/page?id=7")
     );
-    assert!(d.description.robots.noindex);
-    assert!(!d.description.robots.nofollow);
+    assert!(d.description.directives.robots.noindex);
+    assert!(!d.description.directives.robots.nofollow);
     assert_eq!(
-        d.description.refresh,
+        d.description.directives.refresh,
         Some(Refresh {
             delay_seconds: 10,
             url: Some(url("http://example.com/next"))
         })
     );
     let d = analyze_fixture("robots-none.html", "http://example.com/");
-    assert!(d.description.robots.noindex && d.description.robots.nofollow);
-    assert_eq!(d.description.canonical, None);
+    assert!(d.description.directives.robots.noindex && d.description.directives.robots.nofollow);
+    assert_eq!(d.description.directives.canonical, None);
     let d = analyze_fixture("landmarks.html", "http://example.com/");
-    assert!(!d.description.robots.noindex && !d.description.robots.nofollow);
+    assert!(!d.description.directives.robots.noindex && !d.description.directives.robots.nofollow);
 }
 
 #[test]
@@ -845,7 +845,7 @@ fn webarchive_commons_link_extraction_warc() {
     let html4 = &docs[0];
     assert_eq!(html4.base_url.as_str(), "http://www.example.com/");
     assert_eq!(
-        html4.description.refresh,
+        html4.description.directives.refresh,
         Some(Refresh {
             delay_seconds: 5,
             url: Some(url("http://www.example.com/redirected.html"))
@@ -872,7 +872,12 @@ fn webarchive_commons_link_extraction_warc() {
 
     let video = &docs[1];
     assert_eq!(
-        video.description.canonical.as_ref().map(Url::as_str),
+        video
+            .description
+            .directives
+            .canonical
+            .as_ref()
+            .map(Url::as_str),
         Some("http://www.example.com/video.html")
     );
     let types: Vec<DestinationType> = video.links.iter().map(|l| l.destination_type).collect();

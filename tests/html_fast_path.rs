@@ -4,12 +4,11 @@
 //! warcio), the HTML fixtures, snippets that exercise each tree-construction rule the fast
 //! path implements, and generated tag soup.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 
 use sediment::html::dom::{compare_trees, parse_fast, parse_with_html5ever};
-
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 
 /// Compares the two paths on `html`; returns whether the fast path accepted it.
 fn check(label: &str, html: &str) -> bool {
@@ -24,65 +23,11 @@ fn check(label: &str, html: &str) -> bool {
     true
 }
 
-/// The HTML bodies of every WARC and ARC file under `dir`, read with warcio.
-fn corpus_pages(dir: &Path) -> Option<Vec<(String, Vec<u8>)>> {
-    let script = r#"
-import os, sys
-from warcio.archiveiterator import ArchiveIterator
-out = sys.stdout.buffer
-for root, _, files in sorted(os.walk(sys.argv[1])):
-    for name in sorted(files):
-        if not any(x in name for x in ('.warc', '.arc')) or name.endswith('.bad'):
-            continue
-        path = os.path.join(root, name)
-        try:
-            with open(path, 'rb') as f:
-                for r in ArchiveIterator(f, arc2warc=True):
-                    if r.rec_type not in ('response', 'resource'):
-                        continue
-                    ct = (r.http_headers.get_header('Content-Type') if r.http_headers
-                          else r.rec_headers.get_header('Content-Type')) or ''
-                    if 'html' not in ct.lower():
-                        continue
-                    body = r.content_stream().read()
-                    label = ('%s %s' % (name, r.rec_headers.get_header('WARC-Target-URI'))).encode()
-                    out.write(b'%d %d\n' % (len(label), len(body)) + label + body)
-        except Exception as e:
-            sys.stderr.write('%s: %s\n' % (path, e))
-"#;
-    let output = Command::new("python3")
-        .args(["-c", script])
-        .arg(dir)
-        .output()
-        .ok()?;
-    if !output.status.success() {
-        eprintln!("warcio failed: {}", String::from_utf8_lossy(&output.stderr));
-        return None;
-    }
-    let data = output.stdout;
-    let mut pages = Vec::new();
-    let mut at = 0;
-    while at < data.len() {
-        let end = at + data[at..].iter().position(|&b| b == b'\n')?;
-        let header = std::str::from_utf8(&data[at..end]).ok()?;
-        let (label_len, body_len) = header.split_once(' ')?;
-        let (label_len, body_len): (usize, usize) =
-            (label_len.parse().ok()?, body_len.parse().ok()?);
-        let label = String::from_utf8_lossy(&data[end + 1..end + 1 + label_len]).into_owned();
-        let body_start = end + 1 + label_len;
-        pages.push((label, data[body_start..body_start + body_len].to_vec()));
-        at = body_start + body_len;
-    }
-    Some(pages)
-}
-
 #[test]
 fn corpus_pages_give_html5evers_tree() {
-    if !Path::new(CORPUS).exists() {
-        eprintln!("corpus not found, skipping");
+    let Some(pages) = common::corpus_html_pages() else {
         return;
-    }
-    let pages = corpus_pages(Path::new(CORPUS)).expect("warcio reads the corpus");
+    };
     assert!(
         pages.len() >= 50,
         "only {} HTML pages in the corpus",
@@ -90,9 +35,9 @@ fn corpus_pages_give_html5evers_tree() {
     );
     let mut given_up = std::collections::BTreeMap::new();
     let mut accepted = 0;
-    for (label, body) in &pages {
-        let html = String::from_utf8_lossy(body);
-        if check(label, &html) {
+    for page in &pages {
+        let html = String::from_utf8_lossy(&page.body);
+        if check(&page.label, &html) {
             accepted += 1;
         } else if let Err(reason) = parse_fast(&html) {
             *given_up.entry(reason.0).or_insert(0) += 1;

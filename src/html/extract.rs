@@ -11,9 +11,9 @@ use url::Url;
 use super::dom::{DOCUMENT, Dom, Element, NodeData, NodeId};
 use super::links::{self, LinkLocality, LinkSource, Rel};
 use super::pile::{Field, FieldText, Sep, normalized, pile_of};
-use super::survey::{Survey, describe};
+use super::survey::{Survey, describe, directives};
 use super::walk::{HEADLINE, Visitor, classify, location_of, walk};
-use super::{DocumentDescription, Link, MAX_LINK_TEXT, MAX_LINKS, TextPile};
+use super::{Directives, DocumentDescription, Link, MAX_LINK_TEXT, MAX_LINKS, TextPile};
 
 pub struct Extracted {
     pub base_url: Url,
@@ -27,15 +27,10 @@ pub struct Extracted {
 }
 
 pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
-    let mut document_url = document_url.clone();
-    document_url.set_fragment(None);
-
+    let document_url = without_fragment(document_url);
     let mut survey = Survey::new(dom);
     walk(dom, DOCUMENT, &mut survey);
-    let base_url = survey
-        .base_href
-        .and_then(|href| document_url.join(href.trim()).ok())
-        .unwrap_or_else(|| document_url.clone());
+    let base_url = base_url_of(&survey, &document_url);
 
     let mut walker = Walker::new(dom, &document_url, &base_url, survey.region());
     walk(dom, DOCUMENT, &mut walker);
@@ -59,6 +54,54 @@ pub fn extract(dom: &Dom, document_url: &Url) -> Extracted {
         description,
         links_truncated,
     }
+}
+
+/// The links and directives of a document, from one pass.
+pub struct Outlined {
+    pub links: Vec<Url>,
+    pub directives: Directives,
+    pub links_truncated: bool,
+}
+
+/// The URLs [`extract`] gives its links, found by the survey alone: the values of the same
+/// attributes in the same order, resolved against the same base URL, under the same limit.
+pub fn outline(dom: &Dom, document_url: &Url) -> Outlined {
+    let document_url = without_fragment(document_url);
+    let mut survey = Survey::with_link_values(dom);
+    walk(dom, DOCUMENT, &mut survey);
+    let base_url = base_url_of(&survey, &document_url);
+    let mut links = Vec::new();
+    let mut links_truncated = false;
+    let values = survey.link_values.as_deref().unwrap_or_default();
+    for value in values.iter().filter_map(|v| links::link_value(v)) {
+        if links.len() >= MAX_LINKS {
+            links_truncated = true;
+            break;
+        }
+        if let Some(mut url) = links::resolve(&base_url, value) {
+            url.set_fragment(None);
+            links.push(url);
+        }
+    }
+    Outlined {
+        links,
+        directives: directives(&survey, &base_url),
+        links_truncated,
+    }
+}
+
+fn without_fragment(url: &Url) -> Url {
+    let mut url = url.clone();
+    url.set_fragment(None);
+    url
+}
+
+/// `<base href>` resolved against the document URL, else the document URL.
+fn base_url_of(survey: &Survey, document_url: &Url) -> Url {
+    survey
+        .base_href
+        .and_then(|href| document_url.join(href.trim()).ok())
+        .unwrap_or_else(|| document_url.clone())
 }
 
 /// Per open element during the walk.
@@ -208,26 +251,12 @@ impl<'d> Walker<'d> {
         attribute: &'static str,
         parent: &Frame,
     ) -> Option<usize> {
-        let key = match attribute {
-            "href" => local_name!("href"),
-            "src" => local_name!("src"),
-            "poster" => local_name!("poster"),
-            _ => local_name!("data"),
-        };
-        let value = e
-            .attr(&key)?
-            .trim_matches(|c: char| c.is_ascii_whitespace());
-        if value.is_empty() {
-            return None;
-        }
+        let value = links::link_value(e.attr(&links::attribute_name(attribute))?)?;
         if self.links.len() >= MAX_LINKS {
             self.links_truncated = true;
             return None;
         }
-        let mut url = self.base_url.join(value).ok()?;
-        if links::is_ignored_scheme(url.scheme()) {
-            return None;
-        }
+        let mut url = links::resolve(self.base_url, value)?;
         let fragment = url.fragment().map(str::to_owned);
         url.set_fragment(None);
         let rel = match tag {
@@ -279,47 +308,17 @@ impl<'d> Walker<'d> {
         Some(index)
     }
 
+    /// Adds the links of `e`; returns the index of an `a` element's link, whose text is
+    /// the element's content.
     fn element_links(&mut self, node: NodeId, e: &Element, parent: &Frame) -> Option<usize> {
-        let name = e.html_name()?;
-        match *name {
-            local_name!("a") => return self.add_link(node, e, "a", "href", parent),
-            local_name!("area") => {
-                self.add_link(node, e, "area", "href", parent);
+        let mut anchor = None;
+        for &(tag, attribute) in links::link_attributes(e.html_name()?) {
+            let index = self.add_link(node, e, tag, attribute, parent);
+            if tag == "a" {
+                anchor = index;
             }
-            local_name!("link") => {
-                self.add_link(node, e, "link", "href", parent);
-            }
-            local_name!("img") => {
-                self.add_link(node, e, "img", "src", parent);
-            }
-            local_name!("iframe") => {
-                self.add_link(node, e, "iframe", "src", parent);
-            }
-            local_name!("frame") => {
-                self.add_link(node, e, "frame", "src", parent);
-            }
-            local_name!("audio") => {
-                self.add_link(node, e, "audio", "src", parent);
-            }
-            local_name!("video") => {
-                self.add_link(node, e, "video", "src", parent);
-                self.add_link(node, e, "video", "poster", parent);
-            }
-            local_name!("source") => {
-                self.add_link(node, e, "source", "src", parent);
-            }
-            local_name!("embed") => {
-                self.add_link(node, e, "embed", "src", parent);
-            }
-            local_name!("object") => {
-                self.add_link(node, e, "object", "data", parent);
-            }
-            local_name!("script") => {
-                self.add_link(node, e, "script", "src", parent);
-            }
-            _ => {}
         }
-        None
+        anchor
     }
 
     fn indexiness(&self) -> f64 {

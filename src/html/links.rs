@@ -1,5 +1,7 @@
-//! Classification of links: destination type, locality, rel flags.
+//! Which attributes hold links and how their values become URLs; classification of links:
+//! destination type, locality, rel flags.
 
+use html5ever::{LocalName, local_name};
 use url::Url;
 
 /// What a link points to, with the summary database's codes ([`DestinationType::code`]).
@@ -125,6 +127,51 @@ pub fn is_ignored_scheme(scheme: &str) -> bool {
         scheme,
         "javascript" | "data" | "about" | "blob" | "vbscript"
     )
+}
+
+/// The attributes of an HTML element that hold links, as (tag, attribute), in the order
+/// they are reported (`video` has two).
+pub(super) fn link_attributes(name: &LocalName) -> &'static [(&'static str, &'static str)] {
+    match *name {
+        local_name!("a") => &[("a", "href")],
+        local_name!("area") => &[("area", "href")],
+        local_name!("link") => &[("link", "href")],
+        local_name!("img") => &[("img", "src")],
+        local_name!("iframe") => &[("iframe", "src")],
+        local_name!("frame") => &[("frame", "src")],
+        local_name!("audio") => &[("audio", "src")],
+        local_name!("video") => &[("video", "src"), ("video", "poster")],
+        local_name!("source") => &[("source", "src")],
+        local_name!("embed") => &[("embed", "src")],
+        local_name!("object") => &[("object", "data")],
+        local_name!("script") => &[("script", "src")],
+        _ => &[],
+    }
+}
+
+/// The interned name of an attribute of [`link_attributes`].
+pub(super) fn attribute_name(attribute: &str) -> LocalName {
+    match attribute {
+        "href" => local_name!("href"),
+        "src" => local_name!("src"),
+        "poster" => local_name!("poster"),
+        _ => local_name!("data"),
+    }
+}
+
+/// A link attribute's value as it is resolved: without surrounding ASCII white space; None
+/// when nothing is left (an empty value is no link).
+pub(super) fn link_value(value: &str) -> Option<&str> {
+    Some(value.trim_matches(|c: char| c.is_ascii_whitespace())).filter(|v| !v.is_empty())
+}
+
+/// A link value resolved against the base URL (fragment kept); None when it does not parse
+/// or its scheme names nothing fetchable.
+pub(super) fn resolve(base_url: &Url, value: &str) -> Option<Url> {
+    base_url
+        .join(value)
+        .ok()
+        .filter(|url| !is_ignored_scheme(url.scheme()))
 }
 
 /// The attributes of a link element that classification looks at.

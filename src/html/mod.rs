@@ -200,12 +200,7 @@ pub struct DocumentDescription {
     /// Unix seconds: `article:modified_time`, `og:updated_time`, `dcterms.modified`,
     /// `dc.modified`, `dc.date.modified`.
     pub updated: Option<i64>,
-    /// The first `<link rel=canonical href>`, resolved against the base URL.
-    pub canonical: Option<Url>,
-    /// `<meta name=robots>` (all of them; `none` means both flags).
-    pub robots: Robots,
-    /// `<meta http-equiv=refresh>`.
-    pub refresh: Option<Refresh>,
+    pub directives: Directives,
     /// Positive for index pages (lists of links to other pages), negative for pages with
     /// running text: `L − W / 50`, where `L` is the number of distinct link targets of `a`
     /// and `area` links in the main region (outside nav, footer, aside and, when the page has
@@ -213,6 +208,17 @@ pub struct DocumentDescription {
     /// table or a headline, or wrap a headline; and `W` is the number of words of `text`
     /// outside links.
     pub indexiness: f64,
+}
+
+/// What a document asks of crawlers and search engines.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Directives {
+    /// The first `<link rel=canonical href>`, resolved against the base URL.
+    pub canonical: Option<Url>,
+    /// `<meta name=robots>` (all of them; `none` means both flags).
+    pub robots: Robots,
+    /// `<meta http-equiv=refresh>`.
+    pub refresh: Option<Refresh>,
 }
 
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -240,6 +246,37 @@ pub struct Limits {
     pub dropped_start_tags: u64,
     /// Tags that lost attributes beyond the per-tag limit.
     pub cut_attribute_tags: u64,
+}
+
+/// What a crawler needs from one HTML payload: less than a [`Document`], and cheaper to
+/// have (no text pile, no link details).
+#[derive(Clone, Debug)]
+pub struct Outline {
+    /// The whole document decoded to UTF-8, byte-order mark removed.
+    pub text_utf8: String,
+    /// The URLs of [`Document::links`], in the same order.
+    pub links: Vec<Url>,
+    pub directives: Directives,
+    pub limits: Limits,
+}
+
+/// Decodes one HTML payload and finds its links and directives: the same as [`analyze`]
+/// gives in [`Document::links`] (their URLs) and [`DocumentDescription::directives`].
+pub fn outline(body: &[u8], content_type: Option<&str>, base_url: &Url) -> Outline {
+    let decoded = decode::decode(body, content_type);
+    let dom = dom::parse(&decoded.text);
+    let outlined = extract::outline(&dom, base_url);
+    Outline {
+        text_utf8: decoded.text,
+        links: outlined.links,
+        directives: outlined.directives,
+        limits: Limits {
+            truncated: dom.truncated,
+            links_truncated: outlined.links_truncated,
+            dropped_start_tags: dom.dropped_start_tags,
+            cut_attribute_tags: dom.cut_attribute_tags,
+        },
+    }
 }
 
 /// Decodes and analyses one HTML payload.

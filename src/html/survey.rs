@@ -6,10 +6,10 @@ use url::Url;
 
 use super::dates::{date_in_url_path, parse_datetime};
 use super::dom::{DOCUMENT, Dom, NodeData, NodeId};
-use super::links::Rel;
+use super::links::{Rel, attribute_name, link_attributes};
 use super::pile::{FieldText, normalized};
 use super::walk::{Visitor, classify};
-use super::{DocumentDescription, Refresh, Robots};
+use super::{Directives, DocumentDescription, Refresh, Robots};
 
 /// Pass 1: metadata elements, `<base href>`, the candidates for the main region.
 pub(super) struct Survey<'d> {
@@ -26,6 +26,9 @@ pub(super) struct Survey<'d> {
     pub(super) html_lang: Option<&'d str>,
     pub(super) first_main: Option<NodeId>,
     pub(super) first_article: Option<NodeId>,
+    /// The values of link attributes in document order, when asked for (an outline is
+    /// made in this one pass).
+    pub(super) link_values: Option<Vec<&'d str>>,
 }
 
 impl<'d> Survey<'d> {
@@ -50,6 +53,15 @@ impl<'d> Survey<'d> {
             html_lang,
             first_main: None,
             first_article: None,
+            link_values: None,
+        }
+    }
+
+    /// A survey that also collects the values of link attributes.
+    pub(super) fn with_link_values(dom: &'d Dom) -> Self {
+        Survey {
+            link_values: Some(Vec::new()),
+            ..Survey::new(dom)
         }
     }
 
@@ -89,6 +101,14 @@ impl<'d> Visitor for Survey<'d> {
             }
             if class.article && !parent_excluded && self.first_article.is_none() {
                 self.first_article = Some(node);
+            }
+        }
+        if let Some(values) = &mut self.link_values
+            && !class.skip_subtree
+            && let Some(name) = e.html_name()
+        {
+            for &(_, attribute) in link_attributes(name) {
+                values.extend(e.attr(&attribute_name(attribute)));
             }
         }
         match e.html_name() {
@@ -206,6 +226,20 @@ pub(super) fn describe(
         .meta(&UPDATED_KEYS)
         .into_iter()
         .find_map(parse_datetime);
+    DocumentDescription {
+        title: Some(title).filter(|t| !t.is_empty()),
+        primary_headline: first_h1.filter(|h| !h.is_empty()),
+        description,
+        primary_language,
+        created,
+        updated,
+        directives: directives(survey, base_url),
+        indexiness,
+    }
+}
+
+/// The canonical URL, robots flags and refresh of the surveyed document.
+pub(super) fn directives(survey: &Survey, base_url: &Url) -> Directives {
     let canonical = survey.canonical_href.and_then(|href| {
         let mut url = base_url.join(href.trim()).ok()?;
         url.set_fragment(None);
@@ -228,17 +262,10 @@ pub(super) fn describe(
     let refresh = survey
         .http_equiv("refresh")
         .and_then(|c| parse_refresh(c, base_url));
-    DocumentDescription {
-        title: Some(title).filter(|t| !t.is_empty()),
-        primary_headline: first_h1.filter(|h| !h.is_empty()),
-        description,
-        primary_language,
-        created,
-        updated,
+    Directives {
         canonical,
         robots,
         refresh,
-        indexiness,
     }
 }
 

@@ -17,7 +17,7 @@ use url::Url;
 
 use super::base::without_fragment;
 use super::crawl::values::canonical_from_link_header;
-use crate::html::DocumentDescription;
+use crate::html::Directives;
 
 /// The signals of one analysed page.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -38,8 +38,8 @@ pub fn usable_canonical(url: &Url) -> bool {
 impl PageSignals {
     /// The signals of a page fetched from `url`; `link_header` is the response's `Link`
     /// header values joined by ", ".
-    pub fn of(description: &DocumentDescription, link_header: Option<&str>, url: &Url) -> Self {
-        let from_html = description
+    pub fn of(directives: &Directives, link_header: Option<&str>, url: &Url) -> Self {
+        let from_html = directives
             .canonical
             .as_ref()
             .filter(|u| usable_canonical(u))
@@ -51,7 +51,7 @@ impl PageSignals {
                 .map(|u| without_fragment(&u))
         });
         let here = without_fragment(url);
-        let refresh = description
+        let refresh = directives
             .refresh
             .as_ref()
             .filter(|r| r.delay_seconds == 0)
@@ -60,7 +60,7 @@ impl PageSignals {
             .filter(|t| without_fragment(t) != here);
         PageSignals {
             canonical,
-            noindex: description.robots.noindex,
+            noindex: directives.robots.noindex,
             refresh,
         }
     }
@@ -85,7 +85,7 @@ mod tests {
     #[test]
     fn canonical_links_a_crawler_cannot_fetch_are_ignored() {
         let page = url("http://example.org/a.html");
-        let mut d = DocumentDescription {
+        let mut d = Directives {
             canonical: Some(url("file:///usr/share/doc/python3/html/a.html")),
             ..Default::default()
         };
@@ -109,14 +109,14 @@ mod tests {
     #[test]
     fn only_immediate_refreshes_to_other_pages_redirect() {
         let page = url("http://example.org/a.html");
-        let refresh = |delay: u32, target: Option<&str>| DocumentDescription {
+        let refresh = |delay: u32, target: Option<&str>| Directives {
             refresh: Some(Refresh {
                 delay_seconds: delay,
                 url: target.map(url),
             }),
             ..Default::default()
         };
-        let target = |d: &DocumentDescription| {
+        let target = |d: &Directives| {
             PageSignals::of(d, None, &page)
                 .refresh
                 .map(|u| u.to_string())

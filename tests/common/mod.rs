@@ -135,3 +135,80 @@ pub fn assert_consistent_database(conn: &rusqlite::Connection, what: &str) {
         "{what}: dangling references: {dangling:?}"
     );
 }
+
+/// An HTML payload of a WARC or ARC file, as warcio reads it.
+pub struct HtmlPage {
+    /// The file and the target URI, for messages.
+    pub label: String,
+    pub url: String,
+    /// The HTTP Content-Type (empty when absent).
+    pub content_type: String,
+    /// The de-chunked, decoded body.
+    pub body: Vec<u8>,
+}
+
+/// The HTML payloads of every WARC and ARC file of the shared corpus; `None` (with a
+/// message) without the corpus or warcio.
+pub fn corpus_html_pages() -> Option<Vec<HtmlPage>> {
+    warc_html_pages(&corpus("")?)
+}
+
+/// The HTML payloads of every WARC and ARC file under `dir`, read with Python's warcio (an
+/// independent reader); `None` (with a message) without warcio.
+pub fn warc_html_pages(dir: &Path) -> Option<Vec<HtmlPage>> {
+    let script = r#"
+import os, sys
+from warcio.archiveiterator import ArchiveIterator
+out = sys.stdout.buffer
+for root, _, files in sorted(os.walk(sys.argv[1])):
+    for name in sorted(files):
+        if not any(x in name for x in ('.warc', '.arc')) or name.endswith('.bad'):
+            continue
+        path = os.path.join(root, name)
+        try:
+            with open(path, 'rb') as f:
+                for r in ArchiveIterator(f, arc2warc=True):
+                    if r.rec_type not in ('response', 'resource'):
+                        continue
+                    ct = (r.http_headers.get_header('Content-Type') if r.http_headers
+                          else r.rec_headers.get_header('Content-Type')) or ''
+                    if 'html' not in ct.lower():
+                        continue
+                    body = r.content_stream().read()
+                    uri = r.rec_headers.get_header('WARC-Target-URI') or ''
+                    head = '\t'.join((name, uri, ct)).encode()
+                    out.write(b'%d %d\n' % (len(head), len(body)) + head + body)
+        except Exception as e:
+            sys.stderr.write('%s: %s\n' % (path, e))
+"#;
+    let output = Command::new("python3")
+        .args(["-c", script])
+        .arg(dir)
+        .output()
+        .ok()?;
+    if !output.status.success() {
+        eprintln!("warcio failed: {}", String::from_utf8_lossy(&output.stderr));
+        return None;
+    }
+    let data = output.stdout;
+    let mut pages = Vec::new();
+    let mut at = 0;
+    while at < data.len() {
+        let end = at + data[at..].iter().position(|&b| b == b'\n')?;
+        let sizes = std::str::from_utf8(&data[at..end]).ok()?;
+        let (head_len, body_len) = sizes.split_once(' ')?;
+        let (head_len, body_len): (usize, usize) = (head_len.parse().ok()?, body_len.parse().ok()?);
+        let head = String::from_utf8_lossy(&data[end + 1..end + 1 + head_len]).into_owned();
+        let mut fields = head.splitn(3, '\t').map(str::to_string);
+        let (name, url, content_type) = (fields.next()?, fields.next()?, fields.next()?);
+        let body_start = end + 1 + head_len;
+        pages.push(HtmlPage {
+            label: format!("{name} {url}"),
+            url,
+            content_type,
+            body: data[body_start..body_start + body_len].to_vec(),
+        });
+        at = body_start + body_len;
+    }
+    Some(pages)
+}

@@ -59,18 +59,17 @@ pub fn analyze_page(
         Err(why) => return Ok(Err(why)),
     };
     let content_type = body.content_type.as_deref().or(declared_content_type);
-    let document = html::analyze(&body.bytes, content_type, url);
-    let signals = PageSignals::of(&document.description, body.link.as_deref(), url);
+    let outline = html::outline(&body.bytes, content_type, url);
+    let signals = PageSignals::of(&outline.directives, body.link.as_deref(), url);
     let mut seen = HashSet::new();
-    let links = document
+    let links = outline
         .links
         .iter()
-        .filter(|l| is_crawlable(&l.url))
-        .filter(|l| seen.insert(l.url.as_str()))
-        .map(|l| l.url.clone())
+        .filter(|l| is_crawlable(l) && seen.insert(l.as_str()))
+        .cloned()
         .collect();
     Ok(Ok(PageFacts {
-        text: document.text_utf8,
+        text: outline.text_utf8,
         signals,
         links,
         truncated: body.truncated,

@@ -49,7 +49,11 @@ pub fn analyse(
     };
     let content_type = body.content_type.as_deref().or(job.content_type.as_deref());
     let document = analyze(&body.bytes, content_type, &job.url);
-    let signals = PageSignals::of(&document.description, body.link.as_deref(), &job.url);
+    let signals = PageSignals::of(
+        &document.description.directives,
+        body.link.as_deref(),
+        &job.url,
+    );
     Ok(Ok(Analysis {
         url: job.url.as_str().to_string(),
         signals,
@@ -108,7 +112,7 @@ pub fn store_pile(
         conn.prepare_cached("SELECT text_pile_id FROM text_pile WHERE blake2b512_digest = ?1")?
             .query_row([pile.digest.as_slice()], |r| r.get(0))?
     };
-    let noindex = analysis.description.robots.noindex;
+    let noindex = analysis.description.directives.robots.noindex;
     conn.prepare_cached(
         "INSERT INTO summary_payload (payload_sha1, text_pile_id, robots_noindex) VALUES (?1, ?2, ?3)
          ON CONFLICT (payload_sha1) DO UPDATE SET text_pile_id = excluded.text_pile_id,
