@@ -320,7 +320,9 @@ fn database_fingerprint(db: &Path) -> String {
 
 /// The kill loop for a projection: the store is only read; the database must open
 /// after every kill and the re-run must give the same tables as an uninterrupted run.
-fn crash_projection(test: &str, kind: &str) {
+/// `extra`: options of the interrupted runs and their re-runs only (the reference runs
+/// without them, so they must not change the database).
+fn crash_projection(test: &str, kind: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = warc_inputs(dir.path(), 12);
     let store = dir.path().join("store");
@@ -354,7 +356,9 @@ fn crash_projection(test: &str, kind: &str) {
     for round in 0..rounds() {
         let db = dir.path().join(format!("round-{round}.db"));
         let after = kill_times.within(span);
-        if run_and_kill(&store, &args(&db), after) {
+        let mut killed_args = args(&db);
+        killed_args.extend(extra.iter().map(|a| a.to_string()));
+        if run_and_kill(&store, &killed_args, after) {
             landed += 1;
         }
         if db.exists() {
@@ -363,7 +367,7 @@ fn crash_projection(test: &str, kind: &str) {
         }
         let rerun = sediment(
             &store,
-            &args(&db).iter().map(String::as_str).collect::<Vec<_>>(),
+            &killed_args.iter().map(String::as_str).collect::<Vec<_>>(),
         );
         assert!(
             matches!(rerun.status, 0 | 3),
@@ -384,10 +388,12 @@ fn crash_projection(test: &str, kind: &str) {
 
 #[test]
 fn kill_project_crawl() {
-    crash_projection("project crawl", "crawl");
+    // Transactions end after a few pages' text, so that kills land between commits
+    // inside a batch too.
+    crash_projection("project crawl", "crawl", &["--commit-text-kib", "8"]);
 }
 
 #[test]
 fn kill_project_summary() {
-    crash_projection("project summary", "summary");
+    crash_projection("project summary", "summary", &[]);
 }

@@ -690,6 +690,21 @@ fn incremental_projection_adds_only_new_captures() {
         all_rows(&b),
         "a 1 MiB budget gives the same database"
     );
+
+    // transactions that end after a few KiB of page text, inside a batch
+    let one_batch = dir.path().join("one-batch.db");
+    assert_eq!(
+        counter(&project(&store, &one_batch, &[]), "transactions"),
+        1
+    );
+    let small = dir.path().join("small-commits.db");
+    let run = project(&store, &small, &["--commit-text-kib", "4"]);
+    assert!(counter(&run, "transactions") >= 10, "{run}");
+    assert_eq!(
+        all_rows(&Connection::open(&small).unwrap()),
+        all_rows(&b),
+        "commits inside a batch give the same database"
+    );
 }
 
 /// Every row of every table, ids included, in rowid order: two databases with the same

@@ -10,7 +10,8 @@ use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::crawl::{
-    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, open_crawl_db_with, project_crawl,
+    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, TEXT_BYTES_PER_COMMIT,
+    open_crawl_db_with, project_crawl,
 };
 use crate::report::{Report, ReportArgs};
 
@@ -44,10 +45,14 @@ pub struct Args {
     /// larger budget is faster, a smaller one gives the same database.
     #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
     pub memory_mb: usize,
-    /// Captures written per transaction [default: a sixteenth of the memory budget, at
-    /// 512 bytes a capture: 7,168 with the default budget].
+    /// Captures written per transaction at most [default: a sixteenth of the memory budget,
+    /// at 512 bytes a capture: 7,168 with the default budget].
     #[arg(long)]
     pub batch: Option<usize>,
+    /// Page text written per transaction at most, in KiB: each commit lets the database
+    /// file catch up with the write-ahead log while the run goes on.
+    #[arg(long, default_value_t = TEXT_BYTES_PER_COMMIT >> 10)]
+    pub commit_text_kib: usize,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -62,6 +67,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_body_bytes: args.max_body_bytes,
         max_text_bytes: args.max_text_bytes,
         batch_size: args.batch.unwrap_or_else(|| memory.prefetch_captures()),
+        text_per_commit: args.commit_text_kib.saturating_mul(1 << 10),
         memory,
         spill_dir: super::project::spill_dir_of(&args.output),
     };

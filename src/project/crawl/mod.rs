@@ -61,6 +61,12 @@ pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
 /// compressed content (a gzip bomb) thus adds at most about 1 MiB to the database.
 pub const DEFAULT_MAX_TEXT_BYTES: usize = 1 << 20;
 
+/// By default a transaction also ends once it has written this much page text, whatever
+/// its number of captures: the pages' text is most of what a crawl database holds, and
+/// each commit lets the checkpoint thread copy it into the database file while the run
+/// goes on — rather than all of it after the last commit, on one core.
+pub const TEXT_BYTES_PER_COMMIT: usize = 16 << 20;
+
 /// How a projection runs.
 #[derive(Debug, Clone)]
 pub struct CrawlOptions {
@@ -72,8 +78,10 @@ pub struct CrawlOptions {
     pub max_body_bytes: usize,
     /// Bytes of one page's text stored in file_text at most (the rest is cut, and counted).
     pub max_text_bytes: usize,
-    /// Captures per transaction.
+    /// Captures per transaction at most.
     pub batch_size: usize,
+    /// Bytes of page text per transaction at most (see [`TEXT_BYTES_PER_COMMIT`]).
+    pub text_per_commit: usize,
     /// The memory budget every cache is sized from (`--memory-mb`).
     pub memory: MemoryBudget,
     /// Where the originals of revisits are sorted (next to the database).
@@ -88,6 +96,7 @@ impl Default for CrawlOptions {
             max_body_bytes: DEFAULT_MAX_BODY_BYTES,
             max_text_bytes: DEFAULT_MAX_TEXT_BYTES,
             batch_size: MemoryBudget::default().prefetch_captures(),
+            text_per_commit: TEXT_BYTES_PER_COMMIT,
             memory: MemoryBudget::default(),
             spill_dir: std::env::temp_dir(),
         }
@@ -218,6 +227,8 @@ pub fn project_crawl(
         candidates: HashSet::new(),
         report,
         checkpoints: BackgroundCheckpoints::start(conn)?,
+        text_since_commit: 0,
+        text_per_commit: options.text_per_commit.max(1),
     };
     // Captures are read a window at a time, several transactions' worth: the file rows of
     // the window's revisits are then read in one ordered pass, which touches each block of
@@ -284,6 +295,9 @@ struct Projector<'a> {
     max_cached_ids: usize,
     report: &'a Report,
     checkpoints: BackgroundCheckpoints,
+    /// Bytes of page text written in the open transaction.
+    text_since_commit: usize,
+    text_per_commit: usize,
 }
 
 impl Projector<'_> {
@@ -292,20 +306,23 @@ impl Projector<'_> {
             return Ok(());
         }
         self.conn.execute_batch("BEGIN")?;
-        match self
-            .write_batch(batch)
-            .and_then(|()| self.agents.flush(self.conn))
-        {
-            Ok(()) => {
-                self.conn.execute_batch("COMMIT")?;
-                self.checkpoints.committed();
-                Ok(())
-            }
+        match self.write_batch(batch).and_then(|()| self.commit()) {
+            Ok(()) => Ok(()),
             Err(e) => {
                 let _ = self.conn.execute_batch("ROLLBACK");
                 Err(e)
             }
         }
+    }
+
+    /// Commits the open transaction, with the agents' spans so far.
+    fn commit(&mut self) -> Result<()> {
+        self.agents.flush(self.conn)?;
+        self.conn.execute_batch("COMMIT")?;
+        self.checkpoints.committed();
+        self.report.count("transactions", 1);
+        self.text_since_commit = 0;
+        Ok(())
     }
 
     fn plan<'c>(&mut self, capture: &'c Capture) -> Result<Option<Planned<'c>>> {
@@ -427,6 +444,10 @@ impl Projector<'_> {
                     Some(key) => Some(self.page(key, p)?),
                 };
                 self.write_capture(p, page)?;
+                if self.text_since_commit >= self.text_per_commit {
+                    self.commit()?;
+                    self.conn.execute_batch("BEGIN")?;
+                }
             }
             Ok(())
         })
@@ -674,6 +695,7 @@ impl Projector<'_> {
                 }
                 conn.prepare_cached("INSERT INTO file_text (file_id, text) VALUES (?1, ?2)")?
                     .execute(params![file_id, text])?;
+                self.text_since_commit += text.len();
                 self.report.count("file_texts", 1);
             }
             Some(Err(why)) => self
