@@ -1,6 +1,6 @@
 //! `html::outline` against `html::analyze`. The crawl projection takes a page's links and
 //! directives from the outline (one pass, no text pile), the summary projection from the full
-//! analysis; on every page they must give the same link URLs in the same order, the same
+//! analysis; on every page they must give the same distinct link URLs in the same order, the same
 //! canonical URL, robots flags and refresh, the same decoded text and the same limits.
 //! Pages: every HTML payload of the shared corpus and of the fixture crawls (read with
 //! warcio), the HTML fixtures, and snippets for each rule links are collected by.
@@ -15,7 +15,13 @@ use url::Url;
 fn check(label: &str, body: &[u8], content_type: Option<&str>, url: &Url) {
     let full = analyze(body, content_type, url);
     let outlined = outline(body, content_type, url);
-    let full_links: Vec<&str> = full.links.iter().map(|l| l.url.as_str()).collect();
+    let mut distinct = std::collections::HashSet::new();
+    let full_links: Vec<&str> = full
+        .links
+        .iter()
+        .map(|l| l.url.as_str())
+        .filter(|u| distinct.insert(*u))
+        .collect();
     let outline_links: Vec<&str> = outlined.links.iter().map(Url::as_str).collect();
     assert_eq!(outline_links, full_links, "{label}: links");
     assert_eq!(
@@ -100,6 +106,12 @@ const RULES: &[&str] = &[
        <a href="vbscript:x">v</a><a href=" mailto:a@example.org ">m</a><a href="ftp://example.org/f">f</a>"#,
     // fragments are dropped; duplicates are kept (the crawl removes them itself)
     r##"<a href="#top">t</a><a href="a.html#x">1</a><a href="a.html#y">2</a><a href="a.html">3</a>"##,
+    // a target parsed once stands for every value with the same part before `#`; control
+    // characters at the end are trimmed from a whole value, kept before a `#`
+    "<a href=\"a.html\u{1}\">1</a><a href=\"a.html\u{1}#x\">2</a><a href=\"a.html\u{b}\">3</a>\
+     <a href=\"a.html\u{b}#y\">4</a><a href=\"a.html#\">5</a><a href=\"#\">6</a><a href=\"?q#f\">7</a>\
+     <a href=\"?q\">8</a><a href=\"b c.html#z\">9</a><a href=\"b c.html\">10</a><a href=\"b%20c.html\">11</a>\
+     <a href=\"javascript:x#y\">12</a><a href=\"javascript:x\">13</a><a href=\"http://[::1#x\">14</a>",
     // hidden elements, head, nav and footer are looked at
     r#"<head><link rel="canonical" href="/c.html"><script src="h.js"></script></head><body>
        <nav><a href="n.html">n</a></nav><div hidden><a href="h.html">h</a></div>
@@ -143,6 +155,23 @@ fn rules_of_link_collection_outline_as_analysed() {
             "http://example.org/sub/y.html"
         ]
     );
+}
+
+#[test]
+fn repeated_targets_count_towards_the_limit() {
+    let url = Url::parse("http://example.org/").unwrap();
+    let mut html = String::new();
+    for i in 0..MAX_LINKS / 2 {
+        html.push_str(&format!(
+            "<a href=\"/same#{i}\">{i}</a><a href=\"/p{}\">d</a>",
+            i % 7
+        ));
+    }
+    html.push_str("<a href=\"/after-the-limit\">late</a>");
+    check("repeated targets", html.as_bytes(), None, &url);
+    let outlined = outline(html.as_bytes(), None, &url);
+    assert_eq!(outlined.links.len(), 8, "{:?}", outlined.links);
+    assert!(outlined.limits.links_truncated);
 }
 
 #[test]

@@ -3,7 +3,7 @@
 //! a survey (`survey.rs`: metadata, `<base href>`, the main region) and the walk proper,
 //! over the visitor and element classes of `walk.rs`, filling the fields of `pile.rs`.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 
 use html5ever::local_name;
 use url::Url;
@@ -63,25 +63,48 @@ pub struct Outlined {
     pub links_truncated: bool,
 }
 
-/// The URLs [`extract`] gives its links, found by the survey alone: the values of the same
-/// attributes in the same order, resolved against the same base URL, under the same limit.
+/// The distinct URLs of [`extract`]'s links, in the order they first appear, found by the
+/// survey alone: the values of the same attributes, resolved against the same base URL,
+/// under the same limit.
+///
+/// Each target is parsed once. A value's URL without its fragment depends only on what
+/// precedes its first `#` (and on whether it has one: a URL parser trims trailing control
+/// characters from the whole value, which the fragment then shields), and a document's
+/// links repeat few targets — a table of contents points into a handful of pages, a
+/// fragment each: 1.74 M links but 205 k such targets in a crawl of documentation.
 pub fn outline(dom: &Dom, document_url: &Url) -> Outlined {
     let document_url = without_fragment(document_url);
     let mut survey = Survey::with_link_values(dom);
     walk(dom, DOCUMENT, &mut survey);
     let base_url = base_url_of(&survey, &document_url);
     let mut links = Vec::new();
+    let mut distinct = HashSet::new();
+    // (has a fragment, the value before it) → whether it is a link (resolves, and to a
+    // scheme that is reported).
+    let mut targets: HashMap<(bool, &str), bool> = HashMap::new();
+    let mut reported = 0;
     let mut links_truncated = false;
     let values = survey.link_values.as_deref().unwrap_or_default();
     for value in values.iter().filter_map(|v| links::link_value(v)) {
-        if links.len() >= MAX_LINKS {
+        if reported >= MAX_LINKS {
             links_truncated = true;
             break;
         }
-        if let Some(mut url) = links::resolve(&base_url, value) {
+        let target = match value.split_once('#') {
+            Some((before, _)) => (true, before),
+            None => (false, value),
+        };
+        let is_link = *targets.entry(target).or_insert_with(|| {
+            let Some(mut url) = links::resolve(&base_url, value) else {
+                return false;
+            };
             url.set_fragment(None);
-            links.push(url);
-        }
+            if distinct.insert(url.clone()) {
+                links.push(url);
+            }
+            true
+        });
+        reported += usize::from(is_link);
     }
     Outlined {
         links,

@@ -254,14 +254,15 @@ pub struct Limits {
 pub struct Outline {
     /// The whole document decoded to UTF-8, byte-order mark removed.
     pub text_utf8: String,
-    /// The URLs of [`Document::links`], in the same order.
+    /// The distinct URLs of [`Document::links`], in the order they first appear.
     pub links: Vec<Url>,
     pub directives: Directives,
     pub limits: Limits,
 }
 
-/// Decodes one HTML payload and finds its links and directives: the same as [`analyze`]
-/// gives in [`Document::links`] (their URLs) and [`DocumentDescription::directives`].
+/// Decodes one HTML payload and finds where it links to and its directives: the same as
+/// [`analyze`] gives in [`Document::links`] (their distinct URLs) and
+/// [`DocumentDescription::directives`].
 pub fn outline(body: &[u8], content_type: Option<&str>, base_url: &Url) -> Outline {
     let decoded = decode::decode(body, content_type);
     let dom = dom::parse(&decoded.text);

@@ -5,7 +5,7 @@
 //! which the capture order puts next to each other, are parsed once. Bodies that cannot be
 //! read are remembered by digest, so a missing WARC is looked for once per payload.
 
-use std::collections::{HashMap, HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
 
 use anyhow::Result;
@@ -61,13 +61,7 @@ pub fn analyze_page(
     let content_type = body.content_type.as_deref().or(declared_content_type);
     let outline = html::outline(&body.bytes, content_type, url);
     let signals = PageSignals::of(&outline.directives, body.link.as_deref(), url);
-    let mut seen = HashSet::new();
-    let links = outline
-        .links
-        .iter()
-        .filter(|l| is_crawlable(l) && seen.insert(l.as_str()))
-        .cloned()
-        .collect();
+    let links = outline.links.into_iter().filter(is_crawlable).collect();
     Ok(Ok(PageFacts {
         text: outline.text_utf8,
         signals,
