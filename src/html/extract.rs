@@ -3,13 +3,13 @@
 //! a survey (`survey.rs`: metadata, `<base href>`, the main region) and the walk proper,
 //! over the visitor and element classes of `walk.rs`, filling the fields of `pile.rs`.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use html5ever::local_name;
 use url::Url;
 
 use super::dom::{DOCUMENT, Dom, Element, NodeData, NodeId};
-use super::links::{self, LinkLocality, LinkSource, Rel};
+use super::links::{self, LinkLocality, LinkSource, Rel, Targets};
 use super::pile::{Field, FieldText, Sep, normalized, pile_of};
 use super::survey::{Survey, describe, directives};
 use super::walk::{HEADLINE, Visitor, classify, location_of, walk};
@@ -66,22 +66,14 @@ pub struct Outlined {
 /// The distinct URLs of [`extract`]'s links, in the order they first appear, found by the
 /// survey alone: the values of the same attributes, resolved against the same base URL,
 /// under the same limit.
-///
-/// Each target is parsed once. A value's URL without its fragment depends only on what
-/// precedes its first `#` (and on whether it has one: a URL parser trims trailing control
-/// characters from the whole value, which the fragment then shields), and a document's
-/// links repeat few targets — a table of contents points into a handful of pages, a
-/// fragment each: 1.74 M links but 205 k such targets in a crawl of documentation.
 pub fn outline(dom: &Dom, document_url: &Url) -> Outlined {
     let document_url = without_fragment(document_url);
     let mut survey = Survey::with_link_values(dom);
     walk(dom, DOCUMENT, &mut survey);
     let base_url = base_url_of(&survey, &document_url);
+    let mut targets = Targets::new(base_url.clone());
     let mut links = Vec::new();
     let mut distinct = HashSet::new();
-    // (has a fragment, the value before it) → whether it is a link (resolves, and to a
-    // scheme that is reported).
-    let mut targets: HashMap<(bool, &str), bool> = HashMap::new();
     let mut reported = 0;
     let mut links_truncated = false;
     let values = survey.link_values.as_deref().unwrap_or_default();
@@ -90,21 +82,14 @@ pub fn outline(dom: &Dom, document_url: &Url) -> Outlined {
             links_truncated = true;
             break;
         }
-        let target = match value.split_once('#') {
-            Some((before, _)) => (true, before),
-            None => (false, value),
+        let (url, first) = targets.resolve(value);
+        let Some(url) = url else {
+            continue;
         };
-        let is_link = *targets.entry(target).or_insert_with(|| {
-            let Some(mut url) = links::resolve(&base_url, value) else {
-                return false;
-            };
-            url.set_fragment(None);
-            if distinct.insert(url.clone()) {
-                links.push(url);
-            }
-            true
-        });
-        reported += usize::from(is_link);
+        reported += 1;
+        if first && distinct.insert(url.clone()) {
+            links.push(url.clone());
+        }
     }
     Outlined {
         links,
@@ -168,7 +153,7 @@ impl Frame {
 struct Walker<'d> {
     dom: &'d Dom,
     document_url: &'d Url,
-    base_url: &'d Url,
+    targets: Targets<'d>,
     region: Option<NodeId>,
     stack: Vec<Frame>,
     root: Frame,
@@ -195,7 +180,7 @@ impl<'d> Walker<'d> {
         Walker {
             dom,
             document_url,
-            base_url,
+            targets: Targets::new(base_url.clone()),
             region,
             stack: Vec::new(),
             root: Frame {
@@ -269,7 +254,7 @@ impl<'d> Walker<'d> {
     fn add_link(
         &mut self,
         node: NodeId,
-        e: &Element,
+        e: &'d Element,
         tag: &'static str,
         attribute: &'static str,
         parent: &Frame,
@@ -279,9 +264,8 @@ impl<'d> Walker<'d> {
             self.links_truncated = true;
             return None;
         }
-        let mut url = links::resolve(self.base_url, value)?;
-        let fragment = url.fragment().map(str::to_owned);
-        url.set_fragment(None);
+        let url = self.targets.resolve(value).0?.clone();
+        let fragment = Targets::fragment(&url, value);
         let rel = match tag {
             "a" | "area" | "link" => e
                 .attr(&local_name!("rel"))
@@ -333,7 +317,7 @@ impl<'d> Walker<'d> {
 
     /// Adds the links of `e`; returns the index of an `a` element's link, whose text is
     /// the element's content.
-    fn element_links(&mut self, node: NodeId, e: &Element, parent: &Frame) -> Option<usize> {
+    fn element_links(&mut self, node: NodeId, e: &'d Element, parent: &Frame) -> Option<usize> {
         let mut anchor = None;
         for &(tag, attribute) in links::link_attributes(e.html_name()?) {
             let index = self.add_link(node, e, tag, attribute, parent);
@@ -362,7 +346,8 @@ impl<'d> Walker<'d> {
 
 impl<'d> Visitor for Walker<'d> {
     fn enter(&mut self, node: NodeId) -> bool {
-        let e = match &self.dom.node(node).data {
+        let dom = self.dom;
+        let e = match &dom.node(node).data {
             NodeData::Element(e) => e,
             NodeData::Text(t) => {
                 self.text(self.dom.text(*t));
