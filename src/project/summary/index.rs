@@ -1,12 +1,13 @@
 //! The end of a summarizing run: duplicates, the search index and token statistics, for
 //! exactly the generations and piles the run changed (the `summary_work` list).
 
-use std::collections::HashMap;
+use std::collections::{HashMap, HashSet};
 use std::time::Instant;
 
 use anyhow::Result;
 use rayon::prelude::*;
 use rusqlite::{Connection, params};
+use xxhash_rust::xxh3::Xxh3Builder;
 
 use super::duplicates::{Member, duplicate_spans};
 use super::rows::{WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
@@ -140,8 +141,13 @@ const INSERT_ROWS: usize = 256;
 
 /// The text fields of a chunk of piles, by pile id.
 type PileTexts = Vec<(i64, Vec<String>)>;
-/// (token, pile id, occurrences), sorted.
-type TokenCounts = Vec<(String, i64, i64)>;
+/// The tokens of a chunk of piles.
+struct TokenCounts {
+    /// Each distinct token once, in byte order.
+    tokens: Vec<String>,
+    /// (pile id, index in `tokens`, occurrences).
+    rows: Vec<(i64, usize, i64)>,
+}
 
 /// Token statistics for every pile on the work list, a chunk of `TOKEN_BATCH` piles at a
 /// time: the piles' texts are read, their tokens counted on the pool (off the connection,
@@ -201,17 +207,17 @@ impl<'c> TokenStatistics<'c> {
         let (Some(&low), Some(&high)) = (chunk.first(), chunk.last()) else {
             return Ok(());
         };
-        // Each distinct token looked up once (the counts come sorted by token).
-        let mut stats: Vec<(i64, i64, i64)> = Vec::with_capacity(counted.len());
-        let mut last: Option<(&str, i64)> = None;
-        for (token, pile, n) in counted {
-            let id = match last {
-                Some((previous, id)) if previous == token => id,
-                _ => self.tokens.id(conn, token)?,
-            };
-            last = Some((token, id));
-            stats.push((*pile, id, *n));
-        }
+        // Each distinct token looked up once, in byte order.
+        let ids = counted
+            .tokens
+            .iter()
+            .map(|token| self.tokens.id(conn, token))
+            .collect::<Result<Vec<i64>>>()?;
+        let mut stats: Vec<(i64, i64, i64)> = counted
+            .rows
+            .iter()
+            .map(|&(pile, token, n)| (pile, ids[token], n))
+            .collect();
         stats.par_sort_unstable();
         conn.execute(
             "DELETE FROM token_statistics WHERE text_pile_id BETWEEN ?2 AND ?3
@@ -243,11 +249,11 @@ impl<'c> TokenStatistics<'c> {
 /// Counts the tokens of piles with the tokenizer of the search index (`porter unicode61`,
 /// reimplemented in `project::tokenize` and tested equal to SQLite's), on the pool.
 fn count_tokens(texts: PileTexts) -> TokenCounts {
-    let per_pile: Vec<(i64, HashMap<String, i64>)> =
+    let per_pile: Vec<(i64, HashMap<String, i64, Xxh3Builder>)> =
         texts
             .par_iter()
             .map_init(Scratch::default, |scratch, (pile, fields)| {
-                let mut occurrences: HashMap<String, i64> = HashMap::new();
+                let mut occurrences: HashMap<String, i64, Xxh3Builder> = HashMap::default();
                 for field in fields {
                     Tokenizer::PORTER_UNICODE61.for_each_token(field, scratch, |token| {
                         match occurrences.get_mut(token) {
@@ -261,12 +267,29 @@ fn count_tokens(texts: PileTexts) -> TokenCounts {
                 (*pile, occurrences)
             })
             .collect();
-    let mut counted: TokenCounts = per_pile
+    // The distinct tokens sorted, rather than every (token, pile) pair: a chunk has a
+    // million pairs but a few tens of thousands of tokens.
+    let mut distinct: Vec<&str> = per_pile
+        .iter()
+        .flat_map(|(_, occurrences)| occurrences.keys().map(String::as_str))
+        .collect::<HashSet<&str, Xxh3Builder>>()
         .into_iter()
-        .flat_map(|(pile, occurrences)| occurrences.into_iter().map(move |(t, n)| (t, pile, n)))
         .collect();
-    counted.par_sort_unstable();
-    counted
+    distinct.par_sort_unstable();
+    let index: HashMap<&str, usize, Xxh3Builder> =
+        distinct.iter().enumerate().map(|(i, &t)| (t, i)).collect();
+    let rows = per_pile
+        .iter()
+        .flat_map(|(pile, occurrences)| {
+            occurrences
+                .iter()
+                .map(|(token, &n)| (*pile, index[token.as_str()], n))
+        })
+        .collect();
+    TokenCounts {
+        tokens: distinct.into_iter().map(str::to_owned).collect(),
+        rows,
+    }
 }
 
 /// token ids by text, looked up or inserted once per run.
