@@ -254,16 +254,19 @@ pub fn main() -> ExitCode {
     }
 }
 
-/// One glibc malloc arena per core, unless `MALLOC_ARENA_MAX` says otherwise. glibc makes
-/// up to eight per core, one for each thread that allocates, and keeps what is freed in the
-/// arena it came from: with pages analysed on one thread and dropped on another, `project
-/// summary` of an HTML crawl peaked at 214–284 MB where one arena per core holds it to
-/// 180–184 MB in the same time (BENCHMARKS.md, issue 15).
+/// One glibc malloc arena per core and two more, unless `MALLOC_ARENA_MAX` says otherwise.
+/// glibc makes up to eight per core, one for each thread that allocates, and keeps what is
+/// freed in the arena it came from: with pages analysed on one thread and dropped on
+/// another, `project summary` of an HTML crawl peaked at 214–284 MB where a few arenas hold
+/// it to 180–240 MB in the same time. One per core was too few: the analysis threads, the
+/// writing thread and the checkpoint thread then share arenas, and when two busy threads
+/// drew the same one, `project crawl` waited on its lock 20,000 times and took a fifth
+/// longer (BENCHMARKS.md, issue 15).
 fn limit_malloc_arenas() {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     if std::env::var_os("MALLOC_ARENA_MAX").is_none() {
         let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
-        let arenas = libc::c_int::try_from(cores.max(2)).unwrap_or(libc::c_int::MAX);
+        let arenas = libc::c_int::try_from(cores + 2).unwrap_or(libc::c_int::MAX);
         // SAFETY: sets one allocator parameter, before the program starts any thread.
         unsafe {
             libc::mallopt(libc::M_ARENA_MAX, arenas);
