@@ -1,8 +1,9 @@
 //! HTML analysis on real pages: the iana.org captures of pywb's sample archive, extracted with
 //! Python's warcio (an independent WARC reader), and the throughput on them.
 
+mod common;
+
 use std::path::Path;
-use std::process::Command;
 use std::time::Instant;
 
 use sediment::html::{DestinationType, EncodingSource, LinkLocality, analyze};
@@ -13,69 +14,21 @@ const WARC: &str = concat!(
     "/../shared/corpus/pywb/sample_archive/warcs/iana.warc.gz"
 );
 
-/// Writes each HTML response body to `dir/N.html` and returns (URL, Content-Type, path).
-fn extract_pages(dir: &Path) -> Option<Vec<(String, String, std::path::PathBuf)>> {
-    let script = r#"
-import sys
-from warcio.archiveiterator import ArchiveIterator
-n = 0
-with open(sys.argv[1], 'rb') as f:
-    for r in ArchiveIterator(f):
-        if r.rec_type != 'response' or not r.http_headers:
-            continue
-        ct = r.http_headers.get_header('Content-Type') or ''
-        if 'html' not in ct:
-            continue
-        body = r.content_stream().read()
-        if not body:
-            continue
-        path = '%s/%d.html' % (sys.argv[2], n)
-        open(path, 'wb').write(body)
-        print('%s\t%s\t%s' % (r.rec_headers.get_header('WARC-Target-URI'), ct, path))
-        n += 1
-"#;
-    let out = Command::new("python3")
-        .args(["-c", script, WARC])
-        .arg(dir)
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        eprintln!("warcio failed: {}", String::from_utf8_lossy(&out.stderr));
-        return None;
-    }
-    Some(
-        String::from_utf8_lossy(&out.stdout)
-            .lines()
-            .filter_map(|l| {
-                let mut f = l.split('\t');
-                Some((f.next()?.to_owned(), f.next()?.to_owned(), f.next()?.into()))
-            })
-            .collect(),
-    )
-}
-
 #[test]
 fn iana_pages() {
     if !Path::new(WARC).exists() {
         eprintln!("corpus not found, skipping");
         return;
     }
-    let dir = tempfile::tempdir().unwrap();
-    let Some(pages) = extract_pages(dir.path()) else {
-        eprintln!("python3 with warcio not available, skipping");
+    let Some(pages) = common::warc_html_pages(Path::new(WARC)) else {
         return;
     };
-    assert_eq!(pages.len(), 18);
     let bodies: Vec<(Url, String, Vec<u8>)> = pages
-        .iter()
-        .map(|(u, ct, path)| {
-            (
-                Url::parse(u).unwrap(),
-                ct.clone(),
-                std::fs::read(path).unwrap(),
-            )
-        })
+        .into_iter()
+        .filter(|p| !p.body.is_empty())
+        .map(|p| (Url::parse(&p.url).unwrap(), p.content_type, p.body))
         .collect();
+    assert_eq!(bodies.len(), 18);
 
     for (url, ct, body) in &bodies {
         let d = analyze(body, Some(ct), url);

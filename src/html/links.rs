@@ -450,6 +450,7 @@ mod tests {
             "b%20c.html",
             "../up.html#u",
             "mailto:a@example.org#m",
+            "mailto:a@example.org#a b",
             "mailto:a@example.org",
             "javascript:x#y",
             "data:text/plain,a#b",

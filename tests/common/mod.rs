@@ -153,14 +153,17 @@ pub fn corpus_html_pages() -> Option<Vec<HtmlPage>> {
     warc_html_pages(&corpus("")?)
 }
 
-/// The HTML payloads of every WARC and ARC file under `dir`, read with Python's warcio (an
-/// independent reader); `None` (with a message) without warcio.
+/// The HTML payloads of every WARC and ARC file under `dir` (or of the one file `dir`),
+/// read with Python's warcio (an independent reader); `None` (with a message) without
+/// warcio.
 pub fn warc_html_pages(dir: &Path) -> Option<Vec<HtmlPage>> {
     let script = r#"
 import os, sys
 from warcio.archiveiterator import ArchiveIterator
 out = sys.stdout.buffer
-for root, _, files in sorted(os.walk(sys.argv[1])):
+top = sys.argv[1]
+walked = [(os.path.dirname(top), [], [os.path.basename(top)])] if os.path.isfile(top) else sorted(os.walk(top))
+for root, _, files in walked:
     for name in sorted(files):
         if not any(x in name for x in ('.warc', '.arc')) or name.endswith('.bad'):
             continue

@@ -306,13 +306,11 @@ impl Projector<'_> {
             return Ok(());
         }
         self.conn.execute_batch("BEGIN")?;
-        match self.write_batch(batch).and_then(|()| self.commit()) {
-            Ok(()) => Ok(()),
-            Err(e) => {
+        self.write_batch(batch)
+            .and_then(|()| self.commit())
+            .inspect_err(|_| {
                 let _ = self.conn.execute_batch("ROLLBACK");
-                Err(e)
-            }
-        }
+            })
     }
 
     /// Commits the open transaction, with the agents' spans so far.
