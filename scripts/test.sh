@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Runs the whole test suite: formatting, lints, unit and integration tests.
+# Runs the whole test suite: formatting, lints, the API documentation's links, unit and
+# integration tests.
 # Everything builds in release mode so RocksDB is compiled once, for tests and binaries alike.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -7,4 +8,5 @@ scripts/setup.sh
 . scripts/env.sh
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
+RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
 cargo test --release "$@"

@@ -11,7 +11,7 @@ mod binary;
 pub use binary::DecodeError;
 
 /// Where a capture was learned from. WARC records know more than CDX lines, so when
-/// both describe the same capture the WARC's fields win (see [`merge_captures`]).
+/// both describe the same capture the WARC's fields win (see [`merge`]).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum Origin {

@@ -107,7 +107,7 @@ impl ColumnLayout {
     pub const CDX09: &'static [u8] = b"NbamskrVg";
 
     /// A layout from column letters (e.g. `b"NbamskrMSVg"`): `None` when there are none or
-    /// more than [`MAX_COLUMNS`].
+    /// more than `MAX_COLUMNS`.
     pub fn from_letters(letters: &[u8], from_header: bool) -> Option<ColumnLayout> {
         (!letters.is_empty() && letters.len() <= MAX_COLUMNS)
             .then(|| Self::build(letters, from_header))

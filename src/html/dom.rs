@@ -1,4 +1,4 @@
-//! A compact arena DOM, built by a fast path for the HTML real pages are ([`fast`]) or by
+//! A compact arena DOM, built by a fast path for the HTML real pages are (`fast`) or by
 //! html5ever, with guards that keep parsing linear on hostile input.
 //!
 //! The two builders give the same tree: the fast path implements the part of the WHATWG
@@ -452,7 +452,7 @@ pub fn parse(html: &str) -> Dom {
     fast::parse(html).unwrap_or_else(|_| parse_with_html5ever(html))
 }
 
-/// The fast path alone ([`fast`]): the tree html5ever would build, or the reason it gives
+/// The fast path alone (`fast`): the tree html5ever would build, or the reason it gives
 /// the document up. Public for the equivalence test and the benchmark.
 pub fn parse_fast(html: &str) -> Result<Dom, Unsupported> {
     fast::parse(html)

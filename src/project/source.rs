@@ -176,7 +176,7 @@ impl MissingWarcs {
     }
 
     /// The first missing WARC files (as stored), how many distinct ones were missing, and
-    /// whether there were more than that count (it stops at [`MISSING_COUNTED`]).
+    /// whether there were more than that count (it stops at `MISSING_COUNTED`).
     pub fn first(&self) -> (Vec<String>, usize, bool) {
         let inner = self.inner.lock().unwrap_or_else(|e| e.into_inner());
         (inner.first.clone(), inner.distinct.len(), inner.more)

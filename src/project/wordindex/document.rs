@@ -13,7 +13,7 @@ use crate::project::tokenize::{Scratch, Tokenizer};
 /// Words longer than this (in bytes) are not indexed.
 pub const MAX_WORD_BYTES: usize = 255;
 
-/// Characters of body text kept in [`Document::text_start`].
+/// Characters of body text kept by `text_start`.
 pub const TEXT_START_CHARS: usize = 255;
 
 pub(super) fn is_html(mime: &str) -> bool {
