@@ -71,7 +71,7 @@ pub fn outline(dom: &Dom, document_url: &Url) -> Outlined {
     let mut survey = Survey::with_link_values(dom);
     walk(dom, DOCUMENT, &mut survey);
     let base_url = base_url_of(&survey, &document_url);
-    let mut targets = Targets::new(base_url.clone());
+    let mut targets = Targets::new(&base_url);
     let mut links = Vec::new();
     let mut distinct = HashSet::new();
     let mut reported = 0;
@@ -180,7 +180,7 @@ impl<'d> Walker<'d> {
         Walker {
             dom,
             document_url,
-            targets: Targets::new(base_url.clone()),
+            targets: Targets::new(base_url),
             region,
             stack: Vec::new(),
             root: Frame {

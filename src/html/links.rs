@@ -177,14 +177,14 @@ pub(super) fn link_value(value: &str) -> Option<&str> {
 /// 205 k targets in a crawl of documentation. Parsing URLs was most of what collecting
 /// links cost.
 pub(super) struct Targets<'d> {
-    base_url: Url,
+    base_url: &'d Url,
     /// (has a fragment, the value before it) → its URL without fragment; None when it
     /// does not parse or its scheme names nothing fetchable.
     resolved: HashMap<(bool, &'d str), Option<Url>, Xxh3Builder>,
 }
 
 impl<'d> Targets<'d> {
-    pub(super) fn new(base_url: Url) -> Self {
+    pub(super) fn new(base_url: &'d Url) -> Self {
         Targets {
             base_url,
             resolved: HashMap::default(),
@@ -464,7 +464,7 @@ mod tests {
             "a.html#\u{7f}",
             "a.html#a\u{a0}b",
         ];
-        let mut targets = Targets::new(base.clone());
+        let mut targets = Targets::new(&base);
         for round in 0..2 {
             for value in values {
                 let whole = base
