@@ -6,15 +6,82 @@ pub mod emulator;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-/// The shared corpus of real files, or `None` (with a message) when this checkout has none.
+/// Strict mode: under `CI=true` or `SEDIMENT_STRICT=1` a test that lacks what it needs (a
+/// tool, a Python package, a service, the shared corpus) fails instead of skipping.
+pub fn strict() -> bool {
+    let on = |name: &str| {
+        std::env::var(name).is_ok_and(|v| {
+            let v = v.trim().to_ascii_lowercase();
+            !v.is_empty() && v != "0" && v != "false"
+        })
+    };
+    on("SEDIMENT_STRICT") || on("CI")
+}
+
+/// The running test cannot do its work because `what` is missing; `install` says what
+/// provides it (usually `scripts/setup.sh`). In strict mode the test fails here with that
+/// message. Otherwise the skip is recorded in `$SEDIMENT_SKIP_LOG` (one line per test:
+/// `scripts/test.sh` counts skipped tests from it and takes them out of the passed) and
+/// printed; the caller then returns.
+#[track_caller]
+pub fn skip(what: &str, install: &str) {
+    let test = current_test();
+    if strict() {
+        panic!(
+            "{test}: {what} is missing ({install}); strict mode (CI=true or SEDIMENT_STRICT=1) \
+             does not let a test pass without it"
+        );
+    }
+    eprintln!("{test}: SKIPPED: {what} is missing ({install})");
+    if let Some(log) = std::env::var_os("SEDIMENT_SKIP_LOG") {
+        use std::io::Write;
+        // One short line per write with O_APPEND: lines of parallel tests do not mix.
+        if let Ok(mut file) = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(log)
+        {
+            let _ = file.write_all(format!("{test}\t{what}\n").as_bytes());
+        }
+    }
+}
+
+/// `binary::test_name` of the running test: libtest names each test's thread after it,
+/// and the binary's name (without cargo's hash) tells tests of the same name apart.
+fn current_test() -> String {
+    let binary = std::env::current_exe()
+        .ok()
+        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
+        .unwrap_or_default();
+    let binary = match binary.rsplit_once('-') {
+        Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
+        _ => binary,
+    };
+    let thread = std::thread::current();
+    format!("{binary}::{}", thread.name().unwrap_or("main"))
+}
+
+/// Where the shared corpus of real files is: `$SEDIMENT_CORPUS`, else `../shared/corpus`
+/// beside the checkout.
+pub fn corpus_root() -> PathBuf {
+    match std::env::var_os("SEDIMENT_CORPUS") {
+        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
+        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
+    }
+}
+
+/// A file (or directory) of the shared corpus; `None` when this machine lacks it, after
+/// [`skip`] (which fails the test in strict mode).
+#[track_caller]
 pub fn corpus(relative: &str) -> Option<PathBuf> {
-    let path = Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("../shared/corpus")
-        .join(relative);
+    let path = corpus_root().join(relative);
     if path.exists() {
         Some(path)
     } else {
-        eprintln!("corpus file {} not found, skipping", path.display());
+        skip(
+            &format!("corpus file {}", path.display()),
+            "the shared corpus: ../shared/corpus beside the checkout, or $SEDIMENT_CORPUS",
+        );
         None
     }
 }
