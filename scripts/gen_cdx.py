@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 """Writes N CDX-11 lines derived from real ones (sandcrawler/example.cdx and pywb's
-iana.cdx from ../shared/corpus), varying digest, URL path and timestamp so that every line
+iana.cdx from $SEDIMENT_CORPUS or ../shared/corpus), varying digest, URL path and timestamp so that every line
 is a distinct capture and most digests are distinct (1 in 8 repeats an earlier digest, as
 duplicates do in real crawls). Deterministic. Sort the output (LC_ALL=C sort) to get a real CDX's order.
 Usage: gen_cdx.py N > out.cdx"""
 import base64, datetime, hashlib, os, sys
 
 n = int(sys.argv[1]) if len(sys.argv) > 1 else 5_000_000
-root = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "corpus")
+root = os.environ.get("SEDIMENT_CORPUS") or os.path.join(
+    os.path.dirname(os.path.abspath(__file__)), "..", "..", "shared", "corpus")
 seed_lines = []
 for rel in ("sandcrawler/example.cdx", "pywb/sample_archive/cdx/iana.cdx"):
     with open(os.path.join(root, rel)) as fh:

@@ -1,9 +1,13 @@
 #!/usr/bin/env bash
 # Installs what building and testing Sediment needs on a Debian machine with a Rust
-# toolchain. Idempotent: does nothing when everything is present.
+# toolchain. Idempotent and quick: does nothing when everything is present.
 #   - clang + libclang: RocksDB's Rust bindings are generated with bindgen.
-#   - python3 packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
-#     the equivalence tests compare against (tests skip with a message without them).
+#   - a Python virtual environment (${SEDIMENT_VENV:-~/.cache/sediment-venv}, made from
+#     ${SEDIMENT_PYTHON:-python3}; Debian's python3-venv when the venv module is missing)
+#     holding every Python package below, and selectolax (scripts/bench-html.sh). Exits
+#     non-zero when an install fails: a test without its prerequisite fails in strict mode.
+#   - python packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
+#     the equivalence tests compare against.
 #   - wget: makes the fixture crawls (scripts/make-fixtures.sh).
 #   - sqlite3: the demo shows the projected databases with it.
 #   - mariadb-server + mariadb-client: the locust projection's SQL is loaded into a private
@@ -39,22 +43,66 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
 fi
 
-if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc, rocksdict' >/dev/null 2>&1; then
-    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
-      || echo "setup: pip install failed; equivalence tests will skip" >&2
-  fi
-  if ! python3 -c 'import pyspark, duckdb' >/dev/null 2>&1; then
-    echo "setup: installing python packages pyspark duckdb (Spark application, Parquet readers for tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check pyspark duckdb >&2 \
-      || echo "setup: pip install failed; Spark and Parquet tests will skip" >&2
-  fi
-  if ! python3 -c 'import pywb' >/dev/null 2>&1; then
-    echo "setup: installing python package pywb (replay and CDX server for the serve tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check pywb >&2 \
-      || echo "setup: pip install pywb failed; the pywb tests will skip" >&2
-  fi
+# The Python packages live in the project's virtual environment, never in the system
+# interpreter (Debian's /usr/bin/python3 refuses pip: PEP 668). scripts/env.sh puts its bin
+# first on PATH, so `python3`, `wayback`, `cdxj-indexer` and `spark-submit` are the venv's.
+venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
+python="${SEDIMENT_PYTHON:-python3}"
+# pip name => import name; pinned nothing: each is the newest release for the interpreter.
+packages=(warcio surt cdxj-indexer fastwarc rocksdict pyspark duckdb pywb selectolax)
+modules=(warcio surt cdxj_indexer fastwarc rocksdict pyspark duckdb pywb selectolax)
+
+fail() { echo "setup: $*" >&2; exit 1; }
+command -v "$python" >/dev/null 2>&1 || fail "no Python interpreter '$python' (set SEDIMENT_PYTHON, or install Debian's python3)"
+# The interpreter itself, not a shim or a symlink: what the venv is made from and kept for.
+want=$("$python" -c 'import os, sys; print(os.path.realpath(sys.executable))') \
+  || fail "'$python' does not run"
+if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
+  # Debian splits venv's pip bootstrap into python3-venv (python3.X-venv for other versions).
+  case "$want" in
+    /usr/bin/*)
+      version=$("$python" -c 'import sys; print("%d.%d" % sys.version_info[:2])')
+      echo "setup: installing python3-venv python$version-venv (Debian packages) for $want" >&2
+      sudo_cmd=""
+      [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+      $sudo_cmd apt-get update -qq
+      DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-venv "python$version-venv" >/dev/null \
+        || DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq python3-venv >/dev/null \
+        || fail "could not install python3-venv with apt-get"
+      ;;
+    *) fail "$want has no venv/ensurepip module; use an interpreter that has (SEDIMENT_PYTHON)" ;;
+  esac
+fi
+marker="$venv/.sediment-python"
+if [ -d "$venv" ] && { [ ! -x "$venv/bin/python3" ] || [ "$(cat "$marker" 2>/dev/null)" != "$want" ] \
+     || ! "$venv/bin/python3" -c '' >/dev/null 2>&1; }; then
+  [ -f "$venv/pyvenv.cfg" ] || fail "$venv is not a virtual environment: remove it or set SEDIMENT_VENV"
+  echo "setup: $venv was not made from $want (or is broken): making it again" >&2
+  rm -rf "$venv"
+fi
+if [ ! -d "$venv" ]; then
+  echo "setup: making the virtual environment $venv from $want" >&2
+  "$want" -m venv "$venv" || fail "python -m venv $venv failed"
+  echo "$want" > "$marker"
+fi
+# Which modules are missing: find_spec is quick (pyspark's import is not) and runs no code.
+missing() {
+  "$venv/bin/python3" - "${modules[@]}" <<'PY'
+import importlib.util, sys
+print(" ".join(m for m in sys.argv[1:] if importlib.util.find_spec(m) is None))
+PY
+}
+absent=$(missing) || fail "$venv/bin/python3 does not run"
+if [ -n "$absent" ]; then
+  need_pip=()
+  for i in "${!modules[@]}"; do
+    case " $absent " in *" ${modules[$i]} "*) need_pip+=("${packages[$i]}") ;; esac
+  done
+  echo "setup: installing ${need_pip[*]} into $venv (pip; reference implementations, readers and servers the tests compare against)" >&2
+  "$venv/bin/python3" -m pip install -q --disable-pip-version-check "${need_pip[@]}" >&2 \
+    || fail "pip install ${need_pip[*]} into $venv failed"
+  absent=$(missing)
+  [ -z "$absent" ] || fail "after pip install, $venv still lacks the modules $absent"
 fi
 
 # The Bigtable emulator: the Cloud SDK's, or one built from Debian's bttest package.
@@ -70,6 +118,7 @@ if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ] \
   fi
   if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ]; then
     echo "setup: building a Bigtable emulator from Debian's golang-google-cloud-dev" >&2
-    "$(dirname "$0")/build-bigtable-emulator.sh" >&2 || echo "setup: no Bigtable emulator; tests/bigtable.rs will skip" >&2
+    "$(dirname "$0")/build-bigtable-emulator.sh" >&2 \
+      || fail "no Bigtable emulator: scripts/build-bigtable-emulator.sh failed (tests/bigtable.rs needs one)"
   fi
 fi

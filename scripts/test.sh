@@ -1,12 +1,133 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: formatting, lints, the API documentation's links, unit and
-# integration tests.
+# integration tests. Ends with one line `N passed, N failed, N skipped`.
 # Everything builds in release mode so RocksDB is compiled once, for tests and binaries alike.
+#
+#   scripts/test.sh [--strict] [--self-check] [CARGO TEST ARGUMENTS...]
+#
+# --strict (or SEDIMENT_STRICT=1; on by itself under CI=true): a test that lacks a tool, a
+# Python package, a service or the shared corpus fails instead of being counted as skipped.
+# --self-check: first shows that the suite cannot pass without its prerequisites (a test
+# binary run without the corpus, and one without its Python package, must fail).
+# --summarize LOG SKIPS: only prints the summary line of a saved `cargo test` output and
+# skip log.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+
+# The summary of a `cargo test` output (file $1) and a skip log (file $2, lines
+# `binary::test<TAB>what`): passed excludes tests that skipped; ignored count as skipped.
+summarize() {
+  awk -v skips="$2" '
+    BEGIN {
+      while ((getline line < skips) > 0) { split(line, f, "\t"); skipped[f[1]] = 1 }
+    }
+    # "Running tests/x.rs (…/deps/x-0123abcd)": the binary whose results follow.
+    /^ *Running / {
+      b = $0; sub(/.*\(/, "", b); sub(/\).*/, "", b)
+      n = split(b, parts, "/"); b = parts[n]; sub(/-[0-9a-f]+$/, "", b); bin = b
+    }
+    /^ *Doc-tests / { bin = "doc-tests" }
+    /^test .* \.\.\. ok$/ { if ((bin "::" $2) in skipped) skipped_ok++ }
+    /^test result: / {
+      results++
+      for (i = 3; i < NF; i++) {
+        if ($(i + 1) ~ /^passed/) passed += $i
+        if ($(i + 1) ~ /^failed/) failed += $i
+        if ($(i + 1) ~ /^ignored/) ignored += $i
+      }
+    }
+    END {
+      printf "%d passed, %d failed, %d skipped\n", passed - skipped_ok, failed, skipped_ok + ignored
+      exit results == 0
+    }
+  ' "$1"
+}
+
+truthy() { # the tests' reading of CI and SEDIMENT_STRICT
+  local v="${1:-}"
+  v="${v,,}"
+  v="${v//[[:space:]]/}"
+  [[ -n "$v" && "$v" != 0 && "$v" != false ]]
+}
+
+self_check=0
+args=()
+while [[ $# -gt 0 ]]; do
+  case "$1" in
+    --strict) export SEDIMENT_STRICT=1 ;;
+    --self-check) self_check=1 ;;
+    --summarize) summarize "$2" "${3:-/dev/null}"; exit ;;
+    *) args+=("$1") ;;
+  esac
+  shift
+done
+
 scripts/setup.sh
 . scripts/env.sh
+echo "test: Python packages from $SEDIMENT_VENV, made from $(cat "$SEDIMENT_VENV/.sediment-python") ($("$SEDIMENT_VENV/bin/python3" --version 2>&1))"
+strict=0
+if truthy "${CI:-}" || truthy "${SEDIMENT_STRICT:-}"; then strict=1; fi
+corpus="${SEDIMENT_CORPUS:-$PWD/../shared/corpus}"
+if [[ ! -d "$corpus" ]]; then
+  if [[ $strict == 1 ]]; then
+    echo "test: the shared corpus is not at $corpus: in strict mode every test that reads it fails" >&2
+  else
+    echo "test: the shared corpus is not at $corpus (put it at ../shared/corpus beside the checkout, or set SEDIMENT_CORPUS): the tests that read it are counted as skipped" >&2
+  fi
+fi
+[[ $strict == 1 ]] && echo "test: strict mode: a test that lacks what it needs fails"
+
 cargo fmt --check
 cargo clippy --release --all-targets -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
-cargo test --release "$@"
+
+work=$(mktemp -d "${TMPDIR:-/tmp}/sediment-test.XXXXXX")
+trap 'rm -rf "$work"' EXIT
+
+if [[ $self_check == 1 ]]; then
+  # Each run must fail, and say why: the suite cannot pass without what it tests with.
+  expect_failure() { # expect_failure WHAT MESSAGE ENV... -- CARGO TEST ARGUMENTS...
+    local what=$1 message=$2 envs=()
+    shift 2
+    while [[ $1 != -- ]]; do envs+=("$1"); shift; done
+    shift
+    if env "${envs[@]}" CI=true cargo test --release "$@" >"$work/self-check.log" 2>&1; then
+      echo "self-check: $* passed $what: strict mode does not work" >&2
+      tail -20 "$work/self-check.log" >&2
+      exit 1
+    fi
+    if ! grep -q "$message" "$work/self-check.log"; then
+      echo "self-check: $* failed $what, but not saying \"$message\"" >&2
+      tail -40 "$work/self-check.log" >&2
+      exit 1
+    fi
+    echo "self-check: $* fails $what, as it must"
+  }
+  expect_failure "without the corpus" "strict mode" SEDIMENT_CORPUS=/nonexistent \
+    -- --test cdx_corpus
+  # A python3 without its site packages, and no venv on PATH: warcio is missing.
+  mkdir "$work/bin"
+  printf '#!/bin/sh\nexec %s -S "$@"\n' "$(command -v python3)" >"$work/bin/python3"
+  chmod +x "$work/bin/python3"
+  bare_path=$(tr ':' '\n' <<<"$PATH" | grep -vxF "$SEDIMENT_VENV/bin" | paste -sd:)
+  expect_failure "without warcio" "Python module(s) warcio" PATH="$work/bin:$bare_path" \
+    -- --test warc_hostile -- a_content_length_megabytes_too_large_costs_only_its_record
+fi
+
+export SEDIMENT_SKIP_LOG="$work/skipped"
+: >"$SEDIMENT_SKIP_LOG"
+status=0
+cargo test --release --no-fail-fast ${args[@]+"${args[@]}"} 2>&1 | tee "$work/cargo-test.log" || status=$?
+summary=$(summarize "$work/cargo-test.log" "$SEDIMENT_SKIP_LOG") || {
+  echo "test: cargo test ran no test (status $status): did it build?" >&2
+  [[ $status != 0 ]] || status=1
+}
+if [[ -s "$SEDIMENT_SKIP_LOG" ]]; then
+  echo "test: skipped for lack of what they need:"
+  sort -u "$SEDIMENT_SKIP_LOG" | sed 's/^/  /'
+fi
+echo "$summary"
+failed=$(sed -n 's/.* passed, \([0-9]*\) failed,.*/\1/p' <<<"$summary")
+if [[ $status -ne 0 || ${failed:-1} -ne 0 ]]; then
+  exit 1
+fi

@@ -36,3 +36,8 @@ pub mod surt;
 pub mod tei;
 pub mod warc;
 pub mod wayback;
+
+/// What a unit test needs and may lack, and strict mode: the integration tests' helpers.
+#[cfg(test)]
+#[path = "../tests/common/prerequisites.rs"]
+pub(crate) mod prerequisites;

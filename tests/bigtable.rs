@@ -61,7 +61,6 @@ fn the_seed_table_as_cbt_sees_it() {
     assert!(again.contains("files is up to date"), "idempotent: {again}");
 
     let Some(tables) = emulator.cbt(&["ls"]) else {
-        eprintln!("cbt not installed, skipping the rest");
         return;
     };
     let tables: BTreeSet<&str> = tables.lines().collect();
@@ -290,7 +289,6 @@ fn enrichment_projections_and_serve_give_on_bigtable_what_they_give_on_rocksdb()
     .map(|name| corpus(name))
     .collect();
     let (Some(teis), Some(catalog)) = (teis, corpus("sandcrawler/crossref_sample.bibjson")) else {
-        eprintln!("the shared corpus is not here: skipping");
         return;
     };
     let dir = tempfile::tempdir().unwrap();

@@ -10,22 +10,19 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
+mod common;
+
 use sediment::cdx::lines::{LineReader, split_at_line_boundaries};
 use sediment::cdx::{CdxLine, CdxParser, CdxRecord, Dialect, RejectReason, detect_dialect};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures");
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/cdx_reference.py");
 const EMPTY_SHA1: &str = "3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ";
 
-fn corpus() -> Option<&'static Path> {
-    let p = Path::new(CORPUS);
-    if p.is_dir() {
-        Some(p)
-    } else {
-        eprintln!("corpus not found, skipping");
-        None
-    }
+/// The shared corpus; `None` after `common::skip` when it is not here.
+#[track_caller]
+fn corpus() -> Option<PathBuf> {
+    common::corpus("")
 }
 
 /// Every CDX-like file of the corpus, and the wget fixture.
@@ -107,14 +104,16 @@ fn parse_file(path: &Path) -> Outcome {
     parse_reader(std::fs::File::open(path).expect("open file"))
 }
 
+#[track_caller]
 fn reference(files: &[PathBuf]) -> Option<Value> {
-    let output = match Command::new("python3").arg(SCRIPT).args(files).output() {
-        Ok(o) => o,
-        Err(e) => {
-            eprintln!("python3 not available ({e}), skipping");
-            return None;
-        }
-    };
+    if !common::have_python(&[]) {
+        return None;
+    }
+    let output = Command::new("python3")
+        .arg(SCRIPT)
+        .args(files)
+        .output()
+        .expect("run python3");
     assert!(
         output.status.success(),
         "reference script failed: {}",
@@ -128,7 +127,7 @@ fn every_corpus_file_matches_the_independent_reading() {
     let Some(corpus) = corpus() else {
         return;
     };
-    let files = cdx_files(corpus);
+    let files = cdx_files(&corpus);
     assert!(files.len() >= 25, "{files:?}");
     let Some(reference) = reference(&files) else {
         return;

@@ -168,19 +168,20 @@ fn warc_inputs(dir: &Path, copies: usize) -> PathBuf {
     inputs
 }
 
+/// N lines made by a scripts/gen_*.py; `None` after `common::skip` without python3 (or,
+/// for gen_cdx.py, the corpus files it starts from).
+#[track_caller]
 fn generated(dir: &Path, script: &str, n: usize, name: &str) -> Option<PathBuf> {
+    if script == "gen_cdx.py" {
+        common::corpus("sandcrawler/example.cdx")?;
+        common::corpus("pywb/sample_archive/cdx/iana.cdx")?;
+    }
     let out = dir.join(name);
-    let generated = Command::new("python3")
-        .arg(
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("scripts")
-                .join(script),
-        )
-        .arg(n.to_string())
-        .output()
-        .ok()
-        .filter(|o| o.status.success())?;
-    std::fs::write(&out, generated.stdout).unwrap();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("scripts")
+        .join(script);
+    let generated = common::python_output(&[], [script.into_os_string(), n.to_string().into()])?;
+    std::fs::write(&out, generated).unwrap();
     Some(out)
 }
 
@@ -215,7 +216,6 @@ fn kill_import_warc_with_two_threads() {
 fn kill_backfill_cdx() {
     let dir = tempfile::tempdir().unwrap();
     let Some(cdx) = generated(dir.path(), "gen_cdx.py", 40_000, "gen.cdx") else {
-        eprintln!("scripts/gen_cdx.py needs the shared corpus, skipping");
         return;
     };
     let base = base_store(dir.path());
@@ -227,7 +227,6 @@ fn kill_backfill_cdx() {
 fn kill_backfill_cdx_bulk() {
     let dir = tempfile::tempdir().unwrap();
     let Some(cdx) = generated(dir.path(), "gen_cdx.py", 150_000, "gen.cdx") else {
-        eprintln!("scripts/gen_cdx.py needs the shared corpus, skipping");
         return;
     };
     let base = base_store(dir.path());
@@ -246,7 +245,6 @@ fn kill_backfill_cdx_bulk() {
 fn kill_import_jsonl() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rows) = generated(dir.path(), "gen_rows.py", 60_000, "rows.jsonl") else {
-        eprintln!("python3 is missing, skipping");
         return;
     };
     let base = base_store(dir.path());
@@ -258,7 +256,6 @@ fn kill_import_jsonl() {
 fn kill_import_jsonl_bulk() {
     let dir = tempfile::tempdir().unwrap();
     let Some(rows) = generated(dir.path(), "gen_rows.py", 60_000, "rows.jsonl") else {
-        eprintln!("python3 is missing, skipping");
         return;
     };
     let base = base_store(dir.path());

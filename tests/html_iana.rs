@@ -3,24 +3,19 @@
 
 mod common;
 
-use std::path::Path;
 use std::time::Instant;
 
 use sediment::html::{DestinationType, EncodingSource, LinkLocality, analyze};
 use url::Url;
 
-const WARC: &str = concat!(
-    env!("CARGO_MANIFEST_DIR"),
-    "/../shared/corpus/pywb/sample_archive/warcs/iana.warc.gz"
-);
+const WARC: &str = "pywb/sample_archive/warcs/iana.warc.gz";
 
 #[test]
 fn iana_pages() {
-    if !Path::new(WARC).exists() {
-        eprintln!("corpus not found, skipping");
+    let Some(warc) = common::corpus(WARC) else {
         return;
-    }
-    let Some(pages) = common::warc_html_pages(Path::new(WARC)) else {
+    };
+    let Some(pages) = common::warc_html_pages(&warc) else {
         return;
     };
     let bodies: Vec<(Url, String, Vec<u8>)> = pages

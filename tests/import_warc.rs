@@ -11,17 +11,22 @@ use common::{corpus, finished, fixture, json_lines, ok, ok_in_dir, sediment};
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
-/// Runs a Python reference script; `None` (with a message) when python3 or its packages
-/// are missing.
-fn python(args: &[&str]) -> Option<String> {
-    let out = Command::new("python3").args(args).output().ok()?;
-    if !out.status.success() {
-        eprintln!(
-            "python3 {args:?} failed (missing package?), skipping: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+/// Runs a Python reference script that needs `modules`; `None` after `common::skip` when
+/// python3 or a module is missing. The script failing fails the test.
+#[track_caller]
+fn python(modules: &[&str], args: &[&str]) -> Option<String> {
+    if !common::have_python(modules) {
         return None;
     }
+    let out = Command::new("python3")
+        .args(args)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "python3 {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(String::from_utf8(out.stdout).unwrap())
 }
 
@@ -59,7 +64,7 @@ fn check_against_warcio(files: &[PathBuf]) {
     let mut args = vec![script("warc_reference_rows.py")];
     args.extend(names.iter().map(|s| s.to_string()));
     let args: Vec<&str> = args.iter().map(String::as_str).collect();
-    let Some(reference) = python(&args) else {
+    let Some(reference) = python(&["warcio"], &args) else {
         return;
     };
     let expected: BTreeMap<String, Value> = json_lines(&reference)
@@ -232,16 +237,23 @@ fn chunked_bodies_are_hashed_as_stored_and_decoded_on_request() {
     );
 }
 
-/// cdxj-indexer's output for the files, `None` when it is not installed.
+/// cdxj-indexer's output for the files; `None` after `common::skip` when it is not
+/// installed.
+#[track_caller]
 fn cdxj_indexer(args: &[&str]) -> Option<String> {
-    let out = Command::new("cdxj-indexer").args(args).output().ok();
-    match out {
-        Some(out) if out.status.success() => Some(String::from_utf8(out.stdout).unwrap()),
-        _ => {
-            eprintln!("cdxj-indexer not available, skipping");
-            None
-        }
+    if !common::have_program("cdxj-indexer", common::SETUP) {
+        return None;
     }
+    let out = Command::new("cdxj-indexer")
+        .args(args)
+        .output()
+        .expect("run cdxj-indexer");
+    assert!(
+        out.status.success(),
+        "cdxj-indexer {args:?} failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    Some(String::from_utf8(out.stdout).unwrap())
 }
 
 #[test]

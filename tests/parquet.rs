@@ -1,6 +1,6 @@
 //! `export-captures --format parquet` read by DuckDB and Spark SQL: as many rows as
 //! `sediment stats` counts captures, and a query by `url_surtkey` prefix returns the
-//! captures `sediment captures --surt-prefix` lists. Skips (with a message) without the
+//! captures `sediment captures --surt-prefix` lists. Skips (fails in strict mode) without the
 //! readers (scripts/setup.sh installs them).
 
 mod common;
@@ -10,14 +10,10 @@ use std::process::Command;
 
 use common::{corpus, fixture, json_lines, ok};
 
-/// Runs a Python program with arguments; `None` (skip) when a module it needs is missing.
+/// Runs a Python program with arguments; `None` after `common::skip` when a module it
+/// needs (or, for pyspark, Java) is missing.
 fn python(module: &str, program: &str, args: &[&str]) -> Option<String> {
-    let has_module = Command::new("python3")
-        .args(["-c", &format!("import {module}")])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    if !has_module {
-        eprintln!("python module {module} not found (scripts/setup.sh): skipping");
+    if !common::have_python(&[module]) || (module == "pyspark" && !common::have_java()) {
         return None;
     }
     let output = Command::new("python3")

@@ -13,24 +13,15 @@ use common::{assert_consistent_database, corpus, fixture, ok, ok_in_dir, sedimen
 use rusqlite::Connection;
 use serde_json::{Value, json};
 
-/// The reference's view of some WARC files; `None` (with a message) without python3/warcio.
+/// The reference's view of some WARC files; `None` after `common::skip` without
+/// python3/warcio.
+#[track_caller]
 fn reference(warcs: &[&Path]) -> Option<Value> {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/crawl_reference.py");
-    let out = match Command::new("python3").arg(script).args(warcs).output() {
-        Ok(out) => out,
-        Err(e) => {
-            eprintln!("python3 not available ({e}), skipping the reference comparison");
-            return None;
-        }
-    };
-    if !out.status.success() {
-        eprintln!(
-            "crawl_reference.py failed (warcio missing?), skipping: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        return None;
-    }
-    Some(serde_json::from_slice(&out.stdout).expect("reference JSON"))
+    let mut args = vec![script.as_path()];
+    args.extend(warcs);
+    let out = common::python_output(&["warcio"], args)?;
+    Some(serde_json::from_slice(&out).expect("reference JSON"))
 }
 
 /// Runs `project crawl` and returns its summary line (stderr). The run must finish, with
@@ -889,12 +880,8 @@ fn gzip_bombs_are_capped_per_page_and_reported() {
     let dir = tempfile::tempdir().unwrap();
     let warc = dir.path().join("bombs.warc.gz");
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/make-gzip-bomb-warc.py");
-    match Command::new("python3").arg(&script).arg(&warc).status() {
-        Ok(status) if status.success() => {}
-        other => {
-            eprintln!("python3 could not make the bomb WARC ({other:?}), skipping");
-            return;
-        }
+    if common::python_output(&[], [&script, &warc]).is_none() {
+        return;
     }
     let warc_bytes = std::fs::metadata(&warc).unwrap().len();
     assert!(warc_bytes < 200_000, "a small archive: {warc_bytes} bytes");

@@ -120,25 +120,17 @@ fn assert_transposes(
     assert_eq!(edges, back);
 }
 
+/// warcio's reading of the crawls; `None` after `common::skip` without python3/warcio.
+#[track_caller]
 fn reference() -> Option<BTreeMap<String, Value>> {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scripts/wordindex_reference.py"
     );
-    match Command::new("python3").arg(script).args(crawls()).output() {
-        Ok(o) if o.status.success() => Some(serde_json::from_slice(&o.stdout).expect("JSON")),
-        Ok(o) => {
-            eprintln!(
-                "python3 with warcio is needed for the link reference, skipping: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("python3 not found ({e}), skipping the link reference");
-            None
-        }
-    }
+    let mut args = vec![std::path::PathBuf::from(script)];
+    args.extend(crawls());
+    let out = common::python_output(&["warcio"], args)?;
+    Some(serde_json::from_slice(&out).expect("JSON"))
 }
 
 #[test]

@@ -50,29 +50,18 @@ fn project(tmp: &Path, threads: &str) -> PathBuf {
     out
 }
 
-/// warcio's latest capture of every URL, or None (with a message) without python/warcio.
+/// warcio's latest capture of every URL; `None` after `common::skip` without
+/// python3/warcio.
+#[track_caller]
 pub fn reference() -> Option<BTreeMap<String, Value>> {
     let script = concat!(
         env!("CARGO_MANIFEST_DIR"),
         "/scripts/wordindex_reference.py"
     );
-    let output = Command::new("python3").arg(script).args(crawls()).output();
-    match output {
-        Ok(o) if o.status.success() => {
-            Some(serde_json::from_slice(&o.stdout).expect("reference JSON"))
-        }
-        Ok(o) => {
-            eprintln!(
-                "python3 with warcio is needed for the reference, skipping: {}",
-                String::from_utf8_lossy(&o.stderr)
-            );
-            None
-        }
-        Err(e) => {
-            eprintln!("python3 not found ({e}), skipping");
-            None
-        }
-    }
+    let mut args = vec![PathBuf::from(script)];
+    args.extend(crawls());
+    let out = common::python_output(&["warcio"], args)?;
+    Some(serde_json::from_slice(&out).expect("reference JSON"))
 }
 
 /// The private MariaDB server; stopped when dropped.
@@ -82,6 +71,8 @@ struct Server {
 }
 
 impl Server {
+    /// Starts the server; `None` after `common::skip` when MariaDB cannot run here.
+    #[track_caller]
     fn start(dir: &Path) -> Option<Server> {
         let script = concat!(
             env!("CARGO_MANIFEST_DIR"),
@@ -99,18 +90,24 @@ impl Server {
             .lines()
             .find_map(|l| l.strip_prefix("PORT="))
             .map(str::to_string);
-        match (output.status.success(), port) {
-            (true, Some(port)) => Some(Server {
+        match (output.status.code(), port) {
+            (Some(0), Some(port)) => Some(Server {
                 dir: dir.to_path_buf(),
                 port,
             }),
-            _ => {
-                eprintln!(
-                    "MariaDB cannot run here, skipping the load test: {}",
-                    String::from_utf8_lossy(&output.stderr)
+            // The script's "cannot run here": no packages and no root or apt-get.
+            (Some(2), _) => {
+                common::skip(
+                    "a MariaDB server (Debian's mariadb-server and mariadb-client)",
+                    "scripts/setup.sh installs them; scripts/mariadb-test-server.sh does as root",
                 );
                 None
             }
+            _ => panic!(
+                "scripts/mariadb-test-server.sh start failed ({}): {}",
+                output.status,
+                String::from_utf8_lossy(&output.stderr)
+            ),
         }
     }
 

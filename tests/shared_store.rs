@@ -263,13 +263,18 @@ fn a_reader_keeps_its_version_while_the_writer_publishes_newer_ones() {
 }
 
 /// Runs the mount commands of `setup`; when one fails (no privileges here), undoes
-/// them with `teardown`, says why and returns false.
+/// them with `teardown` and returns false after `common::skip` (CI runs as root, where
+/// they work).
+#[track_caller]
 fn with_mount(setup: &[&[&str]], teardown: &[&str]) -> bool {
     for cmd in setup {
         let status = Command::new(cmd[0]).args(&cmd[1..]).status();
         if !status.is_ok_and(|s| s.success()) {
             let _ = Command::new(teardown[0]).args(&teardown[1..]).status();
-            eprintln!("cannot run {cmd:?} here (needs mount privileges), skipping");
+            common::skip(
+                &format!("the privilege to run {cmd:?} (root or CAP_SYS_ADMIN)"),
+                "run the tests as root, as CI does",
+            );
             return false;
         }
     }
@@ -368,8 +373,11 @@ fn ldb_sst_dump_and_rocksdict_read_the_store() {
     ) else {
         return;
     };
-    if Command::new("ldb").arg("--help").output().is_err() {
-        eprintln!("ldb (Debian package rocksdb-tools) not installed, skipping");
+    const ROCKSDB_TOOLS: &str = "Debian's rocksdb-tools, which scripts/setup.sh installs";
+    if !common::have_program("ldb", ROCKSDB_TOOLS)
+        || !common::have_program("sst_dump", ROCKSDB_TOOLS)
+        || !common::have_python(&["rocksdict"])
+    {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
@@ -432,19 +440,13 @@ db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_onl
 for key in db.get_column_family("f").keys():
     print(key[:20].hex().upper())
 "#;
-    let out = match Command::new("python3")
-        .args(["-c", script])
-        .arg(&current)
-        .output()
-    {
-        Ok(out) if out.status.success() => out,
-        Ok(out) if String::from_utf8_lossy(&out.stderr).contains("No module named 'rocksdict'") => {
-            eprintln!("rocksdict (PyPI) not installed, skipping that part");
-            return;
-        }
-        other => panic!("rocksdict failed: {other:?}"),
-    };
-    let from_rocksdict: BTreeSet<String> = String::from_utf8_lossy(&out.stdout)
+    let args = [
+        std::ffi::OsStr::new("-c"),
+        std::ffi::OsStr::new(script),
+        current.as_os_str(),
+    ];
+    let out = common::python_output(&["rocksdict"], args).expect("rocksdict was found above");
+    let from_rocksdict: BTreeSet<String> = String::from_utf8_lossy(&out)
         .lines()
         .map(str::to_string)
         .collect();

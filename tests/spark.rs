@@ -1,8 +1,8 @@
 //! The Spark application (scripts/spark/sediment_spark.py) against single-process imports
 //! of the same inputs: exports and captures byte for byte, with one and several key
-//! ranges, with tasks killed once and retried, for WARC and CDX inputs. Skips (with a
-//! message) when spark-submit, pyspark or Java is missing (scripts/setup.sh installs them);
-//! the Sediment stages alone (extract, split-ranges, write-sst --sort, ingest-sst) always run.
+//! ranges, with tasks killed once and retried, for WARC and CDX inputs. Skips (fails in
+//! strict mode) when spark-submit, pyspark or Java is missing (scripts/setup.sh installs
+//! them); the Sediment stages alone (extract, split-ranges, write-sst --sort, ingest-sst) always run.
 
 mod common;
 
@@ -11,20 +11,11 @@ use std::process::Command;
 
 use common::{Run, corpus, fixture, ok, sediment};
 
+/// Whether Java, pyspark and its spark-submit are here; when not, `common::skip`.
 fn spark_available() -> bool {
-    let found = |program: &str, args: &[&str]| {
-        Command::new(program)
-            .args(args)
-            .output()
-            .is_ok_and(|o| o.status.success())
-    };
-    let available = found("java", &["-version"])
-        && found("python3", &["-c", "import pyspark"])
-        && found("sh", &["-c", "command -v spark-submit"]);
-    if !available {
-        eprintln!("spark-submit, pyspark or java not found (scripts/setup.sh): skipping");
-    }
-    available
+    common::have_java()
+        && common::have_python(&["pyspark"])
+        && common::have_program("spark-submit", common::SETUP)
 }
 
 /// Runs the Spark application on loopback; `master` like `local[2]`, `local[2,2]` to let

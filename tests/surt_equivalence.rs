@@ -8,7 +8,8 @@ use std::process::{Command, Stdio};
 
 use sediment::surt::{surt, surt_into};
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
+mod common;
+
 const SCRIPT: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts/surt_reference.py");
 
 /// URLs chosen to exercise every canonicalization step.
@@ -208,21 +209,29 @@ const TRICKY: &[&str] = &[
     "https://arxiv.org/pdf/1706.03762v5.pdf",
 ];
 
-fn python_reference(corpus: Option<&str>, urls: &[&str]) -> Option<Vec<serde_json::Value>> {
+/// scripts/surt_reference.py's reading of the hand-picked URLs and, with `corpus`, of the
+/// corpus's; `None` after `common::skip` without python3, surt (or warcio for the corpus).
+#[track_caller]
+fn python_reference(
+    corpus: Option<&std::path::Path>,
+    urls: &[&str],
+) -> Option<Vec<serde_json::Value>> {
+    let modules: &[&str] = if corpus.is_some() {
+        &["surt", "warcio"]
+    } else {
+        &["surt"]
+    };
+    if !common::have_python(modules) {
+        return None;
+    }
     let request = serde_json::json!({ "corpus": corpus, "urls": urls });
-    let mut child = match Command::new("python3")
+    let mut child = Command::new("python3")
         .arg(SCRIPT)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
-        .stderr(Stdio::null())
+        .stderr(Stdio::piped())
         .spawn()
-    {
-        Ok(c) => c,
-        Err(e) => {
-            eprintln!("python3 not available ({e}), skipping");
-            return None;
-        }
-    };
+        .expect("run python3");
     child
         .stdin
         .take()
@@ -230,20 +239,19 @@ fn python_reference(corpus: Option<&str>, urls: &[&str]) -> Option<Vec<serde_jso
         .write_all(request.to_string().as_bytes())
         .expect("write request");
     let output = child.wait_with_output().expect("python3 output");
-    if !output.status.success() {
-        eprintln!("python3 surt reference failed (is the `surt` package installed?), skipping");
-        return None;
-    }
+    assert!(
+        output.status.success(),
+        "scripts/surt_reference.py failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     Some(serde_json::from_slice(&output.stdout).expect("reference JSON"))
 }
 
 #[test]
 fn surt_equals_the_python_package_on_corpus_and_tricky_urls() {
-    let corpus = std::path::Path::new(CORPUS).is_dir().then_some(CORPUS);
-    if corpus.is_none() {
-        eprintln!("corpus not found, skipping the corpus URLs");
-    }
-    let Some(reference) = python_reference(corpus, TRICKY) else {
+    // Without the corpus this is recorded as a skip, and the hand-picked URLs still run.
+    let corpus = common::corpus("");
+    let Some(reference) = python_reference(corpus.as_deref(), TRICKY) else {
         return;
     };
     let mut compared = 0;

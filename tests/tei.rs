@@ -1,5 +1,7 @@
 //! TEI → JSON on the real GROBID outputs and expected JSON files of the corpus.
 
+mod common;
+
 use std::process::Command;
 
 use serde_json::{Value, json};
@@ -9,18 +11,11 @@ use sediment::tei::{
     quality_signals, tei_to_json,
 };
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
-
-/// The file's bytes, or None (with a note on stderr) when the corpus is absent.
+/// The corpus file's bytes; `None` after `common::skip` when the corpus is absent.
+#[track_caller]
 fn corpus(path: &str) -> Option<Vec<u8>> {
-    let full = format!("{CORPUS}/{path}");
-    match std::fs::read(&full) {
-        Ok(bytes) => Some(bytes),
-        Err(_) => {
-            eprintln!("corpus not found, skipping ({full})");
-            None
-        }
-    }
+    let full = common::corpus(path)?;
+    Some(std::fs::read(&full).unwrap_or_else(|e| panic!("read {}: {e}", full.display())))
 }
 
 fn legacy() -> TeiOptions {
@@ -349,26 +344,31 @@ for path in sys.argv[1:]:
     })
 print(json.dumps(out))
 "#;
-    let paths: Vec<String> = REAL.iter().map(|(p, _)| format!("{CORPUS}/{p}")).collect();
-    if !std::path::Path::new(&paths[0]).exists() {
-        eprintln!("corpus not found, skipping");
+    let Some(paths) = REAL
+        .iter()
+        .map(|(p, _)| common::corpus(p))
+        .collect::<Option<Vec<_>>>()
+    else {
+        return;
+    };
+    if !common::have_python(&[]) {
         return;
     }
-    let output = match Command::new("python3")
+    let output = Command::new("python3")
         .arg("-c")
         .arg(SCRIPT)
         .args(&paths)
         .output()
-    {
-        Ok(o) if o.status.success() => o,
-        _ => {
-            eprintln!("python3 not available, skipping");
-            return;
-        }
-    };
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "the ElementTree reference failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let expected: Vec<Value> = serde_json::from_slice(&output.stdout).unwrap();
     for (path, want) in paths.iter().zip(&expected) {
         let xml = std::fs::read(path).unwrap();
+        let path = path.display();
         let got = tei_to_json(&xml, current()).unwrap();
         for key in ["abstract", "body", "acknowledgement"] {
             assert_eq!(

@@ -15,23 +15,22 @@ use sediment::warc::{ErrorKind, WarcReader};
 use serde_json::Value;
 use sha1::{Digest, Sha1};
 
-/// Runs Python and parses its JSON lines; `None` (with a message) when python3 or the
-/// package is missing.
+/// Runs Python with warcio and parses its JSON lines; `None` after `common::skip` when
+/// python3 or warcio is missing.
+#[track_caller]
 fn python_rows(args: &[&str]) -> Option<Vec<Value>> {
-    let out = match Command::new("python3").args(args).output() {
-        Ok(out) => out,
-        Err(_) => {
-            eprintln!("python3 not found, skipping the warcio comparison");
-            return None;
-        }
-    };
-    if !out.status.success() {
-        eprintln!(
-            "python3 failed (warcio missing?), skipping the warcio comparison: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+    if !common::have_python(&["warcio"]) {
         return None;
     }
+    let out = Command::new("python3")
+        .args(args)
+        .output()
+        .expect("run python3");
+    assert!(
+        out.status.success(),
+        "python3 with warcio failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     Some(json_lines(&String::from_utf8(out.stdout).unwrap()))
 }
 
@@ -47,6 +46,7 @@ for r in it:
 "#;
 
 /// (record id, payload SHA-1 in hex) of every record warcio reads.
+#[track_caller]
 fn warcio_records(path: &Path) -> Option<Vec<(String, String)>> {
     let rows = python_rows(&["-c", WARCIO_RECORDS, path.to_str().unwrap()])?;
     Some(

@@ -6,21 +6,20 @@ use std::fs::File;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 
+mod common;
+
 use sediment::warc::{
     Compression, ErrorKind, ReaderOptions, Record, WarcError, WarcReader, Warning,
 };
 use serde_json::Value;
 
-const CORPUS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/../shared/corpus");
 const SCRIPTS: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/scripts");
 const FIXTURES: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/corrupt");
 
+/// Every WARC of the shared corpus; `None` after `common::skip` without it.
+#[track_caller]
 fn corpus_warcs() -> Option<Vec<PathBuf>> {
-    let root = Path::new(CORPUS);
-    if !root.is_dir() {
-        eprintln!("corpus not found, skipping");
-        return None;
-    }
+    let root = common::corpus("")?;
     let mut files = Vec::new();
     let mut stack = vec![root.to_path_buf()];
     while let Some(dir) = stack.pop() {
@@ -57,23 +56,22 @@ fn read_all(path: &Path) -> Vec<Result<Record, WarcError>> {
     reader.collect()
 }
 
-/// Run a Python reference script; `None` (with a message) when python3 or the package is
-/// not there.
-fn python_rows(args: &[&str]) -> Option<Vec<Value>> {
-    let output = match Command::new("python3").args(args).output() {
-        Ok(output) => output,
-        Err(_) => {
-            eprintln!("python3 not found, skipping");
-            return None;
-        }
-    };
-    if !output.status.success() {
-        eprintln!(
-            "python reference failed, skipping: {}",
-            String::from_utf8_lossy(&output.stderr)
-        );
+/// Runs a Python reference script that needs `modules`; `None` after `common::skip` when
+/// python3 or a module is not there. The script failing fails the test.
+#[track_caller]
+fn python_rows(modules: &[&str], args: &[&str]) -> Option<Vec<Value>> {
+    if !common::have_python(modules) {
         return None;
     }
+    let output = Command::new("python3")
+        .args(args)
+        .output()
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "python3 {args:?} failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let text = String::from_utf8(output.stdout).unwrap();
     Some(
         text.lines()
@@ -87,7 +85,7 @@ fn hex(bytes: &[u8]) -> String {
 }
 
 fn short(path: &Path) -> String {
-    path.strip_prefix(CORPUS)
+    path.strip_prefix(common::corpus_root())
         .unwrap_or(path)
         .display()
         .to_string()
@@ -205,7 +203,7 @@ fn corpus_equals_warcio() {
     let mut compared = 0;
     for path in &files {
         let file = short(path);
-        let Some(mut rows) = python_rows(&[&script, path.to_str().unwrap()]) else {
+        let Some(mut rows) = python_rows(&["warcio"], &[&script, path.to_str().unwrap()]) else {
             return;
         };
         let warcio_gave_up = rows.last().is_some_and(|r| r.get("error").is_some());
@@ -293,8 +291,9 @@ for r in ArchiveIterator(open(sys.argv[1], 'rb'), record_types=WarcRecordType.an
 fn files_warcio_refuses_equal_fastwarc() {
     let Some(_) = corpus_warcs() else { return };
     for file in WARCIO_REFUSES {
-        let path = Path::new(CORPUS).join(file);
-        let Some(rows) = python_rows(&["-c", FASTWARC_IDS, path.to_str().unwrap()]) else {
+        let path = common::corpus_root().join(file);
+        let Some(rows) = python_rows(&["fastwarc"], &["-c", FASTWARC_IDS, path.to_str().unwrap()])
+        else {
             return;
         };
         let items = read_all(&path);
@@ -313,11 +312,9 @@ fn files_warcio_refuses_equal_fastwarc() {
 /// Offsets and skips of records in files whose gzip members do not line up with records.
 #[test]
 fn unaligned_members_positions() {
-    let path = Path::new(CORPUS).join("warcio/test/data/example-wrong-chunks.warc.gz");
-    if !path.exists() {
-        eprintln!("corpus not found, skipping");
+    let Some(path) = common::corpus("warcio/test/data/example-wrong-chunks.warc.gz") else {
         return;
-    }
+    };
     let records: Vec<Record> = read_all(&path).into_iter().map(Result::unwrap).collect();
     // Members: [0, 516), [516, 1130), [1130, 1575). The response spans all three (its
     // CRLFCRLF is in the third); the request starts 4 bytes into the third.
@@ -400,10 +397,7 @@ except Exception as e:
 /// survive are records of the intact source as warcio reads it.
 #[test]
 fn corrupt_fixtures_keep_what_warcio_reads() {
-    let Some(source) = corpus_warcs()
-        .map(|_| Path::new(CORPUS).join("warcio/test/data/example.warc.gz"))
-        .filter(|p| p.exists())
-    else {
+    let Some(source) = common::corpus("warcio/test/data/example.warc.gz") else {
         return;
     };
     let ids_of = |rows: Vec<Value>| -> Vec<String> {
@@ -411,7 +405,8 @@ fn corrupt_fixtures_keep_what_warcio_reads() {
             .filter_map(|r| r["id"].as_str().map(str::to_string))
             .collect()
     };
-    let Some(intact) = python_rows(&["-c", WARCIO_IDS, source.to_str().unwrap()]) else {
+    let Some(intact) = python_rows(&["warcio"], &["-c", WARCIO_IDS, source.to_str().unwrap()])
+    else {
         return;
     };
     let intact = ids_of(intact);
@@ -430,7 +425,8 @@ fn corrupt_fixtures_keep_what_warcio_reads() {
         for id in case["valid_ids"].as_array().unwrap() {
             assert!(intact.iter().any(|i| i == id), "{file}: {id}");
         }
-        let Some(theirs) = python_rows(&["-c", WARCIO_IDS, path.to_str().unwrap()]) else {
+        let Some(theirs) = python_rows(&["warcio"], &["-c", WARCIO_IDS, path.to_str().unwrap()])
+        else {
             return;
         };
         let valid: Vec<&str> = case["valid_ids"]
@@ -479,11 +475,9 @@ fn sink_and_reading_at_offsets() {
         "pywb/sample_archive/warcs/iana.warc.gz",
         "chatnoir-resiliparse/tests/data/warcfile.warc",
     ] {
-        let path = Path::new(CORPUS).join(file);
-        if !path.exists() {
-            eprintln!("corpus not found, skipping");
+        let Some(path) = common::corpus(file) else {
             return;
-        }
+        };
         let mut reader = WarcReader::new(File::open(&path).unwrap()).unwrap();
         let mut sink = Collect {
             current: None,
@@ -525,11 +519,9 @@ fn arc_is_refused() {
         "pywb/sample_archive/warcs/example.arc",
         "pywb/sample_archive/warcs/example.arc.gz",
     ] {
-        let path = Path::new(CORPUS).join(file);
-        if !path.exists() {
-            eprintln!("corpus not found, skipping");
+        let Some(path) = common::corpus(file) else {
             return;
-        }
+        };
         let error = match WarcReader::new(File::open(&path).unwrap()) {
             Err(error) => error,
             Ok(mut reader) => reader.next().unwrap().unwrap_err(),
@@ -554,11 +546,10 @@ fn random_damage_never_panics() {
     ];
     let mut next = numbers(0x2545_F491_4F6C_DD1Du64);
     for file in files {
-        let path = Path::new(CORPUS).join(file);
-        let Ok(original) = std::fs::read(&path) else {
-            eprintln!("corpus not found, skipping");
+        let Some(path) = common::corpus(file) else {
             return;
         };
+        let original = std::fs::read(&path).unwrap();
         let intact = read_all(&path).len();
         for round in 0..400 {
             let mut data = original.clone();

@@ -171,18 +171,13 @@ impl GrobidCells {
 mod tests {
     use super::*;
 
-    const SMALL: &str = concat!(
-        env!("CARGO_MANIFEST_DIR"),
-        "/../shared/corpus/sandcrawler/small.xml"
-    );
-
     #[test]
     fn replies_become_cells() {
         let schema = Schema::embedded().unwrap();
-        let Ok(xml) = std::fs::read(SMALL) else {
-            eprintln!("corpus not found, skipping");
+        let Some(small) = crate::prerequisites::corpus("sandcrawler/small.xml") else {
             return;
         };
+        let xml = std::fs::read(small).unwrap();
         let ok = GrobidCells::from_reply(200, &xml, TeiOptions::default());
         assert_eq!(ok.status_name(), "success");
         assert_eq!(ok.quality, Some(Quality::Marginal));

@@ -11,6 +11,11 @@ pub struct Emulator {
     pub host: String,
 }
 
+/// What installs the emulator and `cbt`.
+const INSTALL: &str = "scripts/setup.sh installs Google's google-cloud-cli-bigtable-emulator \
+                       and google-cloud-cli-cbt, or builds an emulator with \
+                       scripts/build-bigtable-emulator.sh";
+
 /// The emulator binary: $SEDIMENT_CBTEMULATOR, on PATH, or where Google's Cloud SDK puts it.
 fn binary() -> Option<PathBuf> {
     if let Ok(path) = std::env::var("SEDIMENT_CBTEMULATOR") {
@@ -20,19 +25,17 @@ fn binary() -> Option<PathBuf> {
         "/usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator",
         "/usr/local/bin/cbtemulator",
     ];
-    if let Ok(out) = Command::new("which").arg("cbtemulator").output()
-        && out.status.success()
-    {
-        return Some(PathBuf::from(String::from_utf8_lossy(&out.stdout).trim()));
-    }
-    candidates.iter().map(PathBuf::from).find(|p| p.is_file())
+    super::find_program("cbtemulator")
+        .or_else(|| candidates.iter().map(PathBuf::from).find(|p| p.is_file()))
 }
 
 impl Emulator {
-    /// Starts an emulator, or says why not and returns `None` (the test then skips).
+    /// Starts an emulator; `None` after [`super::skip`] when there is none (the test then
+    /// returns). An emulator that is there but does not start fails the test.
+    #[track_caller]
     pub fn start() -> Option<Emulator> {
         let Some(binary) = binary() else {
-            eprintln!("cbtemulator not found (scripts/setup.sh installs it), skipping");
+            super::skip("the Bigtable emulator cbtemulator", INSTALL);
             return None;
         };
         let mut child = Command::new(&binary)
@@ -40,16 +43,18 @@ impl Emulator {
             .stdout(Stdio::piped())
             .stderr(Stdio::piped())
             .spawn()
-            .ok()?;
+            .unwrap_or_else(|e| panic!("start {}: {e}", binary.display()));
         // It prints "Cloud Bigtable emulator running on 127.0.0.1:PORT" when it listens.
-        let stdout = child.stdout.take()?;
+        let stdout = child.stdout.take().expect("piped stdout");
         let mut line = String::new();
-        BufReader::new(stdout).read_line(&mut line).ok()?;
-        let host = line.trim().rsplit(' ').next()?.to_string();
+        BufReader::new(stdout)
+            .read_line(&mut line)
+            .expect("read the emulator's first line");
+        let host = line.trim().rsplit(' ').next().unwrap_or("").to_string();
         if !host.starts_with("127.0.0.1:") {
             let _ = child.kill();
-            eprintln!("cbtemulator said {line:?}, skipping");
-            return None;
+            let _ = child.wait();
+            panic!("{} did not start: it said {line:?}", binary.display());
         }
         Some(Emulator { child, host })
     }
@@ -87,14 +92,19 @@ impl Emulator {
         run.stdout
     }
 
-    /// Runs Google's `cbt` client against this emulator.
+    /// Runs Google's `cbt` client against this emulator; `None` after [`super::skip`]
+    /// when it is not installed.
+    #[track_caller]
     pub fn cbt(&self, args: &[&str]) -> Option<String> {
+        if !super::have_program("cbt", INSTALL) {
+            return None;
+        }
         let output = Command::new("cbt")
             .env("BIGTABLE_EMULATOR_HOST", &self.host)
             .args(["-project", "test-project", "-instance", "test-instance"])
             .args(args)
             .output()
-            .ok()?;
+            .expect("run cbt");
         assert!(
             output.status.success(),
             "cbt {args:?}: {}",

@@ -2,89 +2,12 @@
 #![allow(dead_code)]
 
 pub mod emulator;
+mod prerequisites;
+
+pub use prerequisites::*;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-
-/// Strict mode: under `CI=true` or `SEDIMENT_STRICT=1` a test that lacks what it needs (a
-/// tool, a Python package, a service, the shared corpus) fails instead of skipping.
-pub fn strict() -> bool {
-    let on = |name: &str| {
-        std::env::var(name).is_ok_and(|v| {
-            let v = v.trim().to_ascii_lowercase();
-            !v.is_empty() && v != "0" && v != "false"
-        })
-    };
-    on("SEDIMENT_STRICT") || on("CI")
-}
-
-/// The running test cannot do its work because `what` is missing; `install` says what
-/// provides it (usually `scripts/setup.sh`). In strict mode the test fails here with that
-/// message. Otherwise the skip is recorded in `$SEDIMENT_SKIP_LOG` (one line per test:
-/// `scripts/test.sh` counts skipped tests from it and takes them out of the passed) and
-/// printed; the caller then returns.
-#[track_caller]
-pub fn skip(what: &str, install: &str) {
-    let test = current_test();
-    if strict() {
-        panic!(
-            "{test}: {what} is missing ({install}); strict mode (CI=true or SEDIMENT_STRICT=1) \
-             does not let a test pass without it"
-        );
-    }
-    eprintln!("{test}: SKIPPED: {what} is missing ({install})");
-    if let Some(log) = std::env::var_os("SEDIMENT_SKIP_LOG") {
-        use std::io::Write;
-        // One short line per write with O_APPEND: lines of parallel tests do not mix.
-        if let Ok(mut file) = std::fs::OpenOptions::new()
-            .create(true)
-            .append(true)
-            .open(log)
-        {
-            let _ = file.write_all(format!("{test}\t{what}\n").as_bytes());
-        }
-    }
-}
-
-/// `binary::test_name` of the running test: libtest names each test's thread after it,
-/// and the binary's name (without cargo's hash) tells tests of the same name apart.
-fn current_test() -> String {
-    let binary = std::env::current_exe()
-        .ok()
-        .and_then(|p| p.file_stem().map(|s| s.to_string_lossy().into_owned()))
-        .unwrap_or_default();
-    let binary = match binary.rsplit_once('-') {
-        Some((name, hash)) if hash.chars().all(|c| c.is_ascii_hexdigit()) => name.to_string(),
-        _ => binary,
-    };
-    let thread = std::thread::current();
-    format!("{binary}::{}", thread.name().unwrap_or("main"))
-}
-
-/// Where the shared corpus of real files is: `$SEDIMENT_CORPUS`, else `../shared/corpus`
-/// beside the checkout.
-pub fn corpus_root() -> PathBuf {
-    match std::env::var_os("SEDIMENT_CORPUS") {
-        Some(dir) if !dir.is_empty() => PathBuf::from(dir),
-        _ => Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/corpus"),
-    }
-}
-
-/// A file (or directory) of the shared corpus; `None` when this machine lacks it, after
-/// [`skip`] (which fails the test in strict mode).
-#[track_caller]
-pub fn corpus(relative: &str) -> Option<PathBuf> {
-    let path = corpus_root().join(relative);
-    if path.exists() {
-        Some(path)
-    } else {
-        skip(
-            &format!("corpus file {}", path.display()),
-            "the shared corpus: ../shared/corpus beside the checkout, or $SEDIMENT_CORPUS",
-        );
-        None
-    }
-}
 
 pub fn fixture(relative: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -214,14 +137,14 @@ pub struct HtmlPage {
     pub body: Vec<u8>,
 }
 
-/// The HTML payloads of every WARC and ARC file of the shared corpus; `None` (with a
-/// message) without the corpus or warcio.
+/// The HTML payloads of every WARC and ARC file of the shared corpus; `None` after
+/// [`skip`] without the corpus or warcio.
 pub fn corpus_html_pages() -> Option<Vec<HtmlPage>> {
     warc_html_pages(&corpus("")?)
 }
 
 /// The HTML payloads of every WARC and ARC file under `dir` (or of the one file `dir`),
-/// read with Python's warcio (an independent reader); `None` (with a message) without
+/// read with Python's warcio (an independent reader); `None` after [`skip`] without
 /// warcio.
 pub fn warc_html_pages(dir: &Path) -> Option<Vec<HtmlPage>> {
     let script = r#"
@@ -251,16 +174,24 @@ for root, _, files in walked:
         except Exception as e:
             sys.stderr.write('%s: %s\n' % (path, e))
 "#;
+    if !have_python(&["warcio"]) {
+        return None;
+    }
     let output = Command::new("python3")
         .args(["-c", script])
         .arg(dir)
         .output()
-        .ok()?;
-    if !output.status.success() {
-        eprintln!("warcio failed: {}", String::from_utf8_lossy(&output.stderr));
-        return None;
-    }
-    let data = output.stdout;
+        .expect("run python3");
+    assert!(
+        output.status.success(),
+        "warcio failed on {}: {}",
+        dir.display(),
+        String::from_utf8_lossy(&output.stderr)
+    );
+    Some(parse_html_pages(&output.stdout).expect("the script's output is length-framed"))
+}
+
+fn parse_html_pages(data: &[u8]) -> Option<Vec<HtmlPage>> {
     let mut pages = Vec::new();
     let mut at = 0;
     while at < data.len() {
@@ -276,7 +207,7 @@ for root, _, files in walked:
             label: format!("{name} {url}"),
             url,
             content_type,
-            body: data[body_start..body_start + body_len].to_vec(),
+            body: data.get(body_start..body_start + body_len)?.to_vec(),
         });
         at = body_start + body_len;
     }

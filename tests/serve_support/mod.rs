@@ -205,7 +205,9 @@ pub fn copy_crawls(dir: &Path, names: &[&str]) -> Vec<PathBuf> {
         .collect()
 }
 
-/// Whether a program is on PATH (tests that need it skip with a message otherwise).
+/// Whether a program is on PATH and answers `probe`; when not, [`crate::common::skip`]
+/// (the test then returns).
+#[track_caller]
 pub fn have(program: &str, probe: &[&str]) -> bool {
     let found = Command::new(program)
         .args(probe)
@@ -214,7 +216,7 @@ pub fn have(program: &str, probe: &[&str]) -> bool {
         .status()
         .is_ok_and(|s| s.success());
     if !found {
-        eprintln!("{program} not found: skipping (scripts/setup.sh installs it)");
+        crate::common::skip(&format!("program {program}"), crate::common::SETUP);
     }
     found
 }
