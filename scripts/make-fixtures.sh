@@ -10,6 +10,7 @@
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$repo/scripts/env.sh" # warcio from the project's virtual environment, when setup made it
 site="$repo/fixtures/site"
 out="$repo/fixtures/crawl"
 port="${FIXTURE_PORT:-47213}"

@@ -7,7 +7,6 @@ mod common;
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
-use std::process::Command;
 
 use common::{fixture, ok, sediment};
 use serde_json::Value;
