@@ -93,9 +93,9 @@ fn landmarks_text_pile() {
     assert_eq!(pile_fields(&d), expected);
     let joined = expected.join("\n\n\n");
     assert_eq!(d.pile.joined(), joined);
-    match python_blake2b(&joined) {
-        Some(hex) => assert_eq!(hex::encode(d.pile.digest), hex),
-        None => {} // recorded as a skip: the digest is not cross-checked
+    // Without python3 this is recorded as a skip: the digest is not cross-checked.
+    if let Some(hex) = python_blake2b(&joined) {
+        assert_eq!(hex::encode(d.pile.digest), hex);
     }
 
     let links: Vec<(&str, Vec<&str>, &str)> = d

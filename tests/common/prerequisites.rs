@@ -172,8 +172,13 @@ pub fn corpus(relative: &str) -> Option<PathBuf> {
     if path.exists() {
         Some(path)
     } else {
+        let what = if relative.is_empty() {
+            format!("the shared corpus {}", path.display())
+        } else {
+            format!("corpus file {}", path.display())
+        };
         skip(
-            &format!("corpus file {}", path.display()),
+            &what,
             "the shared corpus: ../shared/corpus beside the checkout, or $SEDIMENT_CORPUS",
         );
         None
