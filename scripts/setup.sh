@@ -74,6 +74,12 @@ if ! "$python" -c 'import venv, ensurepip' >/dev/null 2>&1; then
   esac
 fi
 marker="$venv/.sediment-python"
+# Without SEDIMENT_PYTHON a working venv is kept, whatever interpreter made it; asked for
+# one (as .ci/run asks for Debian's), a venv made from another is made again.
+made_from=$(cat "$marker" 2>/dev/null || true)
+if [ -z "${SEDIMENT_PYTHON:-}" ] && [ -n "$made_from" ] && "$venv/bin/python3" -c '' >/dev/null 2>&1; then
+  want=$made_from
+fi
 if [ -d "$venv" ] && { [ ! -x "$venv/bin/python3" ] || [ "$(cat "$marker" 2>/dev/null)" != "$want" ] \
      || ! "$venv/bin/python3" -c '' >/dev/null 2>&1; }; then
   [ -f "$venv/pyvenv.cfg" ] || fail "$venv is not a virtual environment: remove it or set SEDIMENT_VENV"
