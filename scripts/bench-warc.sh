@@ -3,7 +3,7 @@
 # as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program; with
 # zlib-rs streaming as the fastwarc crate does, and with libdeflate's one-call inflate), the
 # fastwarc crate (HTTP parsing + payload digest check), cdxj-indexer (pip), and sediment
-# import-warc (1 and 2 threads, empty stores) and sediment cdx.
+# import-warc (1 and 2 threads, empty stores) and sediment cdx against cdxj-indexer.
 # The references are built with their best release settings (scripts/bench-tools: fat LTO,
 # one codegen unit).
 # Three corpora, so that each ratio is measured on more than one crawl: BENCH_DIR's
@@ -16,8 +16,9 @@
 # script stops with status 1 otherwise), on every corpus: the captures in each import's
 # store (`sediment captures --output cdx`) are the fastwarc crate's response, revisit and
 # resource records, as sorted `URL TIMESTAMP DIGEST` lines, every record; the lines of
-# `sediment cdx` are those and the metadata records; fastwarc found no payload digest wrong (a corpus with damaged records
-# is not a speed corpus); and `sediment cdx` writes cdxj-indexer's output byte for byte.
+# `sediment cdx` are those and the metadata records; fastwarc found no payload digest
+# wrong (a corpus with damaged records is not a speed corpus); and `sediment cdx` writes
+# cdxj-indexer's output byte for byte (the PDF-heavy corpus and the small records).
 # BENCH_CORRUPT=warc alters the first store's captures on purpose, to show the check failing.
 # Usage: scripts/bench-warc.sh [BENCH_DIR [SMALL_DIR]]
 #   (defaults /work/bench-data and BENCH_DIR/small-records; env RUNS, default 3)
@@ -69,6 +70,12 @@ for round in $(seq 1 "$runs"); do
   best small_fastwarc "$tools/fastwarc" --threads 1 $small_files
   rm -rf "$work/m1"
   best small_import1 "$SEDIMENT_BIN" --store "$work/m1" import-warc --threads 1 $small_files
+  rm -rf "$work/m2"
+  best small_import2 "$SEDIMENT_BIN" --store "$work/m2" import-warc --threads 2 $small_files
+  best small_cdx "$SEDIMENT_BIN" cdx --threads 2 $small_files -o "$work/small.cdx"
+  if command -v cdxj-indexer >/dev/null && [ "$round" = 1 ]; then
+    best small_cdxj cdxj-indexer -11 -s $small_files -o "$work/small-cdxj.cdx"
+  fi
   if command -v cdxj-indexer >/dev/null && [ "$round" = 1 ]; then
     # about 20 s a run: once is enough for a ratio of several times
     best cdxj cdxj-indexer -11 -s $files -o "$work/cdxj.cdx"
@@ -97,8 +104,14 @@ check_same "pdf-heavy: lines of sediment cdx = fastwarc's response, revisit, res
 check_same "pdf-heavy: captures of the 2-thread import = fastwarc's records" "$work/pdf-heavy.store2" "$work/pdf-heavy.reference"
 check_corpus html "$work/h1" $html_files
 check_corpus small-records "$work/m1" $small_files
+"$SEDIMENT_BIN" --store "$work/m2" captures --output cdx 2>/dev/null | cdx_captures /dev/stdin > "$work/small-records.store2"
+check_same "small-records: captures of the 2-thread import = fastwarc's records" "$work/small-records.store2" "$work/small-records.reference"
+cdx_captures "$work/small.cdx" > "$work/small-records.cdx"
+warc_captures_reference "$tools" 'response|revisit|resource|metadata' $small_files > "$work/small-records.cdx-reference"
+check_same "small-records: lines of sediment cdx = fastwarc's response, revisit, resource and metadata records" "$work/small-records.cdx" "$work/small-records.cdx-reference"
 if [ -n "${t[cdxj]:-}" ]; then
   check_same "sediment cdx output = cdxj-indexer -11 -s output, byte for byte" "$work/sediment.cdx" "$work/cdxj.cdx"
+  check_same "small-records: sediment cdx output = cdxj-indexer -11 -s output, byte for byte" "$work/small.cdx" "$work/small-cdxj.cdx"
 fi
 echo
 
@@ -133,5 +146,9 @@ srow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$small_mb / $2" 
 srow "floor: inflate + SHA-1, 1 thread" "${t[small_floor1]}"
 srow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[small_floor_ld]}"
 srow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[small_fastwarc]}"
+[ -n "${t[small_cdxj]:-}" ] && srow "cdxj-indexer -11 -s" "${t[small_cdxj]}"
 srow "sediment import-warc --threads 1" "${t[small_import1]}"
-echo "small records: import 1 thread / fastwarc: $(r "${t[small_fastwarc]}" "${t[small_import1]}")   import 1 thread / floor: $(r "${t[small_floor1]}" "${t[small_import1]}")   / libdeflate floor: $(r "${t[small_floor_ld]}" "${t[small_import1]}")"
+srow "sediment import-warc --threads 2" "${t[small_import2]}"
+srow "sediment cdx --threads 2" "${t[small_cdx]}"
+echo "small records: import 1 thread / fastwarc: $(r "${t[small_fastwarc]}" "${t[small_import1]}")   import 2 threads / 1 thread: $(r "${t[small_import1]}" "${t[small_import2]}")   import 1 thread / floor: $(r "${t[small_floor1]}" "${t[small_import1]}")   / libdeflate floor: $(r "${t[small_floor_ld]}" "${t[small_import1]}")"
+[ -n "${t[small_cdxj]:-}" ] && echo "small records: sediment cdx / cdxj-indexer: $(r "${t[small_cdxj]}" "${t[small_cdx]}")"
