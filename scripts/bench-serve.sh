@@ -31,7 +31,8 @@
 #   exact queries at 64 connections.
 # Environment: REQUESTS (sediment, per run; default 20000), PYWB_REQUESTS (default 2000),
 # RSS_QUERIES (default 1000000), RUN_TIMEOUT (seconds per run, default 300), REPEAT (runs
-# per server and row, the best kept; default 3), TOOLS.
+# per server and row, the best kept; default 3), TOOLS, SEDIMENT_VENV (the virtual
+# environment whose Python runs pywb; default $HOME/.cache/sediment-venv, else python3).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -202,6 +203,7 @@ measure "$work/pywb-exact.txt" 8 200 >/dev/null
 
 echo
 echo "captures: $captures ($copies WARC files of $data); machine: $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GB"
+echo "pywb $("$python" -c 'import pywb; print(pywb.__version__)') under uWSGI $("$uwsgi" --version), $workers worker processes, gevent 100"
 echo
 echo "| query | clients | sediment q/s | p50 ms | p99 ms | pywb q/s | p50 ms | p99 ms | × pywb |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"
