@@ -60,7 +60,10 @@ python=$(bench_python)
 uwsgi="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/uwsgi"
 if [[ ! -x "$uwsgi" ]]; then
     echo "installing uWSGI (pywb's production server) for $python"
-    "$python" -m pip install -q --disable-pip-version-check uwsgi >&2
+    "$python" -m pip install -q --disable-pip-version-check uwsgi >&2 || {
+        echo "pip could not build uWSGI (it compiles against Python's headers: apt-get install python3-dev gcc)" >&2
+        exit 1
+    }
 fi
 workers=$(nproc)
 
