@@ -13,7 +13,8 @@ check_fail() {
 }
 
 # check_same LABEL A B: files A and B are byte for byte the same (callers sort and
-# normalise first, and say how in LABEL or next to the call).
+# normalise first, and say how in LABEL or next to the call; Sediment's side comes first
+# where there is one).
 check_same() {
     local label=$1 a=$2 b=$3
     # Two empty outputs are the same, and prove nothing.
@@ -21,7 +22,7 @@ check_same() {
     if ! cmp -s "$a" "$b"; then
         {
             echo "EQUIVALENCE CHECK FAILED: $label"
-            echo "  $a: $(wc -l <"$a") lines; $b: $(wc -l <"$b") lines; first differences (< sediment, > reference):"
+            echo "  $a: $(wc -l <"$a") lines; $b: $(wc -l <"$b") lines; first differences (< first, > second):"
             diff "$a" "$b" | head -20 | sed 's/^/  /'
         } >&2
         exit 1
@@ -85,8 +86,9 @@ bench_tools() {
 # payload digest of an HTTP response against its bytes: ok, bad, or - (nothing checked).
 # Normalised where the readers legitimately differ: fastwarc hashes the stored payload only,
 # so a chunked payload whose header names the digest of the de-chunked body (Sediment's
-# match-dechunked) is `bad` on both sides; Sediment also checks resource records and
-# non-HTTP responses, which fastwarc does not: those count as `-`.
+# match-dechunked) is `bad` on both sides; Sediment also checks resource records, which
+# fastwarc does not: those count as `-`. (A response that is not HTTP, which fastwarc does
+# not check either, would show as a difference: the crawls used here have none.)
 # warc_records_sediment < OUTPUT_OF_WARC_DUMP (examples/warc_dump, one run per file)
 warc_records_sediment() {
     python3 -c '
