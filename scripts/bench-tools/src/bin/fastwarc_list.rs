@@ -60,7 +60,11 @@ fn main() {
             } else {
                 "-"
             };
-            writeln!(out, "{path}\t{id}\t{kind}\t{uri}\t{date}\t{digest}\t{verdict}\t{block}").unwrap();
+            writeln!(
+                out,
+                "{path}\t{id}\t{kind}\t{uri}\t{date}\t{digest}\t{verdict}\t{block}"
+            )
+            .unwrap();
         }
     }
     out.flush().unwrap();
