@@ -481,3 +481,34 @@ fn kill_project_crawl() {
 fn kill_project_summary() {
     crash_projection("project summary", "summary", &[]);
 }
+
+/// The tally itself: a command whose kills mostly found it exited fails its test.
+#[test]
+#[should_panic(expected = "only 3 of 5 kills landed")]
+fn too_few_landed_kills_fail_the_test() {
+    let mut kills = Kills::new("a command that ends too soon", Duration::from_millis(100));
+    for _ in 0..3 {
+        kills.record(Kill::Landed);
+    }
+    for _ in 0..2 {
+        kills.record(Kill::Missed(Duration::from_millis(10)));
+    }
+    kills.finish();
+}
+
+#[test]
+fn kill_moments_stay_inside_the_run_and_follow_a_faster_one() {
+    let mut kills = Kills::new("draws", Duration::from_millis(1000));
+    for _ in 0..1000 {
+        let after = kills.next();
+        assert!(
+            (Duration::from_millis(50)..=Duration::from_millis(800)).contains(&after),
+            "{after:?}"
+        );
+    }
+    // A run that ended after 200 ms, before its kill: later kills come before 160 ms.
+    kills.record(Kill::Missed(Duration::from_millis(200)));
+    for _ in 0..1000 {
+        assert!(kills.next() <= Duration::from_millis(160));
+    }
+}
