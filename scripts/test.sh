@@ -7,6 +7,6 @@ cd "$(dirname "$0")/.."
 scripts/setup.sh
 . scripts/env.sh
 cargo fmt --check
-cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --all-targets --features crash-points -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
-cargo test --release "$@"
+cargo test --release --features crash-points "$@"
