@@ -3,12 +3,16 @@
 # a `bigtable://` store and by Google's `cbt import` from CSV, both against one local
 # emulator in the same run (the emulator bounds both), plus `import-warc` of WARCs
 # straight into Bigtable next to the same import into RocksDB.
+# Checked (scripts/bench-lib.sh; status 1 otherwise): `cbt count` finds every row in both
+# tables, and Sediment's table read back (`sediment export`) is the input, every row.
+# BENCH_CORRUPT=bigtable alters what was read back on purpose.
 #
 # Usage: scripts/bench-bigtable.sh [ROWS] [WORKDIR]     (default 100000 generated rows)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 scripts/setup.sh
 . scripts/env.sh
+. scripts/bench-lib.sh
 n="${1:-100000}"
 work="${2:-/tmp/sediment-bench-bigtable}"
 cargo build --release --quiet
@@ -47,6 +51,14 @@ t_sediment=$(t "$SEDIMENT_BIN" --store bigtable://bench/bench/viasediment import
 t_cbt=$(t sh -c "cbt -project bench -instance bench import viacbt '$work/rows.csv' batch-size=500 workers=2 > '$work/cbt.log' 2>&1")
 rows_sediment=$(cbt_ count viasediment)
 rows_cbt=$(cbt_ count viacbt)
+# Both wrote every row (status 1 otherwise).
+check_equal "rows written by sediment" "$rows_sediment" "$n"
+check_equal "rows written by cbt import" "$rows_cbt" "$n"
+# What Sediment wrote, read back from the emulator, is the input, every cell.
+"$SEDIMENT_BIN" --store bigtable://bench/bench/viasediment export 2>/dev/null | LC_ALL=C sort > "$work/readback.jsonl"
+LC_ALL=C sort "$work/rows.jsonl" > "$work/rows.sorted"
+bench_corrupt bigtable "$work/readback.jsonl"
+check_same "rows read back from Bigtable = the input rows (sorted)" "$work/readback.jsonl" "$work/rows.sorted"
 
 # WARCs straight into Bigtable, next to RocksDB.
 warcs=(fixtures/crawl/crawl1.warc.gz fixtures/crawl/crawl2.warc.gz)

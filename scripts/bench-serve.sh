@@ -7,9 +7,22 @@
 # - Captures: bench-000 .. bench-(COPIES-1).warc.gz from scripts/make-bench-warc.sh (a wget
 #   crawl of Debian's documentation; made when missing), imported into a fresh store; pywb
 #   reads a CDXJ of the same WARCs (`sediment cdx --cdxj`, identical to cdxj-indexer's).
-# - pywb: `wayback` with one collection whose index is that CDXJ, queried at /bench/cdx
-#   (pywb 2.10's `cdx-server` script names a function the package no longer has; the
-#   collection endpoint runs the same index code).
+# - pywb: run as its documentation recommends for production ("Deployment" in its manual:
+#   uWSGI with the gevent loop engine, scaled to several processes, as its uwsgi.ini does):
+#   uWSGI, one worker process per core, gevent 100, one collection whose index is that CDXJ,
+#   queried at /bench/cdx (pywb 2.10's `cdx-server` script names a function the package no
+#   longer has; the collection endpoint runs the same index code). uWSGI is installed with
+#   pip into the project's virtual environment (or the python3 on PATH) when missing.
+# - Checked before any load (scripts/bench-lib.sh; status 1 otherwise): both servers give
+#   the same whole answer to every query of both lists (all exact and all prefix queries),
+#   each line normalised only where the formats legitimately differ: the JSON block is
+#   compared as parsed JSON (key order and spacing aside), and a field that one server adds
+#   and the other does not have is left out (pywb adds "source" and "source-coll", naming
+#   its collection). Line order is compared as it is, except among captures of one URL key
+#   in the same second, whose order the CDX server API leaves open (pywb gives its index
+#   file's order, Sediment its store's): such a run is compared as a set.
+#   BENCH_CORRUPT=serve alters Sediment's answers on purpose, to show the check failing;
+#   CHECK_ONLY=1 stops after the check (no load generator needed).
 # - Load: oha from crates.io (installed with `cargo install` into $TOOLS when missing),
 #   each run bounded in requests (-n) and in time (timeout), over a file of query URLs:
 #   exact queries (one URL each, every capture of it) and prefix queries (a directory,
@@ -18,12 +31,14 @@
 #   exact queries at 64 connections.
 # Environment: REQUESTS (sediment, per run; default 20000), PYWB_REQUESTS (default 2000),
 # RSS_QUERIES (default 1000000), RUN_TIMEOUT (seconds per run, default 300), REPEAT (runs
-# per server and row, the best kept; default 3), TOOLS.
+# per server and row, the best kept; default 3), TOOLS, SEDIMENT_VENV (the virtual
+# environment whose Python runs pywb; default $HOME/.cache/sediment-venv, else python3).
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 cd "$repo"
 . scripts/env.sh
+. scripts/bench-lib.sh
 
 data="${1:-/work/bench-data}"
 copies="${2:-3}"
@@ -35,12 +50,22 @@ repeat="${REPEAT:-3}"
 tools="${TOOLS:-$HOME/.cache/bench-serve-tools}"
 oha="$tools/bin/oha"
 
-if [[ ! -x "$oha" ]]; then
+if [[ -z "${CHECK_ONLY:-}" && ! -x "$oha" ]]; then
     echo "installing oha (load generator) into $tools"
     # native-tls: oha needs one TLS backend to build; Debian's libssl-dev is enough.
     cargo install oha --locked --no-default-features --features native-tls --root "$tools"
 fi
-command -v wayback >/dev/null || { echo "pywb is missing: scripts/setup.sh installs it" >&2; exit 1; }
+python=$(bench_python)
+"$python" -c 'import pywb' 2>/dev/null || { echo "pywb is missing: scripts/setup.sh installs it" >&2; exit 1; }
+uwsgi="$("$python" -c 'import sysconfig; print(sysconfig.get_path("scripts"))')/uwsgi"
+if [[ ! -x "$uwsgi" ]]; then
+    echo "installing uWSGI (pywb's production server) for $python"
+    "$python" -m pip install -q --disable-pip-version-check uwsgi >&2 || {
+        echo "pip could not build uWSGI (it compiles against Python's headers: apt-get install python3-dev gcc)" >&2
+        exit 1
+    }
+fi
+workers=$(nproc)
 
 warcs=()
 for ((i = 0; i < copies; i++)); do
@@ -81,7 +106,10 @@ sediment_port=$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/serve.err"
 pywb_port=$(free_port)
 mkdir -p "$work/pywb"
 printf 'collections:\n  bench:\n    index: %s\n' "$work/index.cdxj" >"$work/pywb/config.yaml"
-(cd "$work/pywb" && exec wayback -p "$pywb_port" -b 127.0.0.1 >/dev/null 2>"$work/pywb.err") &
+(cd "$work/pywb" && exec "$uwsgi" --http-socket "127.0.0.1:$pywb_port" --master --processes "$workers" \
+    --gevent 100 --buffer-size 65536 --die-on-term --disable-logging --need-app \
+    --env GEVENT_MONKEY_PATCH=1 --env PYWB_CONFIG_FILE=config.yaml --wsgi pywb.apps.wayback \
+    >/dev/null 2>"$work/pywb.err") &
 pywb_pid=$!
 for _ in $(seq 300); do
     curl -sf "http://127.0.0.1:$pywb_port/bench/cdx?url=example.com" >/dev/null 2>&1 && break
@@ -114,17 +142,47 @@ for server, base in (("sediment", f"http://127.0.0.1:{sp}/cdx"), ("pywb", f"http
 print(f"{len(urls)} URLs, {len(dirs)} directories", file=sys.stderr)
 EOF
 
-# Both servers answer the same captures for the first queries of each list.
+# Both servers give the same whole answer to every query of both lists.
 for kind in exact prefix; do
-    for n in 1 2 3; do
-        a=$(sed -n "${n}p" "$work/sediment-$kind.txt")
-        b=$(sed -n "${n}p" "$work/pywb-$kind.txt")
-        if [[ "$(curl -s "$a" | cut -d' ' -f1-2 | sort)" != "$(curl -s "$b" | cut -d' ' -f1-2 | sort)" ]]; then
-            echo "the servers disagree on $a" >&2
-            exit 1
-        fi
-    done
+    "$python" - "$work/sediment-$kind.txt" "$work/sediment-$kind.answers" "$work/pywb-$kind.txt" "$work/pywb-$kind.answers" <<'EOF'
+import concurrent.futures, itertools, json, sys, urllib.error, urllib.request
+# Fields one server adds that the other has no counterpart for: pywb names the collection.
+ADDED = {"source", "source-coll"}
+def answer(url):
+    try:
+        with urllib.request.urlopen(url, timeout=60) as r:
+            status, body = r.status, r.read().decode("utf-8")
+    except urllib.error.HTTPError as e:
+        status, body = e.code, ""
+    # The query without the server's own address, then the answer.
+    lines = [f"# {url.split('?', 1)[1]} -> {status}"]
+    for line in body.splitlines():
+        if not line.strip():
+            continue
+        key, ts, blob = (line.split(" ", 2) + ["", ""])[:3]
+        try:
+            fields = {k: v for k, v in json.loads(blob).items() if k not in ADDED}
+            blob = json.dumps(fields, sort_keys=True)
+        except ValueError:
+            pass
+        lines.append(f"{key} {ts} {blob}")
+    # Captures of one URL key in the same second come in no defined order (pywb keeps its
+    # index file's, sorted by the JSON text; Sediment the store's): each such run is
+    # compared as a set, every other order as it is.
+    runs = [sorted(run) for _, run in itertools.groupby(lines[1:], key=lambda l: l.split(" ", 2)[:2])]
+    lines = lines[:1] + [l for run in runs for l in run]
+    return "\n".join(lines) + "\n"
+for urls_file, out_file in ((sys.argv[1], sys.argv[2]), (sys.argv[3], sys.argv[4])):
+    urls = [l.strip() for l in open(urls_file) if l.strip()]
+    with concurrent.futures.ThreadPoolExecutor(4) as pool, open(out_file, "w") as out:
+        for text in pool.map(answer, urls):
+            out.write(text)
+EOF
+    bench_corrupt serve "$work/sediment-$kind.answers"
+    check_same "$(wc -l <"$work/sediment-$kind.txt") $kind queries: sediment's answers = pywb's" \
+        "$work/sediment-$kind.answers" "$work/pywb-$kind.answers"
 done
+[[ -n "${CHECK_ONLY:-}" ]] && exit 0
 
 # One oha run: prints "queries/s p50_ms p99_ms non_200". Extra arguments go to oha.
 measure() {
@@ -148,6 +206,7 @@ measure "$work/pywb-exact.txt" 8 200 >/dev/null
 
 echo
 echo "captures: $captures ($copies WARC files of $data); machine: $(nproc) cores, $(free -g | awk '/Mem/ {print $2}') GB"
+echo "pywb $("$python" -c 'import pywb; print(pywb.__version__)') under uWSGI $("$uwsgi" --version), $workers worker processes, gevent 100"
 echo
 echo "| query | clients | sediment q/s | p50 ms | p99 ms | pywb q/s | p50 ms | p99 ms | × pywb |"
 echo "|---|---:|---:|---:|---:|---:|---:|---:|---:|"

@@ -3,27 +3,45 @@
 # as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program; with
 # zlib-rs streaming as the fastwarc crate does, and with libdeflate's one-call inflate), the
 # fastwarc crate (HTTP parsing + payload digest check), cdxj-indexer (pip), and sediment
-# import-warc (1 and 2 threads, empty stores) and sediment cdx.
-# The corpus is made by scripts/make-bench-warc.sh (wget crawl of Debian documentation served
-# on 127.0.0.1, >= 500 MB of gzip-per-record WARC).
-# Usage: scripts/bench-warc.sh [BENCH_DIR]   (default /work/bench-data; env RUNS, default 3)
+# import-warc (1 and 2 threads, empty stores) and sediment cdx against cdxj-indexer.
+# The references are built with their best release settings (scripts/bench-tools: fat LTO,
+# one codegen unit).
+# Three corpora, so that each ratio is measured on more than one crawl: BENCH_DIR's
+# bench-*.warc.gz, made by scripts/make-bench-warc.sh (wget crawl of Debian documentation
+# served on 127.0.0.1, HTML and PDF, >= 500 MB of gzip-per-record WARC), its html-*.warc.gz
+# (the same site without PDFs), and SMALL_DIR's small-*.warc.gz, made by
+# scripts/make-bench-warc-small-records.sh (another crawl, of other documentation, every
+# payload under 10 KiB).
+# Checked after the timed runs, before any figure is printed (scripts/bench-lib.sh; the
+# script stops with status 1 otherwise), on every corpus: the captures in each import's
+# store (`sediment captures --output cdx`) are the fastwarc crate's response, revisit and
+# resource records, as sorted `URL TIMESTAMP DIGEST` lines, every record; the lines of
+# `sediment cdx` are those and the metadata records; fastwarc found no payload digest
+# wrong (a corpus with damaged records is not a speed corpus); and `sediment cdx` writes
+# cdxj-indexer's output byte for byte (the PDF-heavy corpus and the small records).
+# BENCH_CORRUPT=warc alters the first store's captures on purpose, to show the check failing.
+# Usage: scripts/bench-warc.sh [BENCH_DIR [SMALL_DIR]]
+#   (defaults /work/bench-data and BENCH_DIR/small-records; env RUNS, default 3)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/env.sh
+. scripts/bench-lib.sh
 dir="${1:-/work/bench-data}"
+small_dir="${2:-$dir/small-records}"
 ls "$dir"/bench-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
 ls "$dir"/html-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc.sh "$dir"
+ls "$small_dir"/small-*.warc.gz >/dev/null 2>&1 || scripts/make-bench-warc-small-records.sh "$small_dir"
 files=$(ls "$dir"/bench-*.warc.gz)
 html_files=$(ls "$dir"/html-*.warc.gz)
+small_files=$(ls "$small_dir"/small-*.warc.gz)
 cargo build --release --quiet
-tools_target="${CARGO_TARGET_DIR}-bench-tools"
-CARGO_TARGET_DIR="$tools_target" cargo build --release --quiet --manifest-path scripts/bench-tools/Cargo.toml
-tools="$tools_target/release"
+tools=$(bench_tools)
 mb=$(du -cb $files | tail -1 | awk '{print $1/1e6}')
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 html_mb=$(du -cb $html_files | tail -1 | awk '{print $1/1e6}')
-cat $files $html_files > /dev/null   # page cache, for every contender alike
+small_mb=$(du -cb $small_files | tail -1 | awk '{print $1/1e6}')
+cat $files $html_files $small_files > /dev/null   # page cache, for every contender alike
 
 secs() { local s=$(date +%s.%N); "$@" >/dev/null 2>"$work/log"; local e=$(date +%s.%N); echo "$e - $s" | bc -l; }
 # The machine is shared: every contender runs RUNS times, interleaved, and keeps its best time.
@@ -46,11 +64,56 @@ for round in $(seq 1 "$runs"); do
   best html_fastwarc "$tools/fastwarc" --threads 1 $html_files
   rm -rf "$work/h1"
   best html_import1 "$SEDIMENT_BIN" --store "$work/h1" import-warc --threads 1 $html_files
+  # The other crawl, of small records.
+  best small_floor1 "$tools/floor" --threads 1 $small_files
+  best small_floor_ld "$tools/floor_libdeflate" --threads 1 $small_files
+  best small_fastwarc "$tools/fastwarc" --threads 1 $small_files
+  rm -rf "$work/m1"
+  best small_import1 "$SEDIMENT_BIN" --store "$work/m1" import-warc --threads 1 $small_files
+  rm -rf "$work/m2"
+  best small_import2 "$SEDIMENT_BIN" --store "$work/m2" import-warc --threads 2 $small_files
+  best small_cdx "$SEDIMENT_BIN" cdx --threads 2 $small_files -o "$work/small.cdx"
+  if command -v cdxj-indexer >/dev/null && [ "$round" = 1 ]; then
+    best small_cdxj cdxj-indexer -11 -s $small_files -o "$work/small-cdxj.cdx"
+  fi
   if command -v cdxj-indexer >/dev/null && [ "$round" = 1 ]; then
     # about 20 s a run: once is enough for a ratio of several times
     best cdxj cdxj-indexer -11 -s $files -o "$work/cdxj.cdx"
   fi
 done
+
+# Every contender read the same records: the stores' captures, the CDX lines and the
+# reference's records agree (the last round's stores and outputs).
+check_corpus() { # NAME STORE FILES...
+  local name=$1 store=$2
+  shift 2
+  warc_captures_reference "$tools" 'response|revisit|resource' "$@" > "$work/$name.reference"
+  "$SEDIMENT_BIN" --store "$store" captures --output cdx > "$work/$name.store.cdx" 2>/dev/null
+  cdx_captures "$work/$name.store.cdx" > "$work/$name.store"
+  bench_corrupt warc "$work/$name.store"
+  check_same "$name: captures of the import-warc store = fastwarc's response, revisit and resource records (URL, timestamp, digest)" \
+    "$work/$name.store" "$work/$name.reference"
+  read -r ok bad < <(warc_digest_verdicts "$tools" "$@")
+  check_equal "$name: HTTP payload digests fastwarc found wrong (of $ok verified)" "$bad" 0
+}
+check_corpus pdf-heavy "$work/s1" $files
+cdx_captures "$work/sediment.cdx" > "$work/pdf-heavy.cdx"
+warc_captures_reference "$tools" 'response|revisit|resource|metadata' $files > "$work/pdf-heavy.cdx-reference"
+check_same "pdf-heavy: lines of sediment cdx = fastwarc's response, revisit, resource and metadata records" "$work/pdf-heavy.cdx" "$work/pdf-heavy.cdx-reference"
+"$SEDIMENT_BIN" --store "$work/s2" captures --output cdx 2>/dev/null | cdx_captures /dev/stdin > "$work/pdf-heavy.store2"
+check_same "pdf-heavy: captures of the 2-thread import = fastwarc's records" "$work/pdf-heavy.store2" "$work/pdf-heavy.reference"
+check_corpus html "$work/h1" $html_files
+check_corpus small-records "$work/m1" $small_files
+"$SEDIMENT_BIN" --store "$work/m2" captures --output cdx 2>/dev/null | cdx_captures /dev/stdin > "$work/small-records.store2"
+check_same "small-records: captures of the 2-thread import = fastwarc's records" "$work/small-records.store2" "$work/small-records.reference"
+cdx_captures "$work/small.cdx" > "$work/small-records.cdx"
+warc_captures_reference "$tools" 'response|revisit|resource|metadata' $small_files > "$work/small-records.cdx-reference"
+check_same "small-records: lines of sediment cdx = fastwarc's response, revisit, resource and metadata records" "$work/small-records.cdx" "$work/small-records.cdx-reference"
+if [ -n "${t[cdxj]:-}" ]; then
+  check_same "sediment cdx output = cdxj-indexer -11 -s output, byte for byte" "$work/sediment.cdx" "$work/cdxj.cdx"
+  check_same "small-records: sediment cdx output = cdxj-indexer -11 -s output, byte for byte" "$work/small.cdx" "$work/small-cdxj.cdx"
+fi
+echo
 
 echo "corpus: $(echo $files | wc -w) files, ${mb} MB gzip-per-record WARC; best of $runs runs; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
 row() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$mb / $2" | bc -l)"; }
@@ -65,7 +128,7 @@ row "sediment cdx --threads 2" "${t[cdx]}"
 r() { echo "scale=2; $1 / $2" | bc -l; }
 echo "import 1 thread / fastwarc: $(r "${t[fastwarc]}" "${t[import1]}")   import 2 threads / 1 thread: $(r "${t[import1]}" "${t[import2]}")   import 1 thread / floor: $(r "${t[floor1]}" "${t[import1]}")   / libdeflate floor: $(r "${t[floor_ld]}" "${t[import1]}")"
 [ -n "${t[cdxj]:-}" ] && echo "sediment cdx / cdxj-indexer: $(r "${t[cdxj]}" "${t[cdx]}")"
-[ -n "${t[cdxj]:-}" ] && { cmp -s "$work/sediment.cdx" "$work/cdxj.cdx" && echo "cdx output identical to cdxj-indexer: yes" || echo "cdx output identical to cdxj-indexer: NO"; }
+[ -n "${t[cdxj]:-}" ] && echo "cdx output identical to cdxj-indexer: yes (checked above)"
 cat "$work/import1.log"
 
 echo
@@ -76,3 +139,16 @@ hrow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[html_floor_ld]}"
 hrow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[html_fastwarc]}"
 hrow "sediment import-warc --threads 1" "${t[html_import1]}"
 echo "HTML crawl: import 1 thread / fastwarc: $(r "${t[html_fastwarc]}" "${t[html_import1]}")   import 1 thread / floor: $(r "${t[html_floor1]}" "${t[html_import1]}")   / libdeflate floor: $(r "${t[html_floor_ld]}" "${t[html_import1]}")"
+
+echo
+echo "Small-records crawl: $(echo $small_files | wc -w) files, ${small_mb} MB gzip-per-record WARC; best of $runs runs"
+srow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$small_mb / $2" | bc -l)"; }
+srow "floor: inflate + SHA-1, 1 thread" "${t[small_floor1]}"
+srow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[small_floor_ld]}"
+srow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[small_fastwarc]}"
+[ -n "${t[small_cdxj]:-}" ] && srow "cdxj-indexer -11 -s" "${t[small_cdxj]}"
+srow "sediment import-warc --threads 1" "${t[small_import1]}"
+srow "sediment import-warc --threads 2" "${t[small_import2]}"
+srow "sediment cdx --threads 2" "${t[small_cdx]}"
+echo "small records: import 1 thread / fastwarc: $(r "${t[small_fastwarc]}" "${t[small_import1]}")   import 2 threads / 1 thread: $(r "${t[small_import1]}" "${t[small_import2]}")   import 1 thread / floor: $(r "${t[small_floor1]}" "${t[small_import1]}")   / libdeflate floor: $(r "${t[small_floor_ld]}" "${t[small_import1]}")"
+[ -n "${t[small_cdxj]:-}" ] && echo "small records: sediment cdx / cdxj-indexer: $(r "${t[small_cdxj]}" "${t[small_cdx]}")"

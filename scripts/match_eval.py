@@ -1,16 +1,28 @@
 #!/usr/bin/env python3
 """Precision and recall of `sediment match` against ground truth.
 
-Usage: match_eval.py EXPORT.jsonl TRUTH.bibjson
+Usage: match_eval.py [--rows FILE] [--split tune|report] EXPORT.jsonl TRUTH.bibjson
   EXPORT.jsonl  `sediment export --families match0` (rows with match0 cells)
   TRUTH.bibjson catalog records carrying the `sha` (hex) of the PDF they describe
 A row counts as matched when it has match0:doi; the match is correct when that DOI is
 the DOI of a truth record with the row's sha. Recall is over the rows that have a truth
 record (`--rows FILE` restricts it to the rows present in FILE, the GROBID input).
+
+`--split tune|report` counts only the rows of one half of the ground truth. The split is
+fixed: a row is in the tuning half when the first byte of SHA-256 of its lower-case hex
+SHA-1 (the text, in ASCII) is even, in the reporting half otherwise. Thresholds are tuned
+on the tuning half; the figures reported are the reporting half's.
 """
 import collections
+import hashlib
 import json
 import sys
+
+
+def half(sha1hex):
+    """The half of the fixed split a row belongs to: "tune" or "report"."""
+    first = hashlib.sha256(sha1hex.lower().encode("ascii")).digest()[0]
+    return "tune" if first % 2 == 0 else "report"
 
 
 def main():
@@ -20,6 +32,13 @@ def main():
         i = args.index("--rows")
         rows_file = args[i + 1]
         del args[i:i + 2]
+    split = None
+    if "--split" in args:
+        i = args.index("--split")
+        split = args[i + 1]
+        del args[i:i + 2]
+        if split not in ("tune", "report"):
+            sys.exit("--split is tune or report")
     if len(args) != 2:
         sys.exit(__doc__)
     export, truth_path = args
@@ -28,14 +47,20 @@ def main():
         if line.strip():
             record = json.loads(line)
             if record.get("sha") and record.get("doi"):
+                if split and half(record["sha"]) != split:
+                    continue
                 truth[record["sha"].lower()].add(record["doi"].lower())
     present = None
     if rows_file:
         present = {json.loads(l)["sha1hex"] for l in open(rows_file, encoding="utf-8") if l.strip()}
+        if split:
+            present = {sha for sha in present if half(sha) == split}
     statuses = collections.Counter()
     matched = correct = 0
     for line in open(export, encoding="utf-8"):
         row = json.loads(line)
+        if split and half(row["sha1hex"]) != split:
+            continue
         status = row.get("match0:mstatus")
         if status is None:
             continue
@@ -49,6 +74,7 @@ def main():
     precision = correct / matched if matched else 0.0
     recall = correct / relevant if relevant else 0.0
     print(json.dumps({
+        **({"split": split} if split else {}),
         "rows_with_truth": relevant,
         "matched": matched,
         "correct": correct,

@@ -78,7 +78,7 @@ fi
 [[ $strict == 1 ]] && echo "test: strict mode: a test that lacks what it needs fails"
 
 cargo fmt --check
-cargo clippy --release --all-targets -- -D warnings
+cargo clippy --release --all-targets --features crash-points -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sediment-test.XXXXXX")
@@ -91,7 +91,7 @@ if [[ $self_check == 1 ]]; then
     shift 2
     while [[ $1 != -- ]]; do envs+=("$1"); shift; done
     shift
-    if env "${envs[@]}" CI=true cargo test --release "$@" >"$work/self-check.log" 2>&1; then
+    if env "${envs[@]}" CI=true cargo test --release --features crash-points "$@" >"$work/self-check.log" 2>&1; then
       echo "self-check: $* passed $what: strict mode does not work" >&2
       tail -20 "$work/self-check.log" >&2
       exit 1
@@ -117,7 +117,7 @@ fi
 export SEDIMENT_SKIP_LOG="$work/skipped"
 : >"$SEDIMENT_SKIP_LOG"
 status=0
-cargo test --release --no-fail-fast ${args[@]+"${args[@]}"} 2>&1 | tee "$work/cargo-test.log" || status=$?
+cargo test --release --features crash-points --no-fail-fast ${args[@]+"${args[@]}"} 2>&1 | tee "$work/cargo-test.log" || status=$?
 summary=$(summarize "$work/cargo-test.log" "$SEDIMENT_SKIP_LOG") || {
   echo "test: cargo test ran no test (status $status): did it build?" >&2
   [[ $status != 0 ]] || status=1

@@ -2,9 +2,14 @@
 //! opens for readers, the SQLite output of a projection opens, the re-run completes, and
 //! the result equals an uninterrupted run.
 //!
-//! CI runs `SEDIMENT_CRASH_KILLS` (default 3) kills per command; `scripts/crash-test.sh`
-//! runs many more and reports the counts for RELIABILITY.md. `SEDIMENT_CRASH_SEED`
-//! repeats a run's kill times.
+//! A kill proves something only if it hits the command while it works. Each test first
+//! times uninterrupted runs and draws its kill moments from 5% to 80% of that time; a
+//! kill that finds the command already gone counts as missed (its store is checked all the
+//! same), and the test fails unless [`minimum_landed`] of its kills landed mid-run.
+//!
+//! CI runs `SEDIMENT_CRASH_KILLS` (default 5) kills per command; `scripts/crash-test.sh`
+//! runs many more and reports the counts for RELIABILITY.md. Every test prints its
+//! `SEDIMENT_CRASH_SEED`, and its failures name it: setting it repeats a run's draws.
 
 mod common;
 
@@ -18,16 +23,40 @@ fn rounds() -> usize {
     std::env::var("SEDIMENT_CRASH_KILLS")
         .ok()
         .and_then(|v| v.parse().ok())
-        .unwrap_or(3)
+        .unwrap_or(5)
 }
 
-/// A small deterministic generator of kill times (xorshift), seeded per test.
+/// Of `rounds` kills, how many must land while the command runs: four in five (all of
+/// them below five kills). The draws avoid the run's ends, so a miss means the run was
+/// much faster than the timed ones; that is rare but happens on a busy machine.
+fn minimum_landed(rounds: usize) -> usize {
+    (rounds * 4).div_ceil(5)
+}
+
+/// A test's kill moments and their tally. The moments come from a small deterministic
+/// generator (xorshift) seeded per test.
 struct Kills {
+    test: String,
+    seed: u64,
     state: u64,
+    /// How long the command runs: the uninterrupted run's time, lowered to the time of a
+    /// killed run that ended before its kill, so that later kills do not miss it too.
+    run: Duration,
+    landed: usize,
+    missed: usize,
+}
+
+/// How a kill went.
+enum Kill {
+    /// The command was running when SIGKILL was sent.
+    Landed,
+    /// The command had exited, after this long, before its kill moment.
+    Missed(Duration),
 }
 
 impl Kills {
-    fn new(test: &str) -> Kills {
+    /// `run`: the time of an uninterrupted run of the command.
+    fn new(test: &str, run: Duration) -> Kills {
         let seed = std::env::var("SEDIMENT_CRASH_SEED")
             .ok()
             .and_then(|v| v.parse().ok())
@@ -37,22 +66,84 @@ impl Kills {
                     .unwrap()
                     .as_nanos() as u64
             });
-        eprintln!("{test}: SEDIMENT_CRASH_SEED={seed}");
-        Kills { state: seed | 1 }
+        eprintln!("{test}: SEDIMENT_CRASH_SEED={seed}, an uninterrupted run takes {run:?}");
+        Kills {
+            test: test.to_string(),
+            seed,
+            state: seed | 1,
+            run,
+            landed: 0,
+            missed: 0,
+        }
     }
 
-    /// A moment within `span`, uniformly.
-    fn within(&mut self, span: Duration) -> Duration {
+    /// The next kill moment, uniformly from 5% to 80% of the run: a kill at the very start
+    /// hits a process that has not opened anything yet, and one near the end misses a run
+    /// a little faster than the timed ones (kills after the end prove nothing).
+    fn next(&mut self) -> Duration {
         self.state ^= self.state << 13;
         self.state ^= self.state >> 7;
         self.state ^= self.state << 17;
-        span.mul_f64((self.state % 10_000) as f64 / 10_000.0)
+        let fraction = (self.state % 10_000) as f64 / 10_000.0;
+        self.run.mul_f64(0.05 + 0.75 * fraction)
+    }
+
+    fn record(&mut self, kill: Kill) {
+        match kill {
+            Kill::Landed => self.landed += 1,
+            Kill::Missed(ran) => {
+                self.missed += 1;
+                self.run = self.run.min(ran);
+            }
+        }
+    }
+
+    /// Names the test and its seed in a failure message.
+    fn context(&self) -> String {
+        format!("{} (SEDIMENT_CRASH_SEED={})", self.test, self.seed)
+    }
+
+    /// Runs a round's checks; a failure among them, theirs or a helper's, names the test,
+    /// its seed, the round and the kill moment.
+    fn check(&self, round: usize, after: Duration, checks: impl FnOnce()) {
+        if let Err(panic) = std::panic::catch_unwind(std::panic::AssertUnwindSafe(checks)) {
+            let message = panic
+                .downcast_ref::<String>()
+                .map(String::as_str)
+                .or_else(|| panic.downcast_ref::<&str>().copied())
+                .unwrap_or("a check failed");
+            panic!(
+                "{} round {round} (killed after {after:?}): {message}",
+                self.context()
+            );
+        }
+    }
+
+    /// Prints the tally and fails the test if too few kills landed.
+    fn finish(self) {
+        let rounds = self.landed + self.missed;
+        let minimum = minimum_landed(rounds);
+        eprintln!(
+            "{}: {rounds} rounds, {} kills landed mid-run, {} missed (at least {minimum} must land), \
+             0 failures, SEDIMENT_CRASH_SEED={}",
+            self.test, self.landed, self.missed, self.seed
+        );
+        assert!(
+            self.landed >= minimum,
+            "{}: only {} of {rounds} kills landed while the command ran (at least {minimum} \
+             must); the kills that missed found it already exited, the uninterrupted run took \
+             {:?}",
+            self.context(),
+            self.landed,
+            self.run
+        );
     }
 }
 
-/// Runs `args` against `store`, killing it with SIGKILL after `after` (if still running).
-/// Returns whether the kill landed.
-fn run_and_kill(store: &Path, args: &[String], after: Duration) -> bool {
+/// Runs `args` against `store`, killing it with SIGKILL after `after` if it still runs.
+fn run_and_kill(store: &Path, args: &[String], after: Duration) -> Kill {
+    // From before the spawn, as the uninterrupted run is timed.
+    let started = Instant::now();
     let mut child = Command::new(env!("CARGO_BIN_EXE_sediment"))
         .arg("--store")
         .arg(store)
@@ -61,17 +152,30 @@ fn run_and_kill(store: &Path, args: &[String], after: Duration) -> bool {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    let deadline = Instant::now() + after;
+    let deadline = started + after;
     while Instant::now() < deadline {
         if child.try_wait().unwrap().is_some() {
-            return false;
+            return Kill::Missed(started.elapsed());
         }
         std::thread::sleep(Duration::from_millis(2));
     }
-    let landed = child.try_wait().unwrap().is_none();
+    if child.try_wait().unwrap().is_some() {
+        return Kill::Missed(started.elapsed());
+    }
     let _ = child.kill();
     let _ = child.wait();
-    landed
+    Kill::Landed
+}
+
+/// Runs `args` against `store` uninterrupted and returns how long it took. The tests time
+/// two such runs and draw kills within the faster: one run slowed by a busy machine (CI
+/// runs two tests at once on two cores) would put late kills past the usual run's end.
+fn timed_run(store: &Path, args: &[String]) -> Duration {
+    let started = Instant::now();
+    let run = sediment(store, &args.iter().map(String::as_str).collect::<Vec<_>>());
+    let took = started.elapsed();
+    assert!(matches!(run.status, 0 | 3), "{args:?}: {}", run.stderr);
+    took
 }
 
 /// Everything a reader can see of a store: rows, captures and counts.
@@ -96,47 +200,39 @@ fn crash_writes(test: &str, base: &Path, args: &[String]) {
     let reference = work.path().join("reference");
     copy_store(base, &reference);
     let before = store_fingerprint(&reference);
-    let started = Instant::now();
-    let run = sediment(
-        &reference,
-        &args.iter().map(String::as_str).collect::<Vec<_>>(),
-    );
-    assert!(matches!(run.status, 0 | 3), "{args:?}: {}", run.stderr);
-    let span = started.elapsed().mul_f64(1.2);
+    let first = timed_run(&reference, args);
     let expected = store_fingerprint(&reference);
+    let timing = work.path().join("timing");
+    copy_store(base, &timing);
+    let mut kills = Kills::new(test, first.min(timed_run(&timing, args)));
+    std::fs::remove_dir_all(&timing).unwrap();
 
-    let mut kill_times = Kills::new(test);
-    let mut landed = 0;
     for round in 0..rounds() {
         let store = work.path().join(format!("round-{round}"));
         copy_store(base, &store);
-        let after = kill_times.within(span);
-        if run_and_kill(&store, args, after) {
-            landed += 1;
-        }
-        // Readers open the store and see a whole state: the old one or the new one.
-        let seen = store_fingerprint(&store);
-        assert!(
-            seen == before || seen == expected,
-            "{test} round {round} (killed after {after:?}): a reader sees a partial state"
-        );
-        let rerun = sediment(&store, &args.iter().map(String::as_str).collect::<Vec<_>>());
-        assert!(
-            matches!(rerun.status, 0 | 3),
-            "{test} round {round}: the re-run failed: {}",
-            rerun.stderr
-        );
-        assert_eq!(
-            store_fingerprint(&store),
-            expected,
-            "{test} round {round} (killed after {after:?}): the re-run differs from an uninterrupted run"
-        );
+        let after = kills.next();
+        kills.record(run_and_kill(&store, args, after));
+        kills.check(round, after, || {
+            // Readers open the store and see a whole state: the old one or the new one.
+            let seen = store_fingerprint(&store);
+            assert!(
+                seen == before || seen == expected,
+                "a reader sees a partial state"
+            );
+            let rerun = sediment(&store, &args.iter().map(String::as_str).collect::<Vec<_>>());
+            assert!(
+                matches!(rerun.status, 0 | 3),
+                "the re-run failed: {}",
+                rerun.stderr
+            );
+            assert!(
+                store_fingerprint(&store) == expected,
+                "the re-run differs from an uninterrupted run"
+            );
+        });
         std::fs::remove_dir_all(&store).unwrap();
     }
-    eprintln!(
-        "{test}: {} rounds, {landed} kills landed mid-run, 0 failures",
-        rounds()
-    );
+    kills.finish();
 }
 
 fn copy_store(from: &Path, to: &Path) {
@@ -201,7 +297,7 @@ fn base_store(dir: &Path) -> PathBuf {
 #[test]
 fn kill_import_warc_with_two_threads() {
     let dir = tempfile::tempdir().unwrap();
-    let inputs = warc_inputs(dir.path(), 40);
+    let inputs = warc_inputs(dir.path(), 80);
     let base = base_store(dir.path());
     let args = vec![
         "import-warc".to_string(),
@@ -321,7 +417,7 @@ fn database_fingerprint(db: &Path) -> String {
 /// without them, so they must not change the database).
 fn crash_projection(test: &str, kind: &str, extra: &[&str]) {
     let dir = tempfile::tempdir().unwrap();
-    let inputs = warc_inputs(dir.path(), 12);
+    let inputs = warc_inputs(dir.path(), 36);
     let store = dir.path().join("store");
     ok(&store, &["import-warc", inputs.to_str().unwrap()]);
     let warc_dir = inputs.display().to_string();
@@ -336,51 +432,39 @@ fn crash_projection(test: &str, kind: &str, extra: &[&str]) {
         ]
     };
     let reference = dir.path().join("reference.db");
-    let started = Instant::now();
-    let run = sediment(
-        &store,
-        &args(&reference)
-            .iter()
-            .map(String::as_str)
-            .collect::<Vec<_>>(),
-    );
-    assert!(matches!(run.status, 0 | 3), "{}", run.stderr);
-    let span = started.elapsed().mul_f64(1.2);
+    let first = timed_run(&store, &args(&reference));
     let expected = database_fingerprint(&reference);
+    let timing = dir.path().join("timing.db");
+    let mut kills = Kills::new(test, first.min(timed_run(&store, &args(&timing))));
 
-    let mut kill_times = Kills::new(test);
-    let mut landed = 0;
     for round in 0..rounds() {
         let db = dir.path().join(format!("round-{round}.db"));
-        let after = kill_times.within(span);
+        let after = kills.next();
         let mut killed_args = args(&db);
         killed_args.extend(extra.iter().map(|a| a.to_string()));
-        if run_and_kill(&store, &killed_args, after) {
-            landed += 1;
-        }
-        if db.exists() {
-            // The interrupted database opens and passes SQLite's integrity check.
-            database_fingerprint(&db);
-        }
-        let rerun = sediment(
-            &store,
-            &killed_args.iter().map(String::as_str).collect::<Vec<_>>(),
-        );
-        assert!(
-            matches!(rerun.status, 0 | 3),
-            "{test} round {round}: {}",
-            rerun.stderr
-        );
-        assert_eq!(
-            database_fingerprint(&db),
-            expected,
-            "{test} round {round} (killed after {after:?})"
-        );
+        kills.record(run_and_kill(&store, &killed_args, after));
+        kills.check(round, after, || {
+            if db.exists() {
+                // The interrupted database opens and passes SQLite's integrity check.
+                database_fingerprint(&db);
+            }
+            let rerun = sediment(
+                &store,
+                &killed_args.iter().map(String::as_str).collect::<Vec<_>>(),
+            );
+            assert!(
+                matches!(rerun.status, 0 | 3),
+                "the re-run failed: {}",
+                rerun.stderr
+            );
+            let got = database_fingerprint(&db);
+            assert!(
+                got == expected,
+                "the re-run's database differs from an uninterrupted run's:\n{got}\nexpected:\n{expected}"
+            );
+        });
     }
-    eprintln!(
-        "{test}: {} rounds, {landed} kills landed mid-run, 0 failures",
-        rounds()
-    );
+    kills.finish();
 }
 
 #[test]
@@ -393,4 +477,35 @@ fn kill_project_crawl() {
 #[test]
 fn kill_project_summary() {
     crash_projection("project summary", "summary", &[]);
+}
+
+/// The tally itself: a command whose kills mostly found it exited fails its test.
+#[test]
+#[should_panic(expected = "only 3 of 5 kills landed")]
+fn too_few_landed_kills_fail_the_test() {
+    let mut kills = Kills::new("a command that ends too soon", Duration::from_millis(100));
+    for _ in 0..3 {
+        kills.record(Kill::Landed);
+    }
+    for _ in 0..2 {
+        kills.record(Kill::Missed(Duration::from_millis(10)));
+    }
+    kills.finish();
+}
+
+#[test]
+fn kill_moments_stay_inside_the_run_and_follow_a_faster_one() {
+    let mut kills = Kills::new("draws", Duration::from_millis(1000));
+    for _ in 0..1000 {
+        let after = kills.next();
+        assert!(
+            (Duration::from_millis(50)..=Duration::from_millis(800)).contains(&after),
+            "{after:?}"
+        );
+    }
+    // A run that ended after 200 ms, before its kill: later kills come before 160 ms.
+    kills.record(Kill::Missed(Duration::from_millis(200)));
+    for _ in 0..1000 {
+        assert!(kills.next() <= Duration::from_millis(160));
+    }
 }

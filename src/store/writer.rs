@@ -98,6 +98,7 @@ impl<'s> Writer<'s> {
     /// Records a capture in both capture orders and marks its digest for the
     /// recomputation of the derived file cells.
     pub fn add_capture(&mut self, capture: &CaptureRef<'_>) {
+        #[cfg(feature = "crash-points")]
         crash_test::count_capture(self);
         if self.dirty_token.is_empty() {
             self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
@@ -177,6 +178,9 @@ fn sort_key(op: &Op) -> (usize, &[u8], &[u8]) {
 /// Simulated crashes for the tests of interrupted runs: with
 /// `SEDIMENT_TEST_CRASH_AFTER_CAPTURES=N`, the process makes what it wrote so far durable
 /// and exits abruptly after N captures, as a kill between two batches would leave it.
+/// Only in builds with the `crash-points` feature (the tests'), so that no environment
+/// variable can make a released binary stop half-way.
+#[cfg(feature = "crash-points")]
 mod crash_test {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};

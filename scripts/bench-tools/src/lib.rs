@@ -22,17 +22,22 @@ pub fn args() -> (usize, Vec<PathBuf>) {
 /// Runs `job` on every file with `threads` workers; prints a summary line.
 pub fn run(name: &str, job: impl Fn(&PathBuf) -> u64 + Sync) {
     let (threads, files) = args();
-    let input: u64 = files.iter().map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0)).sum();
+    let input: u64 = files
+        .iter()
+        .map(|f| std::fs::metadata(f).map(|m| m.len()).unwrap_or(0))
+        .sum();
     let queue = Mutex::new(files.iter());
     let total = Mutex::new(0u64);
     let start = Instant::now();
     std::thread::scope(|s| {
         for _ in 0..threads {
-            s.spawn(|| loop {
-                let next = queue.lock().unwrap().next();
-                let Some(file) = next else { break };
-                let n = job(file);
-                *total.lock().unwrap() += n;
+            s.spawn(|| {
+                loop {
+                    let next = queue.lock().unwrap().next();
+                    let Some(file) = next else { break };
+                    let n = job(file);
+                    *total.lock().unwrap() += n;
+                }
             });
         }
     });

@@ -34,7 +34,10 @@ fn main() {
                 libdeflate_sys::libdeflate_result_LIBDEFLATE_INSUFFICIENT_SPACE => {
                     out.resize(out.len() * 2, 0)
                 }
-                other => panic!("{}: libdeflate error {other} at offset {at}", path.display()),
+                other => panic!(
+                    "{}: libdeflate error {other} at offset {at}",
+                    path.display()
+                ),
             }
         }
         // SAFETY: allocated above, freed once.

@@ -1,0 +1,145 @@
+# Sourced by the benchmark scripts: the equivalence checks. A benchmark that compares the
+# speed of Sediment with a reference first proves that both produced the same result; when
+# they did not, it stops with status 1 and prints where they differ, so that no ratio is
+# ever reported for work that was not the same.
+#
+# BENCH_CORRUPT=NAME alters, on purpose, the output that the check called NAME reads (see
+# bench_corrupt): it is how each script's check is shown to fail when the outputs differ.
+
+# check_fail MESSAGE...: stops the benchmark.
+check_fail() {
+    echo "EQUIVALENCE CHECK FAILED: $*" >&2
+    exit 1
+}
+
+# check_same LABEL A B: files A and B are byte for byte the same (callers sort and
+# normalise first, and say how in LABEL or next to the call; Sediment's side comes first
+# where there is one).
+check_same() {
+    local label=$1 a=$2 b=$3
+    # Two empty outputs are the same, and prove nothing.
+    [[ -s "$a" || -s "$b" ]] || check_fail "$label: both outputs are empty ($a, $b)"
+    if ! cmp -s "$a" "$b"; then
+        {
+            echo "EQUIVALENCE CHECK FAILED: $label"
+            echo "  $a: $(wc -l <"$a") lines; $b: $(wc -l <"$b") lines; first differences (< first, > second):"
+            diff "$a" "$b" | head -20 | sed 's/^/  /'
+        } >&2
+        exit 1
+    fi
+    echo "check passed: $label ($(wc -l <"$a") lines identical)"
+}
+
+# check_equal LABEL X Y: two values (counts) are equal.
+check_equal() {
+    [[ "$2" == "$3" ]] || check_fail "$1: sediment $2, reference $3"
+    echo "check passed: $1 ($2)"
+}
+
+# check_within LABEL X Y PERCENT: |X - Y| <= PERCENT % of the larger of the two.
+check_within() {
+    local label=$1 x=$2 y=$3 percent=$4
+    if ! awk -v x="$x" -v y="$y" -v p="$percent" 'BEGIN {
+            d = x - y; if (d < 0) d = -d
+            m = (x > y ? x : y); if (m < 0) m = -m
+            exit !(d <= p / 100 * m) }'; then
+        check_fail "$label: sediment $x, reference $y, more than $percent % apart"
+    fi
+    echo "check passed: $label (sediment $x, reference $y, within $percent %)"
+}
+
+# bench_corrupt NAME FILE: when BENCH_CORRUPT=NAME, changes one line of FILE (the first is
+# replaced) so that the check that reads it must fail.
+bench_corrupt() {
+    [[ "${BENCH_CORRUPT:-}" == "$1" ]] || return 0
+    echo "BENCH_CORRUPT=$1: altering $2 on purpose; the check must fail" >&2
+    sed -i '1s/.*/corrupted on purpose/' "$2"
+}
+
+# bench_corrupt_value NAME VALUE: prints VALUE, or VALUE * 2 + 1 when BENCH_CORRUPT=NAME.
+bench_corrupt_value() {
+    if [[ "${BENCH_CORRUPT:-}" == "$1" ]]; then
+        echo "BENCH_CORRUPT=$1: altering a count on purpose; the check must fail" >&2
+        awk -v v="$2" 'BEGIN {print v * 2 + 1}'
+    else
+        echo "$2"
+    fi
+}
+
+# The Python interpreter of the project's virtual environment when there is one (made by
+# scripts/setup.sh), else python3 from PATH.
+bench_python() {
+    local venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
+    if [[ -x "$venv/bin/python" ]]; then echo "$venv/bin/python"; else command -v python3; fi
+}
+
+# bench_tools: builds the reference programs of scripts/bench-tools (apart from Sediment's
+# target directory) and prints the directory of their binaries.
+bench_tools() {
+    local target="${CARGO_TARGET_DIR:?}-bench-tools"
+    CARGO_TARGET_DIR="$target" cargo build --release --quiet --manifest-path scripts/bench-tools/Cargo.toml >&2
+    echo "$target/release"
+}
+
+# The records of WARC files as each side read them, one sorted line per record:
+# `WARC-Type \t WARC-Record-ID \t WARC-Target-URI \t VERDICT`, VERDICT being the check of the
+# payload digest of an HTTP response against its bytes: ok, bad, or - (nothing checked).
+# Normalised where the readers legitimately differ: fastwarc hashes the stored payload only,
+# so a chunked payload whose header names the digest of the de-chunked body (Sediment's
+# match-dechunked) is `bad` on both sides; Sediment also checks resource records, which
+# fastwarc does not: those count as `-`. (A response that is not HTTP, which fastwarc does
+# not check either, would show as a difference: the crawls used here have none.)
+# warc_records_sediment < OUTPUT_OF_WARC_DUMP (examples/warc_dump, one run per file)
+warc_records_sediment() {
+    python3 -c '
+import re, sys
+line_re = re.compile(r"^\d+ \+\d+ len \d+ (\S+) (\S+) (None|Some\(\"((?:[^\"\\]|\\.)*)\"\)) (\S+) ")
+for line in sys.stdin:
+    if line.startswith("error "):
+        print("error"); continue
+    m = line_re.match(line)
+    if not m:
+        sys.exit("warc_dump printed an unexpected line: " + line)
+    kind, rid, uri, check = m.group(1), m.group(2).strip("<>"), m.group(4) or "-", m.group(5)
+    verdict = "-"
+    if kind == "response" and check in ("match", "mismatch", "match-dechunked"):
+        verdict = "ok" if check == "match" else "bad"
+    print(f"{kind}\t{rid}\t{uri}\t{verdict}")' | LC_ALL=C sort
+}
+# warc_records_reference TOOLS_DIR FILE...
+warc_records_reference() {
+    local tools=$1
+    shift
+    "$tools/fastwarc_list" "$@" | awk -F'\t' '
+        $2 == "error" { print "error"; next }
+        { print $3 "\t" $2 "\t" $4 "\t" $7 }' | LC_ALL=C sort
+}
+
+# The captures of WARC files as the fastwarc crate reads them: one sorted line
+# `URL TIMESTAMP DIGEST` per record of the given types (the timestamp in 14 digits; the
+# payload digest, or the block digest when there is none, without its `sha1:`), the fields
+# a CDX line or a store's capture carries. A store keeps response, revisit and resource
+# records as captures; `sediment cdx` and cdxj-indexer index metadata records too.
+# warc_captures_reference TOOLS_DIR 'response|revisit|resource' FILE...
+warc_captures_reference() {
+    local tools=$1 types=$2
+    shift 2
+    "$tools/fastwarc_list" "$@" | awk -F'\t' -v types="^($types)\$" '
+        $2 == "error" { print "error reading " $1 ": " $3; next }
+        $3 ~ types {
+            ts = $5; gsub(/[^0-9]/, "", ts); ts = substr(ts, 1, 14)
+            digest = ($6 != "-" ? $6 : $8); sub(/^[Ss][Hh][Aa]1:/, "", digest)
+            print $4 " " ts " " digest }' | LC_ALL=C sort
+}
+# The same fields from CDX-11 lines (`sediment cdx`, `sediment captures --output cdx`).
+# cdx_captures FILE
+cdx_captures() {
+    awk '$1 != "CDX" && NF >= 11 { print $3 " " $2 " " $6 }' "$1" | LC_ALL=C sort
+}
+# The number of HTTP responses whose payload digest fastwarc verified against the bytes,
+# and of those it found wrong: `OK BAD`. warc_digest_verdicts TOOLS_DIR FILE...
+warc_digest_verdicts() {
+    local tools=$1
+    shift
+    "$tools/fastwarc_list" "$@" | awk -F'\t' '$7 == "ok" { ok++ } $7 == "bad" { bad++ } END { print ok + 0, bad + 0 }'
+}
