@@ -287,38 +287,75 @@ const UNREAD_MESSAGE: &str = "body not read: ";
 
 /// Deletes the rows of the captures whose body an earlier run could not read (for a
 /// reason a later run may overcome), so that this run projects them again; returns how
-/// many. One transaction, one pass over each table: the seed has no index by crawl_log_id.
+/// many. The crawl_candidate rows of their URLs are made again from the captures that
+/// stay (in projection order), as if those had been projected alone: the captures
+/// projected again then update them as in a run from scratch. One transaction, one pass
+/// over each table: the seed has no index by crawl_log_id.
 fn take_out_unread(conn: &Connection) -> Result<u64> {
-    conn.execute_batch(&format!(
-        "BEGIN;
-         CREATE TEMP TABLE IF NOT EXISTS sediment_retry (crawl_log_id INTEGER PRIMARY KEY);
-         DELETE FROM sediment_retry;
-         INSERT INTO sediment_retry SELECT crawl_log_id FROM crawl_log
-             WHERE message LIKE '{UNREAD_MESSAGE}%'
-               AND message <> '{UNREAD_MESSAGE}{encoding}';",
-        encoding = Unavailable::UnsupportedEncoding(String::new()).reason()
-    ))?;
     let work = || -> Result<u64> {
+        conn.execute_batch(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS sediment_retry (crawl_log_id INTEGER PRIMARY KEY);
+             CREATE TEMP TABLE IF NOT EXISTS sediment_retry_url (url_id INTEGER PRIMARY KEY);
+             DELETE FROM sediment_retry;
+             DELETE FROM sediment_retry_url;
+             INSERT INTO sediment_retry SELECT crawl_log_id FROM crawl_log
+                 WHERE message LIKE '{UNREAD_MESSAGE}%'
+                   AND message <> '{UNREAD_MESSAGE}{encoding}';",
+            encoding = Unavailable::UnsupportedEncoding(String::new()).reason()
+        ))?;
         let n: i64 = conn.query_row("SELECT count(*) FROM sediment_retry", [], |r| r.get(0))?;
-        if n > 0 {
-            conn.execute_batch(
-                "DELETE FROM file_text WHERE file_id IN (SELECT file_id FROM file
-                     WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry));
-                 DELETE FROM file WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
-                 DELETE FROM redirect
-                     WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
-                 DELETE FROM request
-                     WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
-                 DELETE FROM crawl_log
-                     WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);",
-            )?;
+        if n == 0 {
+            return Ok(0);
         }
-        conn.execute_batch("DELETE FROM sediment_retry; COMMIT;")?;
+        conn.execute_batch(
+            "INSERT INTO sediment_retry_url SELECT DISTINCT url_id FROM crawl_log
+                 WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM file_text WHERE file_id IN (SELECT file_id FROM file
+                 WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry));
+             DELETE FROM file WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM redirect WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM request WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM crawl_log WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             UPDATE crawl_candidate SET last_crawl_time_unix_utc = NULL,
+                 last_crawl_exit_code = NULL, last_contentful_crawl_time_unix_utc = NULL,
+                 last_contentful_http_etag = NULL
+                 WHERE url_id IN (SELECT url_id FROM sediment_retry_url);",
+        )?;
+        let mut stays = conn.prepare(
+            "SELECT c.url_id, c.time_started_unix_utc, c.exit_code, r.http_etag
+             FROM crawl_log c LEFT JOIN request r USING (crawl_log_id)
+             WHERE c.url_id IN (SELECT url_id FROM sediment_retry_url)
+             ORDER BY c.crawl_log_id",
+        )?;
+        let mut upsert = conn.prepare(UPSERT_CRAWLED)?;
+        let mut rows = stays.query([])?;
+        while let Some(row) = rows.next()? {
+            let (url_id, time, exit): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            let etag: Option<String> = row.get(3)?;
+            let contentful = is_contentful(exit);
+            upsert.execute(params![
+                url_id,
+                time,
+                exit,
+                contentful.then_some(time),
+                if contentful { etag } else { None }
+            ])?;
+        }
         Ok(n as u64)
     };
-    work().inspect_err(|_| {
-        let _ = conn.execute_batch("ROLLBACK");
-    })
+    conn.execute_batch("BEGIN")?;
+    match work() {
+        Ok(n) => {
+            conn.execute_batch(
+                "DELETE FROM sediment_retry; DELETE FROM sediment_retry_url; COMMIT",
+            )?;
+            Ok(n)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
 }
 
 /// A page a batch needs analysed: its key, the URL it was fetched from, its Content-Type.
