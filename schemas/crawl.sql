@@ -38,7 +38,8 @@
 --                    `fetchTimeMs` in the metadata record of the response), else 0, which
 --                    stands for "not recorded" (wget and CDX files record no duration).
 --                    message says why a body could not be read (`body not read: REASON`;
---                    a later run that can read it projects the capture again), else NULL.
+--                    a later run projects the capture again when the reason is
+--                    warc_not_found or warc_read_error), else NULL.
 --                    A failed fetch (a request record the WARC holds no response for, as
 --                    wget writes after "No data received") is a crawl_log row too:
 --                    exit_code 102 error_reading_response, message `no response: the

@@ -10,10 +10,10 @@
 //! does not hold yet.
 //!
 //! Healing: a capture whose HTML body could not be read is written with the message
-//! `body not read: REASON` in crawl_log. An incremental run takes such captures out again
-//! (with their request, file, file_text and redirect rows) and projects them anew, so
-//! a run that can read the bodies (`--warc-dir`) gives the database a run from scratch
-//! would have. A Content-Encoding this build cannot decode is not retried.
+//! `body not read: REASON` in crawl_log. An incremental run takes the captures whose WARC
+//! was not found or not readable out again (with their request, file, file_text and
+//! redirect rows) and projects them anew, so a run that can read the bodies
+//! (`--warc-dir`) gives the database a run from scratch would have.
 
 pub mod agents;
 pub mod analysis;
@@ -285,9 +285,10 @@ pub const FAILED_FETCH_MESSAGE: &str = "no response: the archive holds the reque
 /// The prefix of crawl_log.message for a capture whose HTML body was not read.
 const UNREAD_MESSAGE: &str = "body not read: ";
 
-/// Deletes the rows of the captures whose body an earlier run could not read (for a
-/// reason a later run may overcome), so that this run projects them again; returns how
-/// many. The crawl_candidate rows of their URLs are made again from the captures that
+/// Deletes the rows of the captures whose body an earlier run could not read because
+/// their WARC was not found or not readable (a later run may be given it), so that this
+/// run projects them again; returns how many. (Captures without any WARC location and
+/// Content-Encodings this build cannot decode would fail again: they stay.) The crawl_candidate rows of their URLs are made again from the captures that
 /// stay (in projection order), as if those had been projected alone: the captures
 /// projected again then update them as in a run from scratch. One transaction, one pass
 /// over each table: the seed has no index by crawl_log_id.
@@ -299,9 +300,9 @@ fn take_out_unread(conn: &Connection) -> Result<u64> {
              DELETE FROM sediment_retry;
              DELETE FROM sediment_retry_url;
              INSERT INTO sediment_retry SELECT crawl_log_id FROM crawl_log
-                 WHERE message LIKE '{UNREAD_MESSAGE}%'
-                   AND message <> '{UNREAD_MESSAGE}{encoding}';",
-            encoding = Unavailable::UnsupportedEncoding(String::new()).reason()
+                 WHERE message IN ('{UNREAD_MESSAGE}{missing}', '{UNREAD_MESSAGE}{damaged}');",
+            missing = Unavailable::WarcMissing.reason(),
+            damaged = Unavailable::ReadError(String::new()).reason()
         ))?;
         let n: i64 = conn.query_row("SELECT count(*) FROM sediment_retry", [], |r| r.get(0))?;
         if n == 0 {

@@ -344,7 +344,11 @@ impl Summarizer<'_> {
             .conn
             .prepare_cached("SELECT 1 FROM sediment_unread_payload WHERE payload_sha1 = ?1")?;
         for (capture, _) in &u.captures {
+            // A capture that names no WARC (a CDX line without one) can never be read:
+            // retrying it would summarize its URL again in every run.
+            let may_read = capture.location.is_some() || capture.warc.is_some();
             if let Some(digest) = capture.digest
+                && may_read
                 && classify(capture, &u.url) == CaptureClass::Content
                 && self.is_html(capture)
                 && stmt.exists([digest.0.as_slice()])?
