@@ -37,11 +37,18 @@
 --                    seed) is the fetch duration the archive records (Heritrix's
 --                    `fetchTimeMs` in the metadata record of the response), else 0, which
 --                    stands for "not recorded" (wget and CDX files record no duration).
---                    message says why a body could not be read, else NULL.
+--                    message says why a body could not be read (`body not read: REASON`;
+--                    a later run projects the capture again when the reason is
+--                    warc_not_found or warc_read_error), else NULL.
+--                    A failed fetch (a request record the WARC holds no response for, as
+--                    wget writes after "No data received") is a crawl_log row too:
+--                    exit_code 102 error_reading_response, message `no response: the
+--                    archive holds the request only` (the archive does not say why).
 --                    crawl_type: 1 robotstxt_fetch for `/robots.txt`, else 0 file_crawl
 --                    (archives do not record HEAD-only crawls, type 2).
 --   request          one per capture, time_sent = capture time, request_duration_ms the
---                    recorded fetch duration (fetchTimeMs), else NULL.
+--                    recorded fetch duration (fetchTimeMs), else NULL; one per failed fetch,
+--                    http_status_code NULL (no response).
 --   file             one per capture that has a body: HTTP 2xx, or a record without HTTP
 --                    status (resource records, dns: responses), with a payload digest;
 --                    revisits included (their body is the earlier payload; a revisit

@@ -3,6 +3,13 @@
 //! `{"key":"<BASE32>","sha1hex":"…","f:c":{…},"file:size":123,…}`: columns in schema
 //! order, JSON cells embedded as JSON, integers as numbers, strings as strings. With
 //! versions, each column is an array of `{"ts":<ms>,"value":…}`, newest first.
+//!
+//! The same stream carries what a store holds besides its rows (`export --captures`):
+//! `{"capture":{…}}`, one capture of the capture index in the JSON form of
+//! [`Capture`] (keys sorted; absent fields left out), `{"failed_fetch":{…}}`, a request
+//! the archive holds no response for, in the same form, and `{"warcinfo":{…}}`, the crawl
+//! description of one WARC file. Readers tell them apart by the field (`key`, `capture`,
+//! `failed_fetch` or `warcinfo`).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -11,7 +18,9 @@ use serde::de::{Deserialize, Deserializer, Visitor};
 use serde_json::Value;
 use serde_json::value::RawValue;
 
+use crate::capture::Capture;
 use crate::codec::{ValueType, is_canonical_json, write_json_string};
+use crate::ingest::warc::WarcInfo;
 use crate::input::excerpt;
 use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
@@ -70,6 +79,112 @@ pub fn write_row(
         }
     }
     out.extend_from_slice(b"}\n");
+}
+
+/// Appends one capture as a JSON line: `{"capture":{…}}`.
+pub fn write_capture(capture: &Capture, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"capture\":");
+    out.extend_from_slice(&capture.to_json());
+    out.extend_from_slice(b"}\n");
+}
+
+/// Appends one crawl description as a JSON line: `{"warcinfo":{…}}`.
+pub fn write_warcinfo(info: &WarcInfo, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"warcinfo\":");
+    // Serializing plain data into a Vec cannot fail.
+    out.extend_from_slice(&serde_json::to_vec(info).unwrap_or_default());
+    out.extend_from_slice(b"}\n");
+}
+
+/// Appends one failed fetch as a JSON line: `{"failed_fetch":{…}}` (a capture's form).
+pub fn write_failed_fetch(fetch: &Capture, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"failed_fetch\":");
+    out.extend_from_slice(&fetch.to_json());
+    out.extend_from_slice(b"}\n");
+}
+
+/// One line of an export: a row, a capture, a failed fetch or a crawl description.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Line {
+    Row(ParsedRow),
+    Capture(Box<Capture>),
+    FailedFetch(Box<Capture>),
+    Warcinfo(Box<WarcInfo>),
+}
+
+/// Parses one line of an export, whichever kind it is.
+pub fn parse_line(schema: &Schema, line: &[u8]) -> Result<Line, LineError> {
+    let start = line.trim_ascii_start();
+    if start.starts_with(b"{\"capture\"")
+        || start.starts_with(b"{\"failed_fetch\"")
+        || start.starts_with(b"{\"warcinfo\"")
+    {
+        return parse_other(line);
+    }
+    match parse_row(schema, line) {
+        // A line without a key may still be a capture whose field is not first.
+        Err(e) if e.code == "missing_key" => match parse_other(line) {
+            Err(other) if other.code == "bad_json" => Err(e),
+            other => other,
+        },
+        other => other.map(Line::Row),
+    }
+}
+
+/// A capture, failed fetch or warcinfo line; `bad_json` when it is none of them.
+fn parse_other(line: &[u8]) -> Result<Line, LineError> {
+    #[derive(serde::Deserialize)]
+    #[serde(deny_unknown_fields)]
+    enum Other {
+        #[serde(rename = "capture")]
+        Capture(Box<Capture>),
+        #[serde(rename = "failed_fetch")]
+        FailedFetch(Box<Capture>),
+        #[serde(rename = "warcinfo")]
+        Warcinfo(Box<WarcInfo>),
+    }
+    let fields: BTreeMap<String, &RawValue> = serde_json::from_slice(line)
+        .map_err(|e| line_error("bad_json", format!("not valid JSON: {e}")))?;
+    let kind = match fields.keys().map(String::as_str).collect::<Vec<_>>()[..] {
+        ["capture"] => "capture",
+        ["failed_fetch"] => "failed_fetch",
+        ["warcinfo"] => "warcinfo",
+        _ => {
+            return Err(line_error(
+                "bad_json",
+                "not a row, capture, failed_fetch or warcinfo line",
+            ));
+        }
+    };
+    let code = if kind == "warcinfo" {
+        "bad_warcinfo"
+    } else {
+        "bad_capture"
+    };
+    let parsed: Other =
+        serde_json::from_slice(line).map_err(|e| line_error(code, format!("{kind}: {e}")))?;
+    let (capture, failed) = match parsed {
+        Other::Capture(capture) => (capture, false),
+        Other::FailedFetch(fetch) => (fetch, true),
+        Other::Warcinfo(info) => return Ok(Line::Warcinfo(info)),
+    };
+    if capture.ts.len() != 14 || !capture.ts.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(line_error(
+            code,
+            format!(
+                "{kind}: ts {} is not 14 digits (yyyyMMddHHmmss)",
+                excerpt(&capture.ts)
+            ),
+        ));
+    }
+    if capture.surt.is_empty() || capture.url.is_empty() {
+        return Err(line_error(code, format!("{kind}: empty surt or url")));
+    }
+    Ok(if failed {
+        Line::FailedFetch(capture)
+    } else {
+        Line::Capture(capture)
+    })
 }
 
 /// A cell read from a JSON line: stored bytes and, when the line gave one, a timestamp.
@@ -389,6 +504,53 @@ mod tests {
             plain(0) && plain(3) && plain(4),
             "the common forms take the plain reader"
         );
+    }
+
+    #[test]
+    fn capture_failed_fetch_and_warcinfo_lines_round_trip() {
+        let schema = Schema::embedded().unwrap();
+        let capture = Capture {
+            surt: "org,example)/".into(),
+            ts: "20200101000000".into(),
+            url: "http://example.org/".into(),
+            source: "x.warc.gz".into(),
+            digest: Sha1Key::parse("3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ").ok(),
+            status: Some(200),
+            passes: true,
+            ..Capture::default()
+        };
+        let mut out = Vec::new();
+        write_capture(&capture, &mut out);
+        let parsed = parse_line(&schema, out.trim_ascii_end()).unwrap();
+        assert_eq!(parsed, Line::Capture(Box::new(capture.clone())));
+        out.clear();
+        write_failed_fetch(&capture, &mut out);
+        let parsed = parse_line(&schema, out.trim_ascii_end()).unwrap();
+        assert_eq!(parsed, Line::FailedFetch(Box::new(capture)));
+        let info = WarcInfo {
+            file: "x.warc.gz".into(),
+            software: Some("Wget/1.21.3".into()),
+            fields: vec![("robots".into(), "on".into())],
+            ..WarcInfo::default()
+        };
+        out.clear();
+        write_warcinfo(&info, &mut out);
+        let parsed = parse_line(&schema, out.trim_ascii_end()).unwrap();
+        assert_eq!(parsed, Line::Warcinfo(Box::new(info)));
+        // Rows still parse as rows; a capture field that is not first is found too.
+        let row = br#"{"key":"3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ","file:size":7}"#;
+        assert!(matches!(parse_line(&schema, row), Ok(Line::Row(_))));
+        let spaced = br#" {"capture": {"surt":"a","ts":"20200101000000","url":"u","source":"s"}}"#;
+        assert!(matches!(parse_line(&schema, spaced), Ok(Line::Capture(_))));
+        let code = |line: &str| parse_line(&schema, line.as_bytes()).unwrap_err().code;
+        assert_eq!(code(r#"{"capture":{"surt":"a"}}"#), "bad_capture");
+        assert_eq!(
+            code(r#"{"capture":{"surt":"a","ts":"2020","url":"u","source":"s"}}"#),
+            "bad_capture"
+        );
+        assert_eq!(code(r#"{"warcinfo":{"file":1}}"#), "bad_warcinfo");
+        assert_eq!(code(r#"{"capture":{},"key":"x"}"#), "bad_json");
+        assert_eq!(code(r#"{"f:c":{}}"#), "missing_key");
     }
 
     #[test]

@@ -448,6 +448,15 @@ db = Rdict(path, options=Options(raw_mode=True), access_type=AccessType.read_onl
            column_families={name: Options(raw_mode=True) for name in families})
 for key in db.get_column_family("f").keys():
     print(key[:20].hex().upper())
+# What the README says of the capture index: other tools cannot merge its operands.
+for name in ("capture", "capture_by_digest"):
+    it = db.get_column_family(name).iter()
+    it.seek_to_first()
+    try:
+        it.status()
+        print("capture family", name, "read", it.valid())
+    except Exception as e:
+        print("capture family", name, "stops:", e)
 "#;
     let args = [
         std::ffi::OsStr::new("-c"),
@@ -455,11 +464,28 @@ for key in db.get_column_family("f").keys():
         current.as_os_str(),
     ];
     let out = common::python_output(&["rocksdict"], args).expect("rocksdict was found above");
-    let from_rocksdict: BTreeSet<String> = String::from_utf8_lossy(&out)
+    let stdout = String::from_utf8_lossy(&out);
+    let (capture_lines, key_lines): (Vec<&str>, Vec<&str>) = stdout
         .lines()
-        .map(str::to_string)
-        .collect();
+        .partition(|l| l.starts_with("capture family"));
+    let from_rocksdict: BTreeSet<String> = key_lines.into_iter().map(str::to_string).collect();
     assert_eq!(from_rocksdict, expected, "rocksdict iterates family f");
+    // It does not read the capture index (README "Other tools"); `export --only-captures` does.
+    assert_eq!(capture_lines.len(), 2, "{stdout}");
+    for line in capture_lines {
+        assert!(
+            line.contains("stops: Invalid argument: merge_operator_ must be set"),
+            "{line}"
+        );
+    }
+    let captures = ok(&store, &["export", "--only-captures"]);
+    assert!(
+        captures
+            .lines()
+            .filter(|l| l.starts_with("{\"capture\":"))
+            .count()
+            > 5
+    );
 }
 
 #[test]

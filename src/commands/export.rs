@@ -1,4 +1,6 @@
-//! `sediment export`: rows as JSON lines, streamed in key order.
+//! `sediment export`: rows as JSON lines, streamed in key order; with `--captures`, then
+//! the capture index and the crawl descriptions, so that `import-jsonl` rebuilds the
+//! whole store.
 
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -7,16 +9,21 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::jsonl::write_row;
+use crate::capture::Capture;
+use crate::ingest::warc::WarcInfo;
+use crate::jsonl::{write_capture, write_failed_fetch, write_row, write_warcinfo};
 use crate::key::Sha1Key;
 use crate::report::{Location, Report, ReportArgs};
 use crate::schema::Schema;
+use crate::store::Space;
 use crate::store::cells::{Projection, row_upper_bound};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment export -o rows.jsonl --report export.json
-  sediment export --columns file:mime,f:c --prefix 3I --limit 10")]
+  sediment export --columns file:mime,f:c --prefix 3I --limit 10
+  # the whole store (rows, captures, crawl descriptions), for import-jsonl:
+  sediment export --captures -o store.jsonl")]
 pub struct Args {
     /// Output file (default: standard output).
     #[arg(short, long)]
@@ -42,6 +49,14 @@ pub struct Args {
     /// Up to N versions per cell, each with its timestamp.
     #[arg(long)]
     pub versions: Option<usize>,
+    /// After the rows, every capture of the capture index (`{"capture":{…}}` lines, in
+    /// URL then time order) and every crawl description (`{"warcinfo":{…}}`): the whole
+    /// store, which `import-jsonl` reads back. Not with the options that select rows.
+    #[arg(long, conflicts_with_all = ["families", "columns", "prefix", "start", "end", "limit"])]
+    pub captures: bool,
+    /// Only the captures and crawl descriptions, no rows.
+    #[arg(long, conflicts_with_all = ["families", "columns", "prefix", "start", "end", "limit", "versions"])]
+    pub only_captures: bool,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -139,7 +154,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let mut line = Vec::with_capacity(4096);
     let mut bad_cells = Vec::new();
     let mut rows = 0u64;
-    let limit = args.limit.unwrap_or(u64::MAX);
+    let limit = if args.only_captures {
+        0
+    } else {
+        args.limit.unwrap_or(u64::MAX)
+    };
     store.scan_rows(&projection, start.as_deref(), end.as_deref(), |row| {
         if rows >= limit {
             return Ok(false);
@@ -159,6 +178,55 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         }
         Ok(true)
     })?;
+    if args.captures || args.only_captures {
+        let mut captures = 0u64;
+        let mut damaged = Vec::new();
+        store
+            .backend()
+            .scan_once(Space::Capture, &[], None, &mut |key, value| {
+                match Capture::decode(value) {
+                    Ok(capture) => {
+                        line.clear();
+                        write_capture(&capture, &mut line);
+                        out.write_all(&line)?;
+                        captures += 1;
+                    }
+                    Err(e) => damaged.push(format!(
+                        "capture {}: {e}",
+                        String::from_utf8_lossy(key).replace('\0', " ")
+                    )),
+                }
+                Ok(true)
+            })?;
+        let mut failed = 0u64;
+        store.for_each_failed_fetch(|fetch| {
+            line.clear();
+            write_failed_fetch(&fetch, &mut line);
+            out.write_all(&line)?;
+            failed += 1;
+            Ok(true)
+        })?;
+        let mut warcinfo = 0u64;
+        store.scan_prefix(Space::Meta, b"warcinfo/", &mut |key, value| {
+            match serde_json::from_slice::<WarcInfo>(value) {
+                Ok(info) => {
+                    line.clear();
+                    write_warcinfo(&info, &mut line);
+                    out.write_all(&line)?;
+                    warcinfo += 1;
+                }
+                Err(e) => damaged.push(format!("{}: {e}", String::from_utf8_lossy(key))),
+            }
+            Ok(true)
+        })?;
+        for key in damaged {
+            let at = Location::named(key);
+            report.problem(at, "undecodable_value", "left out of the export", None)?;
+        }
+        report.count("captures", captures);
+        report.count("warcinfo", warcinfo);
+        report.count("failed_fetches", failed);
+    }
     out.flush()?;
     for cell in &bad_cells {
         let at = Location::named(format!("cell {cell}"));

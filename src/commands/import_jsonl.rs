@@ -1,4 +1,7 @@
-//! `sediment import-jsonl`: rows written by `export`, read back losslessly.
+//! `sediment import-jsonl`: rows written by `export`, read back losslessly; with the
+//! capture and warcinfo lines of `export --captures`, the whole store. Captures go through
+//! the ingest's write path (merged into both capture orders), and the file rows of their
+//! digests are derived again at the end of each input, as an ingest does.
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
@@ -6,17 +9,22 @@ use std::process::ExitCode;
 use anyhow::Result;
 use rayon::prelude::*;
 
+use crate::capture::Capture;
 use crate::ingest::rows::RowSink;
+use crate::ingest::warc::WarcInfo;
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
-use crate::jsonl::{LineError, ParsedRow, parse_row};
+use crate::jsonl::{Line, LineError, parse_line};
 use crate::report::{Counts, Location, Report, ReportArgs};
 use crate::store::PUBLISH_INTERVAL;
-use crate::store::writer::now_millis;
+use crate::store::captures::materialize_dirty;
+use crate::store::writer::{Writer, now_millis};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment import-jsonl rows.jsonl.gz
   sediment --store restored import-jsonl --bulk export.jsonl.gz
+  # a whole store, rows and captures (written by export --captures):
+  sediment --store copy import-jsonl store.jsonl
   sediment --store copy import-jsonl --rejects bad-lines.jsonl --json rows.jsonl")]
 pub struct Args {
     /// JSON-lines files (plain or gzip), or `-` for standard input.
@@ -46,7 +54,7 @@ pub struct Args {
 const COMMAND: &str = "import-jsonl";
 
 /// A line number, the raw line, and its parse (`None` for a blank line).
-type ParsedLine<'a> = (u64, &'a [u8], Option<Result<ParsedRow, LineError>>);
+type ParsedLine<'a> = (u64, &'a [u8], Option<Result<Line, LineError>>);
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_writer(store_path, COMMAND)?;
@@ -64,6 +72,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         }
         store.mark_inconsistent()?;
         let rows_before = report.counts().get("rows");
+        let captures_before = report.counts().get("captures");
         let name = input.display();
         let reader = match open_lines(&input.path) {
             Ok(reader) => reader,
@@ -83,11 +92,14 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 .into_par_iter()
                 .map(|(n, line)| {
                     let blank = line.iter().all(u8::is_ascii_whitespace);
-                    (n, line, (!blank).then(|| parse_row(store.schema(), line)))
+                    (n, line, (!blank).then(|| parse_line(store.schema(), line)))
                 })
                 .collect();
             let mut counts = Counts::default();
             let mut rows = sink.empty_split();
+            let mut captures: Vec<Capture> = Vec::new();
+            let mut warcinfo: Vec<WarcInfo> = Vec::new();
+            let mut failed: Vec<Capture> = Vec::new();
             let mut problems = Vec::new();
             for (line_no, raw, result) in parsed {
                 counts.incr("lines");
@@ -96,15 +108,42 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                     // Under --strict the run stops at the first bad line: what follows it
                     // is not written.
                     Some(Ok(_)) if args.strict && !problems.is_empty() => {}
-                    Some(Ok(row)) => {
+                    Some(Ok(Line::Row(row))) => {
                         counts.incr("rows");
                         counts.add("cells", row.cells.len() as u64);
                         rows[sink.shard_of(&row)].push(row);
+                    }
+                    Some(Ok(Line::Capture(capture))) => {
+                        counts.incr("captures");
+                        captures.push(*capture);
+                    }
+                    Some(Ok(Line::FailedFetch(fetch))) => {
+                        counts.incr("failed_fetches");
+                        failed.push(*fetch);
+                    }
+                    Some(Ok(Line::Warcinfo(info))) => {
+                        counts.incr("warcinfo");
+                        warcinfo.push(*info);
                     }
                     Some(Err(e)) => problems.push((line_no, raw, e)),
                 }
             }
             sink.write(rows)?;
+            // Captures merge, so their order among themselves and with the rows does not
+            // matter; in a bulk load too they take the write path (another key space).
+            let mut writer = Writer::sorted(&store, ts);
+            for capture in &captures {
+                writer.add_capture(&capture.view());
+                writer.end_record()?;
+            }
+            for fetch in &failed {
+                writer.failed_fetch(&fetch.view());
+                writer.end_record()?;
+            }
+            writer.finish()?;
+            for info in &warcinfo {
+                store.put_warcinfo(info)?;
+            }
             for (line_no, raw, e) in problems {
                 let at = Location::line(name.clone(), line_no);
                 report.problem(at, e.code, &e.message, Some(raw))?;
@@ -113,15 +152,21 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             report.progress().inc(counts.get("lines"));
         }
         sink.finish()?;
+        if report.counts().get("captures") > captures_before {
+            report.progress().set_message("deriving file rows");
+            let stats = materialize_dirty(&store, ts)?;
+            report.count("rows_derived", stats.rows);
+        }
         store.flush()?;
         let rows = report.counts().get("rows") - rows_before;
+        let captures = report.counts().get("captures") - captures_before;
         if chunks.complete() {
             record_done(
                 &store,
                 COMMAND,
                 "",
                 &input,
-                serde_json::json!({ "rows": rows }),
+                serde_json::json!({ "rows": rows, "captures": captures }),
             )?;
         }
         store.mark_consistent()?;

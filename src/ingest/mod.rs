@@ -22,7 +22,7 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use crate::capture::CaptureRef;
+use crate::capture::{Capture, CaptureRef};
 use crate::ingest::warc::WarcInfo;
 use crate::input::{PlannedInput, plan_inputs, record_done};
 use crate::report::Report;
@@ -41,6 +41,11 @@ pub trait CaptureSink {
     fn end_record(&mut self) -> Result<()>;
     /// The crawl description of a warcinfo record.
     fn warcinfo(&mut self, info: WarcInfo) -> Result<()>;
+    /// A request the archive holds no response for (a failed fetch): the capture it would
+    /// have been, without status or payload. Sinks that keep only captures drop it.
+    fn failed_fetch(&mut self, _fetch: &Capture) -> Result<()> {
+        Ok(())
+    }
 }
 
 impl CaptureSink for Writer<'_> {
@@ -54,6 +59,11 @@ impl CaptureSink for Writer<'_> {
 
     fn warcinfo(&mut self, info: WarcInfo) -> Result<()> {
         self.store().put_warcinfo(&info)
+    }
+
+    fn failed_fetch(&mut self, fetch: &Capture) -> Result<()> {
+        Writer::failed_fetch(self, &fetch.view());
+        Ok(())
     }
 }
 

@@ -104,6 +104,15 @@ impl PayloadSink for WarcinfoSink {
 /// right before or right after the response).
 const PENDING: usize = 32;
 
+/// A request record waiting for the response that answers it: one that names it in
+/// WARC-Concurrent-To, else the next one of its URL, within [`PENDING`] records.
+struct Waiting {
+    /// The number of the request record in the file.
+    record: u64,
+    id: Option<String>,
+    fetch: Capture,
+}
+
 /// Reads one WARC and hands its captures and warcinfo records to a [`CaptureSink`] (the
 /// store's write path, or `sediment extract`'s records). Returns counts for the report.
 pub struct WarcImporter<'a> {
@@ -132,8 +141,20 @@ impl WarcImporter<'_> {
         // their capture, keyed by record id.
         let mut pending: VecDeque<(Option<String>, Capture)> = VecDeque::new();
         let mut agents: VecDeque<(String, String)> = VecDeque::new();
+        // Request records that name no response, waiting for one (see `Waiting`).
+        let mut requests: VecDeque<Waiting> = VecDeque::new();
+        let mut records = 0u64;
         let mut last_position = 0;
         while let Some(item) = reader.next_record(Some(&mut sink)) {
+            records += 1;
+            while requests
+                .front()
+                .is_some_and(|w| w.record + PENDING as u64 <= records)
+            {
+                if let Some(w) = requests.pop_front() {
+                    self.failed_fetch(w, writer, &mut counts)?;
+                }
+            }
             // The position moves back when the reader reads damaged stretches again.
             let position = reader.position();
             if position > last_position {
@@ -172,7 +193,19 @@ impl WarcImporter<'_> {
             match record.warc_type {
                 WarcType::Warcinfo => writer.warcinfo(self.warcinfo(&record, &sink.bytes))?,
                 WarcType::Request => {
-                    let Some(agent) = record.http.as_ref().and_then(|h| h.user_agent()) else {
+                    let agent = record.http.as_ref().and_then(|h| h.user_agent());
+                    // Heritrix writes the request after its response and names it; wget
+                    // and others write it first, and the response names the request.
+                    if record.concurrent_to().next().is_none()
+                        && let Ok((url, ts)) = index_fields(&record)
+                    {
+                        requests.push_back(Waiting {
+                            record: records,
+                            id: record.record_id().map(str::to_string),
+                            fetch: self.request_capture(&record, url, ts, agent),
+                        });
+                    }
+                    let Some(agent) = agent else {
                         continue;
                     };
                     let agent = agent.to_string();
@@ -207,6 +240,17 @@ impl WarcImporter<'_> {
                     }
                 }
                 WarcType::Response | WarcType::Resource | WarcType::Revisit => {
+                    let named = |w: &Waiting| {
+                        w.id.as_deref()
+                            .is_some_and(|id| record.concurrent_to().any(|t| t == id))
+                    };
+                    let answered = requests.iter().position(named).or_else(|| {
+                        let url = record.target_uri()?;
+                        requests.iter().position(|w| w.fetch.url == url)
+                    });
+                    if let Some(i) = answered {
+                        requests.remove(i);
+                    }
                     let Some(mut capture) = self.capture(&record, &mut counts)? else {
                         continue;
                     };
@@ -230,10 +274,50 @@ impl WarcImporter<'_> {
             writer.add_capture(&capture.view());
             writer.end_record()?;
         }
+        for waiting in requests {
+            self.failed_fetch(waiting, writer, &mut counts)?;
+        }
         if reader.resyncs() > 0 {
             counts.add("resyncs", reader.resyncs());
         }
         Ok(counts)
+    }
+
+    /// A request no response answered: a failed fetch (wget writes the request of a
+    /// fetch that got no data, e.g. "No data received", and nothing else).
+    fn failed_fetch(
+        &self,
+        waiting: Waiting,
+        writer: &mut impl CaptureSink,
+        counts: &mut Counts,
+    ) -> Result<()> {
+        counts.incr("failed_fetches");
+        writer.failed_fetch(&waiting.fetch)?;
+        writer.end_record()
+    }
+
+    /// The capture a request record would have made, without status or payload.
+    fn request_capture(
+        &self,
+        record: &Record,
+        url: &str,
+        ts: String,
+        agent: Option<&str>,
+    ) -> Capture {
+        Capture {
+            c_size: Some(record.length),
+            location: self.location.clone(),
+            offset: Some(record.offset),
+            origin: Origin::Warc,
+            record_id: record.record_id().map(bare_record_id),
+            source: self.path.clone(),
+            surt: crate::surt::surt(url),
+            ts,
+            ua: agent.map(str::to_string),
+            url: url.to_string(),
+            warc: Some(self.path.clone()),
+            ..Capture::default()
+        }
     }
 
     fn at(&self, offset: u64) -> Location {

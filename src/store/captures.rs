@@ -534,6 +534,30 @@ impl Store {
     }
 }
 
+/// Failed fetches (request records the archive holds no response for) are kept in the
+/// meta space under this prefix and the capture key, stored like captures but outside the
+/// capture index: they have no status and no payload, and CDX views do not list them.
+/// The crawl database projects them (crawl_log and request rows without HTTP status).
+pub const FAILED_FETCH_PREFIX: &[u8] = b"failed_fetch/";
+
+impl Store {
+    /// Calls `visit` with every failed fetch, in capture key order; damaged values are
+    /// skipped.
+    pub fn for_each_failed_fetch(
+        &self,
+        mut visit: impl FnMut(Capture) -> Result<bool>,
+    ) -> Result<()> {
+        self.scan_prefix(
+            Space::Meta,
+            FAILED_FETCH_PREFIX,
+            &mut |_, value| match Capture::decode(value) {
+                Ok(fetch) => visit(fetch),
+                Err(_) => Ok(true),
+            },
+        )
+    }
+}
+
 /// Number of captures in URL order (every capture, whatever its status).
 pub fn count_captures(store: &Store) -> Result<u64> {
     let mut n = 0;

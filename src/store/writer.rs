@@ -129,6 +129,20 @@ impl<'s> Writer<'s> {
         });
     }
 
+    /// Records a failed fetch (a request without response) beside the capture index, in
+    /// capture key order: see [`crate::store::captures::FAILED_FETCH_PREFIX`].
+    pub fn failed_fetch(&mut self, fetch: &CaptureRef<'_>) {
+        let mut key = Vec::with_capacity(fetch.surt.len() + 64);
+        capture_key(fetch, &mut key);
+        let mut full = crate::store::captures::FAILED_FETCH_PREFIX.to_vec();
+        full.extend_from_slice(&key);
+        self.batch.push(Op::Put {
+            space: Space::Meta,
+            key: full,
+            value: fetch.to_bytes(),
+        });
+    }
+
     /// Marks the end of one input record: the batch may be written now.
     pub fn end_record(&mut self) -> Result<()> {
         if self.batch.bytes() >= BATCH_BYTES {

@@ -8,6 +8,12 @@
 //! Crawl UUIDs are UUID v5 of the capture key ([`crate::project::identity`], shared with the
 //! summary database), so projecting into an existing database adds only the captures it
 //! does not hold yet.
+//!
+//! Healing: a capture whose HTML body could not be read is written with the message
+//! `body not read: REASON` in crawl_log. An incremental run takes the captures whose WARC
+//! was not found or not readable out again (with their request, file, file_text and
+//! redirect rows) and projects them anew, so a run that can read the bodies
+//! (`--warc-dir`) gives the database a run from scratch would have.
 
 pub mod agents;
 pub mod analysis;
@@ -197,6 +203,12 @@ pub fn project_crawl(
         .build()
         .context("cannot start the analysis threads")?;
     let already: i64 = conn.query_row("SELECT count(*) FROM crawl_log", [], |r| r.get(0))?;
+    if already > 0 {
+        let retried = take_out_unread(conn)?;
+        if retried > 0 {
+            report.count("captures_retried_unread", retried);
+        }
+    }
     if already == 0 {
         // First: it runs the schema again, which makes every index.
         CRAWL_UUID.load_without(conn)?;
@@ -254,10 +266,99 @@ pub fn project_crawl(
         Ok(())
     })?;
     run_window(&mut projector, &mut window)?;
+    // Failed fetches last, a transaction per chunk.
+    let mut chunk = Vec::new();
+    store.for_each_failed_fetch(|fetch| {
+        chunk.push(fetch);
+        if chunk.len() >= batch_size {
+            projector.write_failed_fetches(&std::mem::take(&mut chunk))?;
+        }
+        Ok(true)
+    })?;
+    projector.write_failed_fetches(&chunk)?;
     projector.finish()
 }
 
-/// A capture ready to be written.
+/// crawl_log.message of a failed fetch.
+pub const FAILED_FETCH_MESSAGE: &str = "no response: the archive holds the request only";
+
+/// The prefix of crawl_log.message for a capture whose HTML body was not read.
+const UNREAD_MESSAGE: &str = "body not read: ";
+
+/// Deletes the rows of the captures whose body an earlier run could not read because
+/// their WARC was not found or not readable (a later run may be given it), so that this
+/// run projects them again; returns how many. (Captures without any WARC location and
+/// Content-Encodings this build cannot decode would fail again: they stay.) The crawl_candidate rows of their URLs are made again from the captures that
+/// stay (in projection order), as if those had been projected alone: the captures
+/// projected again then update them as in a run from scratch. One transaction, one pass
+/// over each table: the seed has no index by crawl_log_id.
+fn take_out_unread(conn: &Connection) -> Result<u64> {
+    let work = || -> Result<u64> {
+        conn.execute_batch(&format!(
+            "CREATE TEMP TABLE IF NOT EXISTS sediment_retry (crawl_log_id INTEGER PRIMARY KEY);
+             CREATE TEMP TABLE IF NOT EXISTS sediment_retry_url (url_id INTEGER PRIMARY KEY);
+             DELETE FROM sediment_retry;
+             DELETE FROM sediment_retry_url;
+             INSERT INTO sediment_retry SELECT crawl_log_id FROM crawl_log
+                 WHERE message IN ('{UNREAD_MESSAGE}{missing}', '{UNREAD_MESSAGE}{damaged}');",
+            missing = Unavailable::WarcMissing.reason(),
+            damaged = Unavailable::ReadError(String::new()).reason()
+        ))?;
+        let n: i64 = conn.query_row("SELECT count(*) FROM sediment_retry", [], |r| r.get(0))?;
+        if n == 0 {
+            return Ok(0);
+        }
+        conn.execute_batch(
+            "INSERT INTO sediment_retry_url SELECT DISTINCT url_id FROM crawl_log
+                 WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM file_text WHERE file_id IN (SELECT file_id FROM file
+                 WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry));
+             DELETE FROM file WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM redirect WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM request WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             DELETE FROM crawl_log WHERE crawl_log_id IN (SELECT crawl_log_id FROM sediment_retry);
+             UPDATE crawl_candidate SET last_crawl_time_unix_utc = NULL,
+                 last_crawl_exit_code = NULL, last_contentful_crawl_time_unix_utc = NULL,
+                 last_contentful_http_etag = NULL
+                 WHERE url_id IN (SELECT url_id FROM sediment_retry_url);",
+        )?;
+        let mut stays = conn.prepare(
+            "SELECT c.url_id, c.time_started_unix_utc, c.exit_code, r.http_etag
+             FROM crawl_log c LEFT JOIN request r USING (crawl_log_id)
+             WHERE c.url_id IN (SELECT url_id FROM sediment_retry_url)
+             ORDER BY c.crawl_log_id",
+        )?;
+        let mut upsert = conn.prepare(UPSERT_CRAWLED)?;
+        let mut rows = stays.query([])?;
+        while let Some(row) = rows.next()? {
+            let (url_id, time, exit): (i64, i64, i64) = (row.get(0)?, row.get(1)?, row.get(2)?);
+            let etag: Option<String> = row.get(3)?;
+            let contentful = is_contentful(exit);
+            upsert.execute(params![
+                url_id,
+                time,
+                exit,
+                contentful.then_some(time),
+                if contentful { etag } else { None }
+            ])?;
+        }
+        Ok(n as u64)
+    };
+    conn.execute_batch("BEGIN")?;
+    match work() {
+        Ok(n) => {
+            conn.execute_batch(
+                "DELETE FROM sediment_retry; DELETE FROM sediment_retry_url; COMMIT",
+            )?;
+            Ok(n)
+        }
+        Err(e) => {
+            let _ = conn.execute_batch("ROLLBACK");
+            Err(e)
+        }
+    }
+}
+
 /// A page a batch needs analysed: its key, the URL it was fetched from, its Content-Type.
 type Need = (PageKey, Url, Option<String>);
 
@@ -504,7 +605,7 @@ impl Projector<'_> {
             }),
         );
         let message = match &page {
-            Some(Err(why)) => Some(format!("body not read: {}", why.reason())),
+            Some(Err(why)) => Some(format!("{UNREAD_MESSAGE}{}", why.reason())),
             _ => None,
         };
         let crawl_type = identity::crawl_type(&p.url);
@@ -605,6 +706,89 @@ impl Projector<'_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// Failed fetches (request records without response), in one transaction.
+    fn write_failed_fetches(&mut self, fetches: &[Capture]) -> Result<()> {
+        if fetches.is_empty() {
+            return Ok(());
+        }
+        self.conn.execute_batch("BEGIN")?;
+        let written = fetches
+            .iter()
+            .try_for_each(|fetch| self.write_failed_fetch(fetch))
+            .and_then(|()| self.commit());
+        written.inspect_err(|_| {
+            let _ = self.conn.execute_batch("ROLLBACK");
+        })
+    }
+
+    /// A crawl_log and a request row of a fetch that got no response: exit code 102
+    /// (error_reading_response), no HTTP status.
+    fn write_failed_fetch(&mut self, fetch: &Capture) -> Result<()> {
+        let (url, time) = match identity::crawled(fetch) {
+            Ok(c) => (c.url, c.time),
+            Err(skipped) => {
+                self.report.count(skipped.counter(), 1);
+                return Ok(());
+            }
+        };
+        let uuid = identity::crawl_uuid(fetch);
+        let conn = self.conn;
+        if self.incremental
+            && conn
+                .prepare_cached("SELECT 1 FROM crawl_log WHERE crawl_uuid = ?1")?
+                .query_row([&uuid[..]], |_| Ok(()))
+                .optional()?
+                .is_some()
+        {
+            self.report.count("failed_fetches_already_present", 1);
+            return Ok(());
+        }
+        let exit = crate::project::exit_code::ERROR_READING_RESPONSE;
+        let agent = self.agents.agent_for(conn, self.store, fetch, time)?;
+        let url_id = self.base.url_id(conn, &url)?;
+        conn.prepare_cached(
+            "INSERT INTO crawl_log (agent_id, url_id, crawl_type, crawl_uuid,
+             time_started_unix_utc, time_taken_ms, exit_code, message)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+        )?
+        .execute(params![
+            agent.id,
+            url_id,
+            identity::crawl_type(&url),
+            &uuid[..],
+            time,
+            time_taken_ms(fetch),
+            exit,
+            FAILED_FETCH_MESSAGE
+        ])?;
+        let crawl_log_id = conn.last_insert_rowid();
+        conn.prepare_cached(
+            "INSERT INTO request (crawl_log_id, url_id, time_sent_unix_utc, request_duration_ms,
+             robotstxt_approved, exit_code, server_last_modified_unix_utc, http_status_code,
+             http_etag) VALUES (?1, ?2, ?3, NULL, ?4, ?5, NULL, NULL, NULL)",
+        )?
+        .execute(params![
+            crawl_log_id,
+            url_id,
+            time,
+            agent.robots_approved,
+            exit
+        ])?;
+        if is_crawlable(&url) {
+            conn.prepare_cached(UPSERT_CRAWLED)?.execute(params![
+                url_id,
+                time,
+                exit,
+                None::<i64>,
+                None::<&str>
+            ])?;
+            self.remember_candidate(url_id);
+        }
+        self.report.count("failed_fetches", 1);
+        self.report.count("crawl_log_rows", 1);
         Ok(())
     }
 

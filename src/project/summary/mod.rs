@@ -15,6 +15,12 @@
 //! search rows, duplicates and tokens are touched. Work is committed per batch of URLs, and
 //! what the end of the run must still do is recorded in the same transactions
 //! (`summary_work`), so an interrupted run is completed by running it again.
+//!
+//! Healing: an HTML payload whose body could not be read (its WARC not found, say) is
+//! summarized by payload digest and remembered in `sediment_unread_payload`; a later run
+//! summarizes every URL with such a capture again, whether or not it has new captures, so
+//! a run that can read the body (`--warc-dir`) gives the database a run from scratch
+//! would have. Rows go once their payload has a text pile.
 
 pub mod duplicates;
 pub mod generations;
@@ -121,7 +127,26 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     )?;
     set_info(&conn, "sediment_summary_schema", SEDIMENT_SUMMARY_SCHEMA)?;
     set_info(&conn, "sediment_identity_version", IDENTITY_VERSION)?;
+    conn.execute_batch(UNREAD_SQL)
+        .context("cannot create sediment_unread_payload")?;
     Ok(conn)
+}
+
+/// sediment's own side table (not in the seed): the HTML payloads whose body a run could
+/// not read, for the reasons a later run may overcome; see the module documentation.
+const UNREAD_SQL: &str = "CREATE TABLE IF NOT EXISTS sediment_unread_payload (
+    payload_sha1 BLOB NOT NULL PRIMARY KEY,
+    -- why the body was not read: warc_not_found, no_warc_location or warc_read_error
+    reason TEXT NOT NULL,
+    CHECK (length(payload_sha1) = 20)
+) WITHOUT ROWID;";
+
+/// Whether a later run may read a body this one could not: the WARC may be given with
+/// `--warc-dir`, imported (a capture learned from CDX gets a location), or mended. A
+/// Content-Encoding this build cannot decode stays unreadable.
+fn may_heal(unavailable: &crate::project::source::Unavailable) -> bool {
+    use crate::project::source::Unavailable;
+    !matches!(unavailable, Unavailable::UnsupportedEncoding(_))
 }
 
 /// Summarizes the store into the database at `db_path`; counts go to `report`.
@@ -160,6 +185,11 @@ pub fn summarize(
             ],
         )?;
     }
+    let heal_pending: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sediment_unread_payload)",
+        [],
+        |r| r.get(0),
+    )?;
     let mut summarizer = Summarizer {
         store,
         conn,
@@ -179,6 +209,7 @@ pub fn summarize(
             memory.sort_run_bytes(),
         )?,
         agents: AgentResolver::default(),
+        heal_pending,
         counts: Counts::default(),
         report,
         checkpoints,
@@ -269,6 +300,9 @@ struct Summarizer<'a> {
     /// File rows of the payloads revisits point at (their type).
     originals: Originals,
     agents: AgentResolver,
+    /// The database remembers payloads an earlier run could not read: URLs with captures
+    /// of them are summarized again.
+    heal_pending: bool,
     counts: Counts,
     report: &'a Report,
     checkpoints: BackgroundCheckpoints,
@@ -281,11 +315,48 @@ struct UrlState {
 }
 
 impl Summarizer<'_> {
-    fn remember_unavailable(&mut self, digest: Sha1Key) {
+    fn remember_unavailable(
+        &mut self,
+        digest: Sha1Key,
+        why: &crate::project::source::Unavailable,
+    ) -> Result<()> {
         if self.unavailable.len() >= self.max_unavailable {
             self.unavailable.clear();
         }
         self.unavailable.insert(digest);
+        if may_heal(why) {
+            self.conn
+                .prepare_cached(
+                    "INSERT OR REPLACE INTO sediment_unread_payload (payload_sha1, reason)
+                     VALUES (?1, ?2)",
+                )?
+                .execute(rusqlite::params![digest.0.as_slice(), why.reason()])?;
+        }
+        Ok(())
+    }
+
+    /// The URL has a capture of an HTML payload an earlier run could not read.
+    fn has_unread(&self, u: &UrlCaptures) -> Result<bool> {
+        if !self.heal_pending {
+            return Ok(false);
+        }
+        let mut stmt = self
+            .conn
+            .prepare_cached("SELECT 1 FROM sediment_unread_payload WHERE payload_sha1 = ?1")?;
+        for (capture, _) in &u.captures {
+            // A capture that names no WARC (a CDX line without one) can never be read:
+            // retrying it would summarize its URL again in every run.
+            let may_read = capture.location.is_some() || capture.warc.is_some();
+            if let Some(digest) = capture.digest
+                && may_read
+                && classify(capture, &u.url) == CaptureClass::Content
+                && self.is_html(capture)
+                && stmt.exists([digest.0.as_slice()])?
+            {
+                return Ok(true);
+            }
+        }
+        Ok(false)
     }
 
     /// The capture is HTML (a revisit that names no type: its original is).
@@ -348,8 +419,11 @@ impl Summarizer<'_> {
                 .filter(|(c, _)| !state.known.contains(&identity::crawl_uuid(c)))
                 .count();
             if new == 0 {
-                self.counts.incr("urls_unchanged");
-                continue;
+                if !self.has_unread(&u)? {
+                    self.counts.incr("urls_unchanged");
+                    continue;
+                }
+                self.counts.incr("urls_retried_unread");
             }
             self.counts.add("captures_new", new as u64);
             for (capture, _) in &u.captures {
@@ -489,7 +563,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.remember_unavailable(job.digest);
+                self.remember_unavailable(job.digest, &unavailable)?;
             }
         }
         Ok(())
@@ -528,7 +602,7 @@ impl Summarizer<'_> {
             Err(unavailable) => {
                 self.counts
                     .incr(&format!("bodies_unavailable_{}", unavailable.reason()));
-                self.remember_unavailable(*digest);
+                self.remember_unavailable(*digest, &unavailable)?;
                 Ok(None)
             }
         }
@@ -829,7 +903,19 @@ impl Summarizer<'_> {
         self.originals = Originals::with_limit(1);
         self.unavailable = HashSet::new();
         let token_cache = self.token_cache;
-        self.in_transaction(|s| index::finish(&s.conn, &mut s.counts, token_cache))?;
+        self.in_transaction(|s| {
+            // Payloads read since they were remembered: every URL of theirs was summarized
+            // again in this run (or will be by the next, if this one stopped earlier).
+            let healed = s.conn.execute(
+                "DELETE FROM sediment_unread_payload
+                 WHERE payload_sha1 IN (SELECT payload_sha1 FROM summary_payload)",
+                [],
+            )?;
+            if healed > 0 {
+                s.counts.add("payloads_healed", healed as u64);
+            }
+            index::finish(&s.conn, &mut s.counts, token_cache)
+        })?;
         shrink_for_index_builds(&self.conn)?;
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
