@@ -3,7 +3,7 @@
 //! axum routes requests; hyper serves each connection from our accept loop, which
 //! bounds what one client can hold: the header block (`max_buf_size`), the time to send
 //! it (`header_read_timeout`, against slow clients), the number of open connections, in
-//! all and per client address, closing idle ones to make room for new ones ([`gate`]),
+//! all and per client address, closing idle ones to make room for new ones (`gate.rs`),
 //! and each request's time. Searches, the one kind of request whose cost the client
 //! chooses, run a few at a time and are interrupted inside SQLite at their deadline,
 //! when their client goes away and at shutdown. Store reads run on
