@@ -2,7 +2,7 @@
 # Fuzzes every parser that reads untrusted bytes with cargo-fuzz (libFuzzer), outside CI.
 #   scripts/fuzz.sh [SECONDS] [TARGET…]     each target for SECONDS (default 600)
 #   FUZZ_RUNS=10000000 scripts/fuzz.sh 0     each target for that many executions instead
-# Targets: warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row
+# Targets: warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row http_request
 # (default: all).
 # Corpora are seeded from fixtures/ and ../shared/corpus and kept in fuzz/corpus/ (not in
 # git); crashes land in fuzz/artifacts/TARGET/. The last line of each run goes to
@@ -19,7 +19,7 @@ root=$PWD
 seconds=${1:-600}
 shift || true
 targets=("$@")
-[ ${#targets[@]} -gt 0 ] || targets=(warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row)
+[ ${#targets[@]} -gt 0 ] || targets=(warc_reader cdx_line surt html_analyze html_fast_path tei_json jsonl_row http_request)
 shared=${SEDIMENT_SHARED:-$root/../shared}
 
 . scripts/env.sh
@@ -63,6 +63,18 @@ if [ -x "${SEDIMENT_BIN:-}" ] && [ -z "$(ls fuzz/corpus/jsonl_row)" ]; then
     printf '%s' "$row" > "fuzz/corpus/jsonl_row/row-$n"; done || true
   rm -rf "$tmp"
 fi
+# HTTP seeds: a request to each endpoint, with the parameters each one reads.
+mkdir -p fuzz/corpus/http_request
+n=0
+for target in '/cdx?url=example.com/*&from=2021&to=2022&limit=-3&fl=timestamp,url&filter=!status:404&collapse=digest&output=json' \
+    '/cdx?url=example.com&closest=20210101&sort=closest&showNumPages=true&pageSize=5' \
+    '/captures/sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA?output=cdxj&fl=digest' \
+    '/search?q=lake+%22flood+layer%22+-mud+site:example.org+lang:de+mime:pdf+sedi*&limit=5&format=html' \
+    '/sha1/0123456789abcdef0123456789abcdef01234567' '/payload/AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA' '*'; do
+  n=$((n + 1))
+  method=GET; [ "$target" = '*' ] && method=OPTIONS
+  printf '%s %s HTTP/1.1\r\nHost: x\r\nAccept: text/html\r\n\r\n' "$method" "$target" > "fuzz/corpus/http_request/seed-$n"
+done
 
 mkdir -p fuzz/logs
 summary=()

@@ -16,7 +16,9 @@ use crate::search::{Query, open, search};
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
     /// filters site:HOST, lang:CODE, mime:TYPE. A query that starts with a minus goes
-    /// after `--`: `sediment search -- -"phrase" word`.
+    /// after `--`: `sediment search -- -"phrase" word`. At most 32 words (a repeated word
+    /// counts once, a phrase counts its words), 16 filter values and 4096 bytes of search
+    /// expression; control characters are refused.
     #[arg(required = true, num_args = 1..)]
     pub query: Vec<String>,
     /// The summary database written by `sediment project summary`.
@@ -76,4 +78,29 @@ pub fn run(args: Args) -> Result<ExitCode> {
     }
     out.flush()?;
     super::done()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::search::{MAX_EXPRESSION_BYTES, MAX_FILTERS, MAX_WORDS};
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    #[test]
+    fn the_help_states_the_query_limits() {
+        let help = Cli::command().render_long_help().to_string();
+        for limit in [
+            format!("{MAX_WORDS} words"),
+            format!("{MAX_FILTERS} filter values"),
+            format!("{MAX_EXPRESSION_BYTES} bytes"),
+        ] {
+            assert!(help.contains(&limit), "{limit} in: {help}");
+        }
+    }
 }

@@ -15,6 +15,14 @@ use crate::wayback::QueryLimits;
     after_help = "Endpoints: /cdx?url=… (pywb / IA CDX server API), /sha1/KEY, /payload/KEY, \
 /captures/KEY, /search?q=… (with --summary-db), /health, /stats.
 
+Limits: a search query holds at most 32 words (a repeated word counts once), 16 site:/lang:/mime:
+values and 4096 bytes of search expression; at most --max-searches run at once (others wait a
+second, then get 503 with Retry-After), each stopped at --request-timeout or when its client
+goes away. When all --max-connections (or a client's --max-connections-per-client) are taken,
+the longest-open idle connection (still sending its headers, or between requests) is closed
+to make room; a connection is refused (503) only when every slot it could take is busy.
+SIGTERM or Ctrl-C gives requests in progress a second to finish, then stops them.
+
 Examples:
   sediment serve --warc-dir /data/warcs
   curl 'http://127.0.0.1:8080/cdx?url=example.com/*&from=2021&output=json'
@@ -31,9 +39,15 @@ pub struct Args {
     /// imported from (the stored name is tried under each).
     #[arg(long = "warc-dir", value_name = "DIR")]
     pub warc_dirs: Vec<PathBuf>,
-    /// Most open connections; more wait to be accepted.
+    /// Most open connections.
     #[arg(long, default_value_t = 256)]
     pub max_connections: usize,
+    /// Most open connections from one client address.
+    #[arg(long, default_value_t = 64)]
+    pub max_connections_per_client: usize,
+    /// Most searches running at once (default: one per core).
+    #[arg(long)]
+    pub max_searches: Option<usize>,
     /// Most seconds one request may take (the answer is cut short after that).
     #[arg(long, default_value_t = 30)]
     pub request_timeout: u64,
@@ -72,6 +86,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
             ..QueryLimits::default()
         },
         max_connections: args.max_connections,
+        max_connections_per_client: args.max_connections_per_client,
+        max_searches: args.max_searches.unwrap_or_else(|| {
+            std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+        }),
         request_timeout: Duration::from_secs(args.request_timeout.max(1)),
         header_timeout: Duration::from_secs(args.header_timeout.max(1)),
         max_header_bytes: args.max_header_bytes,
@@ -81,4 +99,29 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     };
     serve::run(config)?;
     super::done()
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::CommandFactory;
+
+    use crate::search::{MAX_EXPRESSION_BYTES, MAX_FILTERS, MAX_WORDS};
+
+    #[derive(clap::Parser)]
+    struct Cli {
+        #[command(flatten)]
+        args: super::Args,
+    }
+
+    #[test]
+    fn the_help_states_the_query_limits() {
+        let help = Cli::command().render_long_help().to_string();
+        for limit in [
+            format!("{MAX_WORDS} words"),
+            format!("{MAX_FILTERS} site:/lang:/mime:"),
+            format!("{MAX_EXPRESSION_BYTES} bytes"),
+        ] {
+            assert!(help.contains(&limit), "{limit} in: {help}");
+        }
+    }
 }

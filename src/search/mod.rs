@@ -12,7 +12,11 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter, types::Value};
 use serde::Serialize;
 
-pub use query::{Query, QueryError, Term};
+pub use query::{MAX_EXPRESSION_BYTES, MAX_FILTERS, MAX_WORDS, Query, QueryError, Term};
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
 
 /// bm25 weights in column order: text_pile_id (unindexed), any, title, description, text,
 /// secondary_text, big_headlines, small_headlines, code_text, quote_text.
@@ -65,11 +69,79 @@ pub fn open(path: &std::path::Path) -> Result<Connection> {
     Ok(conn)
 }
 
+/// When a running search must stop: at a deadline, or as soon as `cancel` is set (its
+/// client went away, the server is stopping).
+#[derive(Clone, Default)]
+pub struct Stop {
+    pub deadline: Option<Instant>,
+    pub cancel: Vec<Arc<AtomicBool>>,
+}
+
+impl Stop {
+    fn reason(&self) -> Option<&'static str> {
+        if self.cancel.iter().any(|c| c.load(Ordering::Relaxed)) {
+            Some("was cancelled")
+        } else if self.deadline.is_some_and(|d| Instant::now() >= d) {
+            Some("took longer than the time allowed")
+        } else {
+            None
+        }
+    }
+}
+
+/// A search cut short by its [`Stop`].
+#[derive(Debug, thiserror::Error)]
+#[error("the search was stopped: it {0}")]
+pub struct Stopped(pub &'static str);
+
+/// SQLite calls the progress handler after this many virtual machine steps (tens of
+/// microseconds): how quickly a stop takes effect.
+const STEPS_BETWEEN_CHECKS: i32 = 2000;
+
 /// Runs a query; at most `limit` hits, best first.
-///
+pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
+    ranked_hits(conn, query, limit, &Stop::default())
+}
+
+/// [`search`], interrupted inside SQLite when `stop` says so ([`Stopped`]).
+pub fn search_until(
+    conn: &mut Connection,
+    query: &Query,
+    limit: usize,
+    stop: &Stop,
+) -> Result<Vec<Hit>> {
+    interruptible(conn, stop, |conn| ranked_hits(conn, query, limit, stop))
+}
+
+/// Runs `work` on `conn` with SQLite checking `stop` every few thousand steps.
+pub fn interruptible<T>(
+    conn: &mut Connection,
+    stop: &Stop,
+    work: impl FnOnce(&Connection) -> Result<T>,
+) -> Result<T> {
+    let watcher = stop.clone();
+    conn.progress_handler(
+        STEPS_BETWEEN_CHECKS,
+        Some(move || watcher.reason().is_some()),
+    )?;
+    let result = work(conn);
+    conn.progress_handler(0, None::<fn() -> bool>)?;
+    result.map_err(|e| match stop.reason() {
+        Some(reason) if interrupted(&e) => anyhow::Error::new(Stopped(reason)),
+        _ => e,
+    })
+}
+
+fn interrupted(error: &anyhow::Error) -> bool {
+    error
+        .downcast_ref::<rusqlite::Error>()
+        .is_some_and(|e| e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted))
+        || error.is::<Stopped>()
+}
+
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut.
-pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
+fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> Result<Vec<Hit>> {
     let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(f64::to_string).collect();
     let expression = query.fts_expression();
     let mut sql = format!(
@@ -145,6 +217,9 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
         .collect::<Result<_, _>>()?;
     let mut hits = Vec::with_capacity(ranked.len());
     for (generation, score, index_page) in ranked {
+        if let Some(reason) = stop.reason() {
+            return Err(Stopped(reason).into());
+        }
         hits.push(hit(
             conn,
             &expression,
@@ -257,6 +332,47 @@ fn like_escape(s: &str) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A query that would run for minutes: a recursive count to ten billion.
+    fn endless(conn: &Connection) -> Result<i64> {
+        Ok(conn.query_row(
+            "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 10000000000)
+             SELECT count(*) FROM n",
+            [],
+            |r| r.get(0),
+        )?)
+    }
+
+    #[test]
+    fn a_stop_interrupts_sqlite_at_its_deadline_and_when_cancelled() {
+        let mut conn = Connection::open_in_memory().unwrap();
+        let started = Instant::now();
+        let stop = Stop {
+            deadline: Some(started + std::time::Duration::from_millis(100)),
+            cancel: Vec::new(),
+        };
+        let e = interruptible(&mut conn, &stop, endless).unwrap_err();
+        assert!(e.is::<Stopped>(), "{e:#}");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // Cancelled from another thread, as a server does when its client goes away.
+        let cancel = Arc::new(AtomicBool::new(false));
+        let stop = Stop {
+            deadline: None,
+            cancel: vec![cancel.clone()],
+        };
+        let setter = std::thread::spawn(move || {
+            std::thread::sleep(std::time::Duration::from_millis(100));
+            cancel.store(true, Ordering::Relaxed);
+        });
+        let started = Instant::now();
+        let e = interruptible(&mut conn, &stop, endless).unwrap_err();
+        setter.join().unwrap();
+        assert_eq!(e.to_string(), "the search was stopped: it was cancelled");
+        assert!(started.elapsed() < std::time::Duration::from_secs(2));
+        // The handler is gone afterwards: the connection works as before.
+        let one: i64 = conn.query_row("SELECT 1", [], |r| r.get(0)).unwrap();
+        assert_eq!(one, 1);
+    }
 
     #[test]
     fn site_values() {

@@ -10,6 +10,12 @@
 //! Words are matched as the index tokenizes them (lower case, porter stems), so `Running`
 //! finds `runs`. Everything the user types is quoted before it reaches FTS5, so operators
 //! (`AND`, `OR`, `NEAR`, `:`, `^`) are plain words and no input is a syntax error.
+//!
+//! A query's work is bounded before it runs: a repeated term counts once (FTS5's cost
+//! grows with the square of repeated AND terms), and a query may hold at most
+//! [`MAX_WORDS`] words, [`MAX_FILTERS`] filter values and an expression of
+//! [`MAX_EXPRESSION_BYTES`]; beyond that, and for control characters (which no indexed
+//! word holds, and which SQLite rejects), it is the user's error, not the database's.
 
 /// One thing to look for.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -37,7 +43,28 @@ pub enum QueryError {
     Empty,
     #[error("`{0}:` needs a value, e.g. {0}:{1}")]
     EmptyFilter(&'static str, &'static str),
+    #[error(
+        "the query has {0} words (repeated ones counted once, words in phrases each); \
+         at most {MAX_WORDS} are searched for"
+    )]
+    TooManyWords(usize),
+    #[error("the query has {0} site:, lang: and mime: values; at most {MAX_FILTERS} are allowed")]
+    TooManyFilters(usize),
+    #[error(
+        "the query is too long: {0} bytes of search expression, at most {MAX_EXPRESSION_BYTES}"
+    )]
+    TooLong(usize),
+    #[error("the query holds a control character ({0:?} at character {1}); remove it")]
+    ControlCharacter(char, usize),
 }
+
+/// Most words one query searches for, included and excluded together (a phrase counts
+/// its words; a repeated term counts once).
+pub const MAX_WORDS: usize = 32;
+/// Most `site:`, `lang:` and `mime:` values in one query.
+pub const MAX_FILTERS: usize = 16;
+/// Longest FTS5 expression one query may make.
+pub const MAX_EXPRESSION_BYTES: usize = 4096;
 
 /// Columns searched for the user's terms: all but the literal `any` column.
 const TEXT_COLUMNS: &str = "- {any}";
@@ -46,6 +73,12 @@ impl Query {
     pub fn parse(input: &str) -> Result<Query, QueryError> {
         let mut query = Query::default();
         let chars: Vec<char> = input.chars().collect();
+        if let Some(at) = chars
+            .iter()
+            .position(|c| c.is_control() && !c.is_whitespace())
+        {
+            return Err(QueryError::ControlCharacter(chars[at], at + 1));
+        }
         let mut i = 0;
         while i < chars.len() {
             if chars[i].is_whitespace() {
@@ -83,7 +116,9 @@ impl Query {
                         if value.is_empty() {
                             return Err(QueryError::EmptyFilter(name, example));
                         }
-                        list.push(value);
+                        if !list.contains(&value) {
+                            list.push(value);
+                        }
                         continue;
                     }
                 }
@@ -95,12 +130,33 @@ impl Query {
             };
             // Terms without a letter or digit match nothing the tokenizer keeps.
             if let Some(term) = term.filter(|t| t.text().chars().any(char::is_alphanumeric)) {
-                if negated {
-                    query.exclude.push(term);
+                let list = if negated {
+                    &mut query.exclude
                 } else {
-                    query.include.push(term);
+                    &mut query.include
+                };
+                // The index lower-cases, so `The` repeats `the`.
+                if !list.iter().any(|t| t.same_as(&term)) {
+                    list.push(term);
                 }
             }
+        }
+        let words: usize = query
+            .include
+            .iter()
+            .chain(&query.exclude)
+            .map(Term::words)
+            .sum();
+        if words > MAX_WORDS {
+            return Err(QueryError::TooManyWords(words));
+        }
+        let filters = query.sites.len() + query.languages.len() + query.mime_types.len();
+        if filters > MAX_FILTERS {
+            return Err(QueryError::TooManyFilters(filters));
+        }
+        let bytes = query.fts_expression().len();
+        if bytes > MAX_EXPRESSION_BYTES {
+            return Err(QueryError::TooLong(bytes));
         }
         if query.include.is_empty()
             && query.exclude.is_empty()
@@ -136,6 +192,35 @@ impl Term {
         match self {
             Term::Word { text, .. } | Term::Phrase(text) => text,
         }
+    }
+
+    /// How many words the index's tokenizer makes of it (runs of letters and digits).
+    pub fn words(&self) -> usize {
+        let mut words = 0;
+        let mut in_word = false;
+        for c in self.text().chars() {
+            let alphanumeric = c.is_alphanumeric();
+            if alphanumeric && !in_word {
+                words += 1;
+            }
+            in_word = alphanumeric;
+        }
+        words
+    }
+
+    /// Two terms with the same key match the same: the index keeps runs of letters and
+    /// digits, lower-cased (`The,` is `the`; a one-word phrase is the word).
+    fn same_as(&self, other: &Term) -> bool {
+        let prefix = |t: &Term| matches!(t, Term::Word { prefix: true, .. });
+        prefix(self) == prefix(other) && self.tokens() == other.tokens()
+    }
+
+    fn tokens(&self) -> Vec<String> {
+        self.text()
+            .split(|c: char| !c.is_alphanumeric())
+            .filter(|t| !t.is_empty())
+            .map(str::to_lowercase)
+            .collect()
     }
 
     /// The term as an FTS5 string (double quotes doubled inside).
@@ -231,5 +316,46 @@ mod tests {
         // a negated filter is a negated word
         let q = Query::parse("-site:x").unwrap();
         assert_eq!(q.exclude, vec![word("site:x")]);
+    }
+
+    #[test]
+    fn work_is_bounded_before_the_query_runs() {
+        // Repeats count once, whatever their case.
+        let q = Query::parse(&"the The THE the, (the) \"the\" ".repeat(200)).unwrap();
+        assert_eq!(q.include, vec![word("the")]);
+        let q = Query::parse("-mud -mud site:a.org site:A.org mud").unwrap();
+        assert_eq!((q.exclude.len(), q.sites.len()), (1, 1));
+        // Distinct words, negated or in phrases, count each.
+        let many: Vec<String> = (0..=MAX_WORDS).map(|i| format!("-w{i}")).collect();
+        assert_eq!(
+            Query::parse(&many.join(" ")),
+            Err(QueryError::TooManyWords(MAX_WORDS + 1))
+        );
+        let phrase = format!("\"{}\"", "the ".repeat(MAX_WORDS + 1));
+        assert!(matches!(
+            Query::parse(&phrase),
+            Err(QueryError::TooManyWords(_))
+        ));
+        assert!(matches!(
+            Query::parse(&"a-".repeat(MAX_WORDS + 1)),
+            Err(QueryError::TooManyWords(_))
+        ));
+        let sites: Vec<String> = (0..=MAX_FILTERS)
+            .map(|i| format!("site:s{i}.org"))
+            .collect();
+        assert!(matches!(
+            Query::parse(&sites.join(" ")),
+            Err(QueryError::TooManyFilters(_))
+        ));
+        assert!(matches!(
+            Query::parse(&"x".repeat(MAX_EXPRESSION_BYTES)),
+            Err(QueryError::TooLong(_))
+        ));
+        assert_eq!(
+            Query::parse("web\0archive"),
+            Err(QueryError::ControlCharacter('\0', 4))
+        );
+        // Tabs and line breaks are spaces.
+        assert_eq!(Query::parse("a\tb\nc").unwrap().include.len(), 3);
     }
 }

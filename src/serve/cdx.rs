@@ -12,7 +12,7 @@ use crate::key::Sha1Key;
 use crate::store::captures::captures_of_digest as read_captures_of_digest;
 use crate::wayback::query::{KeyRange, Output};
 use crate::wayback::run::{CaptureSource, VecSource};
-use crate::wayback::{CaptureQuery, StoreCaptures, run, run_until};
+use crate::wayback::{CaptureQuery, Field, StoreCaptures, run, run_until};
 
 /// Query parameters, percent-decoded; names may repeat (`filter`, `collapse`).
 fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
@@ -21,11 +21,38 @@ fn parameters(raw: Option<&str>) -> Vec<(String, String)> {
         .collect()
 }
 
+/// `fl` (or `fields`) names each field at most once: a field named 3,000 times would be
+/// written 3,000 times on every line. So a field list has at most [`Field::ALL`]'s length.
+pub fn check_fields(params: &[(String, String)]) -> Result<(), String> {
+    let mut seen: Vec<Field> = Vec::new();
+    let names = params
+        .iter()
+        .filter(|(name, _)| name == "fl" || name == "fields")
+        .flat_map(|(_, value)| value.split(',').filter(|n| !n.is_empty()));
+    for name in names {
+        let Some(field) = Field::parse(name) else {
+            return Err(format!(
+                "fl names no known field {name:?} (fields: {})",
+                Field::NAMES
+            ));
+        };
+        if seen.contains(&field) {
+            return Err(format!(
+                "fl names the field {name:?} more than once (each of the {} fields at most once)",
+                Field::ALL.len()
+            ));
+        }
+        seen.push(field);
+    }
+    Ok(())
+}
+
 fn parse_query(
     state: &Shared,
     raw: Option<&str>,
 ) -> Result<CaptureQuery, crate::wayback::QueryError> {
     let params = parameters(raw);
+    check_fields(&params).map_err(crate::wayback::QueryError)?;
     CaptureQuery::from_params(
         params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &state.limits,
@@ -175,6 +202,9 @@ pub async fn captures_of_digest(
         Err(response) => return *response,
     };
     let mut params = parameters(raw.as_deref());
+    if let Err(message) = check_fields(&params) {
+        return error(StatusCode::BAD_REQUEST, message);
+    }
     if !params.iter().any(|(k, _)| k == "output") {
         params.push(("output".into(), "jsonl".into()));
     }
@@ -242,6 +272,24 @@ mod tests {
             .iter()
             .any(|item| item.as_ref().is_err_and(Capped::overflowed));
         (items.iter().filter(|item| item.is_ok()).count(), overflowed)
+    }
+
+    #[test]
+    fn field_lists_name_known_fields_once() {
+        let fl = |value: &str| vec![("fl".to_string(), value.to_string())];
+        assert!(check_fields(&fl("timestamp,url,,digest")).is_ok());
+        let repeated = check_fields(&fl(&"timestamp,".repeat(3000))).unwrap_err();
+        assert!(repeated.contains("more than once"), "{repeated}");
+        // Spellings of one field, and repeats across parameters, are repeats too.
+        assert!(check_fields(&fl("url,original")).is_err());
+        let mut two = fl("digest");
+        two.push(("fields".into(), "digest".into()));
+        assert!(check_fields(&two).is_err());
+        assert!(
+            check_fields(&fl("size"))
+                .unwrap_err()
+                .contains("no known field")
+        );
     }
 
     #[test]

@@ -2,16 +2,21 @@
 //!
 //! axum routes requests; hyper serves each connection from our accept loop, which
 //! bounds what one client can hold: the header block (`max_buf_size`), the time to send
-//! it (`header_read_timeout`, against slow clients), the number of open connections (a
-//! semaphore taken before `accept`), and each request's time. Store reads run on
+//! it (`header_read_timeout`, against slow clients), the number of open connections, in
+//! all and per client address, closing idle ones to make room for new ones (`gate.rs`),
+//! and each request's time. Searches, the one kind of request whose cost the client
+//! chooses, run a few at a time and are interrupted inside SQLite at their deadline,
+//! when their client goes away and at shutdown. Store reads run on
 //! blocking threads and stream their output through a bounded channel, so memory per
 //! request stays bounded however large the answer. Read-only: nothing here writes to
 //! the store, and WARC files are opened only through locations the store holds.
 
 mod body;
 mod cdx;
+mod gate;
 mod log;
 mod payload;
+pub mod request;
 mod rows;
 mod search;
 pub mod store_handle;
@@ -19,7 +24,7 @@ pub mod store_handle;
 use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -46,6 +51,9 @@ pub struct Config {
     pub warc_dirs: Vec<PathBuf>,
     pub limits: QueryLimits,
     pub max_connections: usize,
+    pub max_connections_per_client: usize,
+    /// Most searches running at once.
+    pub max_searches: usize,
     pub request_timeout: Duration,
     pub header_timeout: Duration,
     pub max_header_bytes: usize,
@@ -76,6 +84,12 @@ pub struct AppState {
     pub counters: Counters,
     pub started: Instant,
     pub log: AccessLog,
+    /// Searches may start (a permit each).
+    pub searches: Arc<tokio::sync::Semaphore>,
+    pub max_searches: usize,
+    /// Set at shutdown: long work still running stops.
+    pub stopping: Arc<AtomicBool>,
+    pub gate: Arc<gate::Gate>,
 }
 
 pub type Shared = Arc<AppState>;
@@ -88,6 +102,15 @@ impl AppState {
             .fetch_add(1, Ordering::Relaxed);
         crate::diag!("sediment serve: problem: {message}");
     }
+}
+
+/// A 503 that tells the client when to try again.
+pub fn busy(message: impl Into<String>) -> Response {
+    let mut response = error(StatusCode::SERVICE_UNAVAILABLE, message);
+    response
+        .headers_mut()
+        .insert(header::RETRY_AFTER, header::HeaderValue::from_static("1"));
+    response
 }
 
 /// A plain-text error response; the message tells the client what is wrong.
@@ -142,17 +165,26 @@ async fn around_request(State(state): State<Shared>, request: Request, next: Nex
     let counters = &state.counters;
     counters.requests.fetch_add(1, Ordering::Relaxed);
     counters.in_flight.fetch_add(1, Ordering::Relaxed);
-    let response = match tokio::time::timeout(state.request_timeout, next.run(request)).await {
-        Ok(response) => response,
-        Err(_) => {
-            counters.timeouts.fetch_add(1, Ordering::Relaxed);
-            error(
-                StatusCode::SERVICE_UNAVAILABLE,
-                format!(
+    let checked = request::check_headers(request.headers().iter().map(|(k, _)| k.as_str()));
+    let response = if let Err(message) = checked {
+        error(StatusCode::BAD_REQUEST, message)
+    } else if request.method() == axum::http::Method::OPTIONS && request.uri() == "*" {
+        (
+            StatusCode::NO_CONTENT,
+            [(header::ALLOW, "GET, HEAD, OPTIONS")],
+        )
+            .into_response()
+    } else {
+        // A timeout drops the handler, which stops whatever it started (searches included).
+        match tokio::time::timeout(state.request_timeout, next.run(request)).await {
+            Ok(response) => response,
+            Err(_) => {
+                counters.timeouts.fetch_add(1, Ordering::Relaxed);
+                busy(format!(
                     "the request took longer than {} s",
                     state.request_timeout.as_secs()
-                ),
-            )
+                ))
+            }
         }
     };
     counters.in_flight.fetch_sub(1, Ordering::Relaxed);
@@ -191,11 +223,16 @@ pub fn run(config: Config) -> Result<()> {
     if let Some(n) = config.worker_threads {
         runtime.worker_threads(n.max(1));
     }
-    runtime
-        .build()
-        .context("cannot start the async runtime")?
-        .block_on(serve(config))
+    let runtime = runtime.build().context("cannot start the async runtime")?;
+    let served = runtime.block_on(serve(config));
+    // Work that ignored the stop (a store read in a blocking thread) does not hold up the
+    // exit: dropping the runtime would wait for it.
+    runtime.shutdown_timeout(Duration::from_millis(300));
+    served
 }
+
+/// How long requests in progress get to finish after SIGTERM or Ctrl-C.
+const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 async fn serve(config: Config) -> Result<()> {
     if let Some(db) = &config.summary_db {
@@ -213,6 +250,10 @@ async fn serve(config: Config) -> Result<()> {
         counters: Counters::default(),
         started: Instant::now(),
         log: config.access_log.clone(),
+        searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches.max(1))),
+        max_searches: config.max_searches.max(1),
+        stopping: Arc::new(AtomicBool::new(false)),
+        gate: gate::Gate::new(config.max_connections, config.max_connections_per_client),
     });
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await
@@ -226,19 +267,16 @@ async fn serve(config: Config) -> Result<()> {
     tokio::spawn(flush_access_log(state.log.clone()));
 
     let app = router(state.clone());
-    let connections = Arc::new(tokio::sync::Semaphore::new(config.max_connections.max(1)));
+    let gate = state.gate.clone();
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
     http.timer(TokioTimer::new())
-        .header_read_timeout(config.header_timeout)
         .max_buf_size(config.max_header_bytes.max(8192));
+    let header_timeout = config.header_timeout;
+    let line_limit = config.max_header_bytes.max(8192);
     let mut shutdown = std::pin::pin!(shutdown_signal());
     loop {
-        let permit = tokio::select! {
-            permit = connections.clone().acquire_owned() => permit?,
-            _ = &mut shutdown => break,
-        };
-        let (stream, peer) = tokio::select! {
+        let (mut stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -250,33 +288,112 @@ async fn serve(config: Config) -> Result<()> {
             },
             _ = &mut shutdown => break,
         };
+        let Some(ticket) = gate.admit(peer.ip()) else {
+            // Every slot this client could take is answering a request. The socket is
+            // fresh, so a short answer fits its send buffer: no waiting here.
+            let _ = stream.try_write(&request::plain_answer(
+                "503 Service Unavailable",
+                "too many connections busy with requests; try again in a moment",
+                "retry-after: 1\r\n",
+            ));
+            continue;
+        };
         let _ = stream.set_nodelay(true);
         let app = app.clone();
-        let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
-            request.extensions_mut().insert(Peer(peer));
-            app.clone().oneshot(request.map(axum::body::Body::new))
-        });
-        let connection = graceful.watch(http.serve_connection(TokioIo::new(stream), service));
+        let http = http.clone();
+        let graceful = graceful.watcher();
         tokio::spawn(async move {
-            // Errors here are clients going away or timing out; the access log has the rest.
-            let _ = connection.await;
-            drop(permit);
+            let slot = ticket.slot.clone();
+            let serve = async move {
+                // The first request line is read here, so a malformed one gets a message.
+                let first = tokio::time::timeout(
+                    header_timeout,
+                    request::read_first_line(&mut stream, line_limit),
+                )
+                .await;
+                let read = match first {
+                    Ok(Ok(Ok(Some(read)))) => read,
+                    Ok(Ok(Err(message))) => {
+                        let answer = request::plain_answer("400 Bad Request", &message, "");
+                        request::answer_and_close(stream, &answer).await;
+                        return;
+                    }
+                    // Closed, failed, or too slow with the request line.
+                    _ => return,
+                };
+                let mut http = http;
+                http.header_read_timeout(header_timeout);
+                let slot = slot.clone();
+                let service = hyper::service::service_fn(move |mut request: hyper::Request<_>| {
+                    request.extensions_mut().insert(Peer(peer));
+                    let busy = slot.busy();
+                    let answer = app.clone().oneshot(request.map(axum::body::Body::new));
+                    async move {
+                        let response = answer.await?;
+                        // The slot stays busy until the whole body has been sent.
+                        Ok::<_, std::convert::Infallible>(
+                            response.map(|body| Busy { body, _busy: busy }),
+                        )
+                    }
+                });
+                let connection = http
+                    .serve_connection(TokioIo::new(request::Prefixed::new(read, stream)), service);
+                // Errors here are clients going away or timing out; the access log has
+                // the rest.
+                let _ = graceful.watch(connection).await;
+            };
+            tokio::select! {
+                _ = serve => {}
+                // Closed to make room for a new connection.
+                _ = ticket.slot.evicted.notified() => {}
+            }
+            drop(ticket);
         });
     }
     drop(listener);
     crate::diag!("sediment serve: shutting down, finishing requests in progress");
     tokio::select! {
         _ = graceful.shutdown() => {}
-        _ = tokio::time::sleep(config.request_timeout) => {
-            crate::diag!("sediment serve: requests still running after {} s; stopping", config.request_timeout.as_secs());
+        _ = tokio::time::sleep(SHUTDOWN_GRACE.min(config.request_timeout)) => {
+            crate::diag!(
+                "sediment serve: requests still running after {} ms; stopping them",
+                SHUTDOWN_GRACE.min(config.request_timeout).as_millis()
+            );
         }
     }
+    state.stopping.store(true, Ordering::Relaxed);
     state.log.flush();
     crate::diag!(
         "sediment serve: stopped after {} requests",
         state.counters.requests.load(Ordering::Relaxed)
     );
     Ok(())
+}
+
+/// A response body that keeps its connection marked busy until it is sent (or dropped).
+struct Busy {
+    body: axum::body::Body,
+    _busy: gate::BusyGuard,
+}
+
+impl hyper::body::Body for Busy {
+    type Data = axum::body::Bytes;
+    type Error = axum::Error;
+
+    fn poll_frame(
+        self: std::pin::Pin<&mut Self>,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Option<Result<hyper::body::Frame<Self::Data>, Self::Error>>> {
+        std::pin::Pin::new(&mut self.get_mut().body).poll_frame(cx)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.is_end_stream()
+    }
+
+    fn size_hint(&self) -> hyper::body::SizeHint {
+        hyper::body::Body::size_hint(&self.body)
+    }
 }
 
 async fn shutdown_signal() {
@@ -323,6 +440,106 @@ async fn refresh_store(state: Shared, every: Duration) {
                 crate::diag!("sediment serve: cannot open the newer store version: {e:#}")
             }
             Err(e) => crate::diag!("sediment serve: store refresh failed: {e}"),
+        }
+    }
+}
+
+/// Everything a request's bytes go through before a handler does any work, for the HTTP
+/// fuzz target: the first request line's check, the header check, URI parsing, and the
+/// parameter parsing of every endpoint (each tried on the query string, whatever the
+/// path). Must never panic, and must stay bounded in time and memory.
+#[doc(hidden)]
+pub fn parse_request_for_fuzzing(data: &[u8]) {
+    let mut lines = data
+        .split(|&b| b == b'\n')
+        .map(|l| l.strip_suffix(b"\r").unwrap_or(l));
+    let line = lines.next().unwrap_or_default();
+    let mut headers = axum::http::HeaderMap::new();
+    let mut names = Vec::new();
+    for header_line in lines.take_while(|l| !l.is_empty()) {
+        let Some(colon) = memchr::memchr(b':', header_line) else {
+            continue;
+        };
+        let (name, value) = (&header_line[..colon], header_line[colon + 1..].trim_ascii());
+        if let (Ok(name), Ok(value)) = (
+            header::HeaderName::from_bytes(name),
+            header::HeaderValue::from_bytes(value),
+        ) {
+            names.push(name.clone());
+            headers.append(name, value);
+        }
+    }
+    let _ = request::check_headers(names.iter().map(|n| n.as_str()));
+    if request::check_request_line(line).is_err() {
+        return;
+    }
+    let Some(target) = line.split(|&b| b == b' ').nth(1) else {
+        return;
+    };
+    let Ok(uri) = axum::http::Uri::try_from(target) else {
+        return;
+    };
+    if let Some(key) = uri.path().rsplit('/').next() {
+        let _ = cdx::key_from_path(key);
+    }
+    let raw = uri.query();
+    let params: Vec<(String, String)> = url::form_urlencoded::parse(raw.unwrap_or("").as_bytes())
+        .map(|(k, v)| (k.into_owned(), v.into_owned()))
+        .collect();
+    let pairs = || params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
+    let limits = QueryLimits::default();
+    let _ = cdx::check_fields(&params);
+    let _ = crate::wayback::CaptureQuery::from_params(pairs(), &limits);
+    let everything = crate::wayback::query::KeyRange {
+        start: Vec::new(),
+        end: vec![0xFF],
+    };
+    let _ = crate::wayback::CaptureQuery::over_range(pairs(), &limits, everything);
+    if let Ok(search) = search::params(raw, &headers)
+        && let Ok(query) = crate::search::Query::parse(&search.q)
+    {
+        assert!(query.fts_expression().len() <= crate::search::MAX_EXPRESSION_BYTES);
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::parse_request_for_fuzzing;
+
+    /// The fuzz target's entry point on requests to every endpoint, and on those requests
+    /// with bytes changed (a few thousand, from a fixed seed): no panic.
+    #[test]
+    fn request_parsing_survives_mangled_requests() {
+        let seeds: [&[u8]; 6] = [
+            b"GET /cdx?url=a.com/*&limit=-3&fl=timestamp,url&filter=!status:404&collapse=digest&output=json HTTP/1.1\r\nHost: x\r\n\r\n",
+            b"GET /cdx?url=a.com&closest=2021&sort=closest&showNumPages=true&pageSize=5 HTTP/1.1\r\nHost: x\r\nHost: y\r\n\r\n",
+            b"GET /captures/sha1:AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA?output=cdxj HTTP/1.1\r\n\r\n",
+            b"GET /search?q=lake+%22flood+layer%22+-mud+site:a.org+lang:de+sedi*&limit=5&format=html HTTP/1.1\r\nAccept: text/html\r\n\r\n",
+            b"GET /search?q=web%00archive HTTP/1.0\r\n\r\n",
+            b"OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
+        ];
+        let mut state: u64 = 0x2545_F491_4F6C_DD1D;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        for seed in seeds {
+            parse_request_for_fuzzing(seed);
+            for _ in 0..500 {
+                let mut bytes = seed.to_vec();
+                for _ in 0..(next() % 4 + 1) {
+                    let at = (next() as usize) % bytes.len();
+                    bytes[at] = match next() % 4 {
+                        0 => b'%',
+                        1 => b'&',
+                        2 => b',',
+                        _ => next() as u8,
+                    };
+                }
+                parse_request_for_fuzzing(&bytes);
+            }
         }
     }
 }

@@ -81,6 +81,7 @@ pub async fn stats(State(state): State<Shared>) -> Response {
     let store = state.store.get();
     let c = &state.counters;
     let load = |n: &std::sync::atomic::AtomicU64| n.load(Ordering::Relaxed);
+    let (connections, connections_closed_for_room) = state.gate.counts();
     Json(json!({
         "store": state.store.path().display().to_string(),
         "store_version": state.store.version(),
@@ -94,6 +95,9 @@ pub async fn stats(State(state): State<Shared>) -> Response {
         "server_errors": load(&c.server_errors),
         "timeouts": load(&c.timeouts),
         "payload_problems": load(&c.payload_problems),
+        "connections": connections,
+        "connections_closed_for_room": connections_closed_for_room,
+        "searches_running": state.max_searches - state.searches.available_permits(),
         "summary_db": state.summary_db.as_ref().map(|p| p.display().to_string()),
     }))
     .into_response()

@@ -3,22 +3,27 @@
 //! page with a query box, for people.
 
 use std::fmt::Write as _;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::{Duration, Instant};
 
 use axum::extract::{RawQuery, State};
 use axum::http::{HeaderMap, StatusCode, header};
 use axum::response::{Html, IntoResponse, Redirect, Response};
 use serde::Serialize;
 
-use super::{Shared, error};
+use super::{Shared, busy, error};
 use crate::capture::CaptureKind;
 use crate::key::Sha1Key;
-use crate::search::{Hit, MATCH_END, MATCH_START, Query, open, search as run_search};
+use crate::search::{Hit, MATCH_END, MATCH_START, Query, Stop, Stopped, open, search_until};
 use crate::store::Store;
 use crate::wayback::query::{MatchType, key_range};
 use crate::wayback::{CaptureSource, StoreCaptures};
 
 const DEFAULT_RESULTS: usize = 10;
 const MAX_RESULTS: usize = 100;
+/// How long a search waits for one of the `--max-searches` places before a 503.
+const QUEUE_WAIT: Duration = Duration::from_secs(1);
 
 pub async fn index() -> Redirect {
     Redirect::to("/search")
@@ -33,13 +38,16 @@ struct Result {
     payload: Option<String>,
 }
 
-struct Params {
-    q: String,
+pub(super) struct Params {
+    pub q: String,
     limit: usize,
     html: bool,
 }
 
-fn params(raw: Option<&str>, headers: &HeaderMap) -> std::result::Result<Params, String> {
+pub(super) fn params(
+    raw: Option<&str>,
+    headers: &HeaderMap,
+) -> std::result::Result<Params, String> {
     let wants_html = headers
         .get(header::ACCEPT)
         .and_then(|v| v.to_str().ok())
@@ -102,28 +110,67 @@ pub async fn search(
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
     let limit = params.limit;
+    let deadline = Instant::now() + state.request_timeout;
+    let permit =
+        match tokio::time::timeout(QUEUE_WAIT, state.searches.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            _ => {
+                return busy(format!(
+                    "{} searches are running already (--max-searches); try again in a moment",
+                    state.max_searches
+                ));
+            }
+        };
+    // Dropped with this handler (a timeout, the client gone): the search stops in SQLite.
+    let cancel = CancelOnDrop(Arc::new(AtomicBool::new(false)));
+    let stop = Stop {
+        deadline: Some(deadline),
+        cancel: vec![cancel.0.clone(), state.stopping.clone()],
+    };
+    let timeout = state.request_timeout;
     let found = tokio::task::spawn_blocking(move || -> anyhow::Result<Vec<Result>> {
-        let conn = open(&db)?;
-        let hits = run_search(&conn, &query, limit)?;
+        // Held until the work is done, not just until the client stops waiting for it.
+        let _permit = permit;
+        let mut conn = open(&db)?;
+        let hits = search_until(&mut conn, &query, limit, &stop)?;
         let store = state.store.get();
-        Ok(hits
-            .into_iter()
-            .map(|hit| Result {
+        let mut results = Vec::with_capacity(hits.len());
+        for hit in hits {
+            if stop.cancel.iter().any(|c| c.load(Ordering::Relaxed)) {
+                return Err(Stopped("was cancelled").into());
+            }
+            results.push(Result {
                 payload: payload_key(&store, &hit.url, hit.last_seen).map(|k| k.to_base32()),
                 hit,
-            })
-            .collect())
+            });
+        }
+        Ok(results)
     })
     .await;
     let results = match found {
         Ok(Ok(results)) => results,
+        Ok(Err(e)) if e.is::<Stopped>() => {
+            return busy(format!(
+                "the search took longer than {} s: fewer or rarer words may help",
+                timeout.as_secs()
+            ));
+        }
         Ok(Err(e)) => return error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
         Err(e) => return error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
     };
+    drop(cancel);
     if params.html {
         Html(page(&params.q, None, &results)).into_response()
     } else {
         axum::Json(serde_json::json!({ "query": params.q, "results": results })).into_response()
+    }
+}
+
+struct CancelOnDrop(Arc<AtomicBool>);
+
+impl Drop for CancelOnDrop {
+    fn drop(&mut self) {
+        self.0.store(true, Ordering::Relaxed);
     }
 }
 

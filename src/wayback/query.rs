@@ -506,7 +506,8 @@ impl CaptureQuery {
                         "limit={text:?} is not a non-zero whole number (negative: the last N)"
                     ));
                 }
-                Ok(n) if n.unsigned_abs() > limits.max_limit => {
+                // A negative limit too large is reported by the window check below.
+                Ok(n) if n > 0 && n.unsigned_abs() > limits.max_limit => {
                     return error(format!(
                         "limit={n} is above this server's maximum of {}",
                         limits.max_limit
@@ -524,17 +525,20 @@ impl CaptureQuery {
             (Some(other), _) => return error(format!("sort={other:?} is not closest or reverse")),
         };
         let windowed = matches!(order, Order::Closest { .. }) || matches!(limit, Limit::Last(_));
-        if windowed && limit.count() > limits.max_window {
-            let why = if matches!(limit, Limit::Last(_)) {
-                "the last N captures"
+        let window = limits.max_window.min(limits.max_limit);
+        if windowed && limit.count() > window {
+            let (why, give) = if matches!(limit, Limit::Last(_)) {
+                (
+                    "the last N captures",
+                    format!("a limit of at least -{window} (got -{})", limit.count()),
+                )
             } else {
-                "captures sorted by closeness"
+                (
+                    "captures sorted by closeness",
+                    format!("a limit of at most {window} (got {})", limit.count()),
+                )
             };
-            return error(format!(
-                "{why} are gathered in memory: give a limit of at most {} (got {})",
-                limits.max_window,
-                limit.count()
-            ));
+            return error(format!("{why} are gathered in memory: give {give}"));
         }
         if matches!(order, Order::Closest { .. }) && matches!(limit, Limit::Last(_)) {
             return error("a negative limit cannot be combined with closest");
@@ -775,6 +779,7 @@ mod tests {
             &[("url", "a.com"), ("limit", "0")],
             &[("url", "a.com"), ("limit", "ten")],
             &[("url", "a.com"), ("limit", "-20000")],
+            &[("url", "a.com"), ("limit", "-9223372036854775808")],
             &[("url", "a.com"), ("sort", "random")],
             &[("url", "a.com"), ("output", "xml")],
             &[("url", "a.com"), ("fl", "size")],
@@ -783,6 +788,13 @@ mod tests {
         ] {
             assert!(parse(bad).is_err(), "{bad:?} is refused");
         }
+    }
+
+    #[test]
+    fn a_large_negative_limit_is_reported_as_such() {
+        let e = parse(&[("url", "a.com"), ("limit", "-2000000000")]).unwrap_err();
+        assert!(e.0.contains("at least -"), "{e}");
+        assert!(!e.0.contains("above"), "{e}");
     }
 
     #[test]

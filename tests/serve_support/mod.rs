@@ -116,6 +116,11 @@ impl Server {
         }
     }
 
+    /// The server's process id (for /proc).
+    pub fn pid(&self) -> u32 {
+        self.child.as_ref().expect("running").id()
+    }
+
     pub fn is_running(&mut self) -> bool {
         self.child
             .as_mut()
