@@ -40,9 +40,9 @@ if [ ${#need_apt[@]} -gt 0 ]; then
 fi
 
 if command -v python3 >/dev/null 2>&1; then
-  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc, rocksdict' >/dev/null 2>&1; then
-    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict (reference implementations and readers for tests)" >&2
-    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict >&2 \
+  if ! python3 -c 'import warcio, surt, cdxj_indexer, fastwarc, rocksdict, cdx_toolkit' >/dev/null 2>&1; then
+    echo "setup: installing python packages warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit (reference implementations, readers and clients for tests)" >&2
+    python3 -m pip install -q --disable-pip-version-check warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit >&2 \
       || echo "setup: pip install failed; equivalence tests will skip" >&2
   fi
   if ! python3 -c 'import pyspark, duckdb' >/dev/null 2>&1; then
