@@ -7,6 +7,7 @@
 #     holding every Python package below, and selectolax (scripts/bench-html.sh). Exits
 #     non-zero when an install fails: a test without its prerequisite fails in strict mode.
 #   - python packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
+#   - python package cdx-toolkit: the CDX client whose paging `serve` must finish (tests/serve_cdx_toolkit.rs).
 #     the equivalence tests compare against.
 #   - wget: makes the fixture crawls (scripts/make-fixtures.sh).
 #   - sqlite3: the demo shows the projected databases with it.
@@ -49,8 +50,8 @@ fi
 venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
 python="${SEDIMENT_PYTHON:-python3}"
 # pip name => import name; pinned nothing: each is the newest release for the interpreter.
-packages=(warcio surt cdxj-indexer fastwarc rocksdict pyspark duckdb pywb selectolax)
-modules=(warcio surt cdxj_indexer fastwarc rocksdict pyspark duckdb pywb selectolax)
+packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax)
+modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax)
 
 fail() { echo "setup: $*" >&2; exit 1; }
 command -v "$python" >/dev/null 2>&1 || fail "no Python interpreter '$python' (set SEDIMENT_PYTHON, or install Debian's python3)"

@@ -604,6 +604,90 @@ pub fn excerpt(text: &str) -> String {
     }
 }
 
+/// What a file holds, as its first bytes tell (through gzip): enough to name the
+/// command a file given to the wrong one belongs to.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputKind {
+    Warc,
+    /// A CDX or CDXJ index (a ` CDX` legend, or a first line `SURT TIMESTAMP …`).
+    Cdx,
+}
+
+impl InputKind {
+    /// Why a file of this kind is refused by a command for the other kind.
+    pub fn refusal(self) -> &'static str {
+        match self {
+            InputKind::Warc => "this is a WARC file; use import-warc",
+            InputKind::Cdx => "this is a CDX file; use backfill-cdx",
+        }
+    }
+}
+
+/// The kind of a file, or `None` when its first bytes say neither (or cannot be read:
+/// the run's reader reports that properly). Standard input is never read ahead.
+pub fn sniff_kind(path: &Path) -> Option<InputKind> {
+    if path == Path::new("-") {
+        return None;
+    }
+    let mut head = Vec::with_capacity(1024);
+    open_lines(path)
+        .ok()?
+        .take(1024)
+        .read_to_end(&mut head)
+        .ok()?;
+    if head.starts_with(b"WARC/") {
+        return Some(InputKind::Warc);
+    }
+    if head.starts_with(b" CDX ") || head.starts_with(b"CDX ") {
+        return Some(InputKind::Cdx);
+    }
+    let line = head.split(|b| *b == b'\n').next().unwrap_or_default();
+    let mut fields = line.split(|b| *b == b' ');
+    let (key, ts) = (fields.next()?, fields.next()?);
+    let is_time = (4..=14).contains(&ts.len()) && ts.iter().all(u8::is_ascii_digit);
+    (is_time && !key.is_empty() && fields.next().is_some()).then_some(InputKind::Cdx)
+}
+
+/// Takes out of `inputs` the files of kind `wrong` (reported as problems, with the
+/// command to use instead).
+pub fn refuse_kind(
+    inputs: &mut Vec<PlannedInput>,
+    wrong: InputKind,
+    report: &Report,
+) -> Result<(), StrictStop> {
+    let mut kept = Vec::with_capacity(inputs.len());
+    for input in inputs.drain(..) {
+        if sniff_kind(&input.path) == Some(wrong) {
+            Refused::new(&input.path, "wrong_input_kind", wrong.refusal()).report(report)?;
+        } else {
+            kept.push(input);
+        }
+    }
+    *inputs = kept;
+    Ok(())
+}
+
+/// Reports each directory among `paths` under which no input was found (`what`: "WARC
+/// files (*.warc, *.warc.gz)"), so that a mistyped directory is not a silent success.
+pub fn report_empty_directories(
+    paths: &[PathBuf],
+    inputs: &[PlannedInput],
+    what: &str,
+    report: &Report,
+) -> Result<(), StrictStop> {
+    for dir in paths.iter().filter(|p| p.as_os_str() != "-" && p.is_dir()) {
+        if !inputs.iter().any(|i| i.path.starts_with(dir)) {
+            Refused::new(
+                dir,
+                "no_inputs",
+                format!("no {what} found in this directory"),
+            )
+            .report(report)?;
+        }
+    }
+    Ok(())
+}
+
 /// Opens an input for reading as it is (no decompression): `-` is stdin.
 pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
     if path == Path::new("-") {
@@ -617,6 +701,28 @@ pub fn open_raw(path: &Path) -> Result<Box<dyn Read + Send>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn kinds_are_told_by_their_first_bytes() {
+        let dir = tempfile::tempdir().unwrap();
+        let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/crawl");
+        for (name, kind) in [
+            ("crawl1.warc.gz", Some(InputKind::Warc)),
+            ("crawl1-plain.warc", Some(InputKind::Warc)),
+            ("crawl1.cdx", Some(InputKind::Cdx)),
+            ("README.md", None),
+        ] {
+            assert_eq!(sniff_kind(&root.join(name)), kind, "{name}");
+        }
+        let cdxj = dir.path().join("index.cdxj");
+        std::fs::write(
+            &cdxj,
+            "com,example)/ 20200101000000 {\"url\": \"http://example.com/\"}\n",
+        )
+        .unwrap();
+        assert_eq!(sniff_kind(&cdxj), Some(InputKind::Cdx));
+        assert_eq!(sniff_kind(Path::new("-")), None);
+    }
 
     #[test]
     fn chunks_keep_line_numbers() {

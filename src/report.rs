@@ -18,7 +18,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
-use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
+use indicatif::{ProgressBar, ProgressDrawTarget, ProgressState, ProgressStyle};
 use serde::Serialize;
 
 /// Exit statuses (README, "Exit status and reports").
@@ -328,12 +328,12 @@ impl Report {
         let bar = &self.progress;
         let template = match (total, unit) {
             (Some(_), "bytes") => {
-                "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} ETA {eta} {msg}"
+                "{spinner} {bytes}/{total_bytes} {bytes_per_sec} {wide_bar} {eta_left} {msg}"
                     .to_string()
             }
             (Some(_), unit) => {
                 format!(
-                    "{{spinner}} {{human_pos}}/{{human_len}} {unit} {{wide_bar}} {{elapsed}}, ETA {{eta}} {{msg}}"
+                    "{{spinner}} {{human_pos}}/{{human_len}} {unit} {{wide_bar}} {{elapsed}} {{eta_left}} {{msg}}"
                 )
             }
             (None, "bytes") => "{spinner} {bytes} {bytes_per_sec} {msg}".to_string(),
@@ -344,7 +344,13 @@ impl Report {
         }
         bar.set_style(
             ProgressStyle::with_template(&template)
-                .unwrap_or_else(|_| ProgressStyle::default_bar()),
+                .unwrap_or_else(|_| ProgressStyle::default_bar())
+                .with_key(
+                    "eta_left",
+                    |state: &ProgressState, out: &mut dyn std::fmt::Write| {
+                        let _ = out.write_str(&eta_text(state.pos(), state.len(), state.eta()));
+                    },
+                ),
         );
         if std::io::stderr().is_terminal() {
             bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
@@ -354,6 +360,12 @@ impl Report {
 
     pub fn progress(&self) -> &ProgressBar {
         &self.progress
+    }
+
+    /// Says on the progress bar which step of the run is under way (the steps after the
+    /// counted work, when the bar alone would sit at its end): `""` clears it.
+    pub fn phase(&self, what: &str) {
+        self.progress.set_message(what.to_string());
     }
 
     pub fn add_counts(&self, counts: &Counts) {
@@ -551,7 +563,13 @@ impl Report {
         let secs = self.elapsed().as_secs_f64().max(1e-6);
         let counts = self.counts();
         let problems = self.problems();
-        let mut parts: Vec<String> = counts.0.iter().map(|(k, v)| format!("{k} {v}")).collect();
+        // Timings of the run's steps (`ms_…`) are for --json: the line is for people.
+        let mut parts: Vec<String> = counts
+            .0
+            .iter()
+            .filter(|(k, _)| !is_timing(k))
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect();
         if problems.total() == 0 {
             parts.push("problems 0".into());
         } else {
@@ -582,9 +600,62 @@ impl Report {
     }
 }
 
+/// Counters named `ms_…` are milliseconds spent in a step: in the JSON report only.
+fn is_timing(name: &str) -> bool {
+    name.starts_with("ms_")
+}
+
+/// The ETA on a progress bar. Once the count reaches its total (an estimate, for the
+/// projections) no time is promised: the work after the count is named by the bar's
+/// message instead. Less than a second left reads `<1s`, never `0s` while work remains.
+pub fn eta_text(position: u64, total: Option<u64>, eta: Duration) -> String {
+    match total {
+        Some(total) if position < total => {
+            if eta < Duration::from_secs(1) {
+                "ETA <1s".to_string()
+            } else {
+                format!("ETA {:#}", indicatif::HumanDuration(eta))
+            }
+        }
+        _ => String::new(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn eta_never_says_zero_while_work_remains() {
+        let s = Duration::from_secs;
+        assert_eq!(eta_text(10, Some(100), s(42)), "ETA 42s");
+        assert_eq!(eta_text(99, Some(100), Duration::ZERO), "ETA <1s");
+        assert_eq!(
+            eta_text(100, Some(100), Duration::ZERO),
+            "",
+            "at the total: no ETA"
+        );
+        assert_eq!(
+            eta_text(120, Some(100), Duration::ZERO),
+            "",
+            "past an estimate"
+        );
+        assert_eq!(eta_text(5, None, s(3)), "");
+    }
+
+    #[test]
+    fn the_end_of_run_line_leaves_timings_to_the_json_report() {
+        let report = Report::new("project summary");
+        report.count("captures", 10);
+        report.count("ms_analysing", 1234);
+        report.count("ms_writing", 56);
+        let line = report.summary("captures", None);
+        assert!(line.contains("captures 10"), "{line}");
+        assert!(!line.contains("ms_"), "{line}");
+        let json = report.json(None);
+        assert_eq!(json["counts"]["ms_analysing"], 1234);
+        assert_eq!(json["counts"]["ms_writing"], 56);
+    }
 
     #[test]
     fn counts_problems_and_writes_rejects() {

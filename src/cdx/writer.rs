@@ -63,6 +63,15 @@ fn cut_parameters(value: &str) -> String {
 /// The index entry of a record: `Ok(None)` for records of a kind that gets no line, an
 /// error (to report) for those that should but cannot (the rule `import-warc` applies
 /// to captures: [`index_fields`]).
+/// The CDX length of a record: its gzip member; in an uncompressed WARC its header and
+/// block without the CRLFCRLF that ends the record (cdxj-indexer's and wget's convention).
+pub fn cdx_length(record: &Record) -> u64 {
+    match record.compression {
+        Compression::Gzip => record.length,
+        Compression::None => record.header_length + record.content_length,
+    }
+}
+
 pub fn index_entry(record: &Record, filename: &str) -> Result<Option<IndexEntry>, Unindexable> {
     if !is_indexed(record) {
         return Ok(None);
@@ -90,10 +99,7 @@ pub fn index_entry(record: &Record, filename: &str) -> Result<Option<IndexEntry>
             .as_ref()
             .map(|p| format!("sha1:{}", sha1_base32(&p.sha1))),
     };
-    let length = match record.compression {
-        Compression::Gzip => record.length,
-        Compression::None => record.header_length + record.content_length,
-    };
+    let length = cdx_length(record);
     Ok(Some(IndexEntry {
         urlkey: crate::surt::surt(&url),
         timestamp,

@@ -11,7 +11,9 @@ use rayon::prelude::*;
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::cdx::{CdxChunk, CdxChunks, parse_chunk};
 use crate::ingest::{IngestRun, Wave, thread_count};
-use crate::input::{PlannedInput, open_raw, report_cut_short, report_empty};
+use crate::input::{
+    InputKind, PlannedInput, open_raw, plan_inputs, refuse_kind, report_cut_short, report_empty,
+};
 use crate::report::{Counts, Location, Report, ReportArgs, StrictStop};
 use crate::store::bulk::{BulkLoader, CaptureRun};
 use crate::store::writer::Writer;
@@ -58,16 +60,22 @@ pub struct Args {
 const COMMAND: &str = "backfill-cdx";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
+    let mut inputs = plan_inputs(&args.files, |_| true, &report)?;
+    refuse_kind(&mut inputs, InputKind::Warc, &report)?;
+    if inputs.is_empty() {
+        // Nothing to read: a store is neither created nor changed for it.
+        report.finish("lines", None)?;
+        return super::finished(&report);
+    }
+    let store = super::open_writer(store_path, COMMAND)?;
     let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
     run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
         .unwrap_or(std::time::Duration::MAX);
-    let inputs = run.plan(&args.files, |_| true)?;
     report.start_progress(None, "lines");
     let applied: Vec<AtomicBool> = inputs.iter().map(|_| AtomicBool::new(false)).collect();
     let per_input: Vec<Mutex<Counts>> = inputs

@@ -13,16 +13,18 @@ use crate::cdx::writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index
 use crate::commands::import_warc::is_warc_name;
 use crate::ingest::thread_count;
 use crate::ingest::warc::record_despite;
-use crate::input::expand_paths;
+use crate::input::{expand_paths, open_raw};
 use crate::report::{Location, Report, ReportArgs};
 use crate::warc::WarcReader;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment cdx crawl.warc.gz -o crawl.cdx
-  sediment cdx --cdxj /data/warcs/ > index.cdxj")]
+  sediment cdx --cdxj /data/warcs/ > index.cdxj
+  curl -s https://example.org/crawl.warc.gz | sediment cdx - > crawl.cdx")]
 pub struct Args {
-    /// WARC files or directories (searched for *.warc, *.warc.gz).
+    /// WARC files, directories (searched for *.warc, *.warc.gz), or `-` for standard
+    /// input.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     /// Write CDXJ (`SURT timestamp {json}`) instead of 11-column CDX.
@@ -79,7 +81,8 @@ pub fn run(args: Args) -> Result<ExitCode> {
         files.par_iter().try_for_each(|path| -> Result<()> {
             let name = path.display().to_string();
             let filename = index_filename(&name);
-            let file = File::open(path).with_context(|| format!("cannot open {name}"))?;
+            // `-` is standard input, as for the import commands.
+            let file = open_raw(path)?;
             let at = |offset| Location::offset(name.clone(), offset);
             let mut reader = match WarcReader::new(file) {
                 Ok(r) => r,

@@ -8,7 +8,11 @@ use anyhow::{Result, bail};
 
 use crate::jsonl::write_row;
 use crate::key::Sha1Key;
+use crate::store::backend::Space;
 use crate::store::cells::Projection;
+
+/// Captures of a row-less digest counted for the message, at most.
+const SHOWN_CAPTURES: u64 = 1000;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -28,6 +32,26 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let mut projection = Projection::all(store.schema());
     projection.versions = args.versions.unwrap_or(1).max(1);
     let Some(row) = store.read_row(&key, &projection)? else {
+        // A digest of revisits only, or of captures the file filter left out, has
+        // captures but no row: say where they are.
+        let mut captures = 0u64;
+        store.scan_prefix(Space::ByDigest, key.as_bytes(), &mut |_, _| {
+            captures += 1;
+            Ok(captures < SHOWN_CAPTURES)
+        })?;
+        if captures > 0 {
+            let count = if captures < SHOWN_CAPTURES {
+                captures.to_string()
+            } else {
+                format!("{SHOWN_CAPTURES} or more")
+            };
+            bail!(
+                "no row with key {key} in {}, but {count} capture(s) have this payload \
+                 digest (revisits, or captures the file filter left out): list them with \
+                 `sediment captures --digest {key}`",
+                store_path.display()
+            );
+        }
         bail!(
             "no row with key {key} ({}) in {}",
             key.to_hex(),

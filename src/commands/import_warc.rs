@@ -1,14 +1,17 @@
 //! `sediment import-warc`: WARC files into the store, in parallel across files.
 
 use std::fs::File;
+use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::sync::atomic::{AtomicU64, Ordering};
 
 use anyhow::{Context, Result};
 
 use crate::filter::{FileFilter, FilterArgs};
 use crate::ingest::warc::WarcImporter;
 use crate::ingest::{IngestRun, thread_count};
+use crate::input::{InputKind, plan_inputs, refuse_kind, report_empty_directories};
 use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
@@ -59,18 +62,31 @@ pub fn is_warc_name(path: &Path) -> bool {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let stdin_name = stdin_name(&args)?;
-    let store = super::open_writer(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
+    let mut inputs = plan_inputs(&args.inputs, is_warc_name, &report)?;
+    refuse_kind(&mut inputs, InputKind::Cdx, &report)?;
+    report_empty_directories(
+        &args.inputs,
+        &inputs,
+        "WARC files (*.warc, *.warc.gz)",
+        &report,
+    )?;
+    if inputs.is_empty() {
+        // Nothing to read: a store is neither created nor changed for it.
+        report.finish("bytes", Some(0))?;
+        return super::finished(&report);
+    }
+    let store = super::open_writer(store_path, COMMAND)?;
     let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
     run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
         .unwrap_or(std::time::Duration::MAX);
-    let inputs = run.plan(&args.inputs, is_warc_name)?;
-    let total_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
-    report.start_progress(Some(total_bytes), "bytes");
+    let file_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
+    let stdin_bytes = AtomicU64::new(0);
+    report.start_progress(Some(file_bytes), "bytes");
     run.apply(
         inputs,
         thread_count(args.threads),
@@ -87,7 +103,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 location,
             };
             let counts = if input.is_stdin() {
-                importer.import(std::io::stdin().lock(), writer)?
+                let mut counted = Counted {
+                    inner: std::io::stdin().lock(),
+                    bytes: &stdin_bytes,
+                };
+                importer.import(&mut counted, writer)?
             } else {
                 let file = File::open(&input.path)
                     .with_context(|| format!("cannot open {}", input.display()))?;
@@ -101,9 +121,25 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         },
     )?;
     store.close()?;
+    // Standard input has no size beforehand: its bytes are counted as they are read.
+    let total_bytes = file_bytes + stdin_bytes.load(Ordering::Relaxed);
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished(&report)
+}
+
+/// A reader that counts the bytes read through it.
+struct Counted<'a, R> {
+    inner: R,
+    bytes: &'a AtomicU64,
+}
+
+impl<R: Read> Read for Counted<'_, R> {
+    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
+        let n = self.inner.read(buf)?;
+        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
+        Ok(n)
+    }
 }
 
 /// `--name` is what a WARC read from standard input is called and found by later.

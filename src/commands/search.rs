@@ -45,6 +45,15 @@ fn one_line(text: &str) -> String {
 
 pub fn run(args: Args) -> Result<ExitCode> {
     let query = super::usage(Query::parse(&args.query.join(" ")))?;
+    if !args.db.exists() {
+        anyhow::bail!(
+            "there is no summary database {}: make one from a store with \
+             `sediment --store STORE project summary -o {}` (add --warc-dir DIR when the \
+             WARCs have moved since they were imported), or name yours with --db",
+            args.db.display(),
+            args.db.display()
+        );
+    }
     let conn = open(&args.db)?;
     let hits = search(&conn, &query, args.limit)?;
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());

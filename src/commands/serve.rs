@@ -63,6 +63,10 @@ pub struct Args {
     /// Most captures held in memory for one query (negative limits, closest sort).
     #[arg(long, default_value_t = 10_000)]
     pub max_window: u64,
+    /// Captures per page of the paging API (`page=`, `showNumPages=`) when the query
+    /// gives no pageSize.
+    #[arg(long, default_value_t = 5_000)]
+    pub page_size: u64,
     /// Seconds between looks for a newer published version of the store.
     #[arg(long, default_value_t = 2)]
     pub refresh: u64,
@@ -83,7 +87,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         limits: QueryLimits {
             max_limit: args.max_limit.max(1),
             max_window: args.max_window.max(1),
-            ..QueryLimits::default()
+            default_page_size: args.page_size.clamp(1, args.max_limit.max(1)),
         },
         max_connections: args.max_connections,
         max_connections_per_client: args.max_connections_per_client,

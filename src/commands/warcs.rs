@@ -13,7 +13,7 @@ use crate::store::locations::KnownWarc;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
-  sediment warcs                         list every WARC, found or missing
+  sediment warcs                         # list every WARC, found or missing
   sediment warcs --missing --warc-dir /mnt/crawls")]
 pub struct Args {
     /// Directories to look in for WARC files not found where they were imported from.

@@ -414,7 +414,8 @@ impl WarcImporter<'_> {
             .passes(kind, status, mime.as_deref(), digest.is_some());
         counts.incr("captures");
         Ok(Some(Capture {
-            c_size: Some(record.length),
+            // What a CDX line says (the same as `sediment cdx` and cdxj-indexer).
+            c_size: Some(crate::cdx::writer::cdx_length(record)),
             content_type: content_type.map(str::to_string),
             dechunked,
             digest,

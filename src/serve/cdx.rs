@@ -60,10 +60,11 @@ fn parse_query(
 }
 
 pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Response {
-    let query = match parse_query(&state, raw.as_deref()) {
+    let mut query = match parse_query(&state, raw.as_deref()) {
         Ok(query) => query,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
+    query.names_only = true;
     let deadline = Instant::now() + state.request_timeout;
     let content_type = match query.paging {
         Some(crate::wayback::query::Paging::Count { .. }) if query.output == Output::Json => {
@@ -213,7 +214,7 @@ pub async fn captures_of_digest(
         start: Vec::new(),
         end: vec![0xFF],
     };
-    let query = match CaptureQuery::over_range(
+    let mut query = match CaptureQuery::over_range(
         params.iter().map(|(k, v)| (k.as_str(), v.as_str())),
         &state.limits,
         everything,
@@ -221,6 +222,7 @@ pub async fn captures_of_digest(
         Ok(query) => query,
         Err(e) => return error(StatusCode::BAD_REQUEST, e.to_string()),
     };
+    query.names_only = true;
     let deadline = Instant::now() + state.request_timeout;
     let content_type = query.output.content_type();
     body::from_blocking(content_type, deadline, move |out| {

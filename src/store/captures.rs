@@ -187,7 +187,11 @@ pub fn derive_from(
         offset: first.offset,
         surt: first.surt,
         url: first.url,
-        warc: first.warc,
+        // Seed 002: the item and file name, as a CDX's file column gives it. A path given
+        // to import-warc as absolute names the importing machine's disk, not the file.
+        warc: first
+            .warc
+            .map(|w| if w.starts_with('/') { file_name(w) } else { w }),
     };
     DerivedRow {
         captures: count,

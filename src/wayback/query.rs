@@ -10,7 +10,9 @@
 //!   `[!]~field:substring`; pywb's `=field:value` (exact) is accepted too;
 //! - `limit`: negative means the last N (IA); `collapse=field[:N]` (IA);
 //!   `closest=TS` sorts by distance in time (pywb: `sort=closest` is implied);
-//!   `sort=reverse`; `fl` selects fields (`fields` is pywb's name for it).
+//!   `sort=reverse`; `fl` selects fields (`fields` is pywb's name for it);
+//! - paging (IA): `page`/`pageSize`/`showNumPages`, a page past the last answered with
+//!   an empty body; `showResumeKey`/`resumeKey` continue a query where its limit cut it.
 
 use std::fmt;
 
@@ -423,6 +425,14 @@ pub struct CaptureQuery {
     pub order: Order,
     pub output: Output,
     pub paging: Option<Paging>,
+    /// `resumeKey`: the capture key the previous answer ended on; this one starts after it.
+    pub resume_after: Option<Vec<u8>>,
+    /// `showResumeKey=true`: an answer cut short by its limit ends with the key to resume.
+    pub show_resume_key: bool,
+    /// Captures written whole (`output=jsonl`) name their files, never their paths: an
+    /// HTTP client must not learn where the server keeps its WARCs. Local commands show
+    /// the paths, which they can use.
+    pub names_only: bool,
 }
 
 fn parse_bool(name: &str, value: &str) -> Result<bool, QueryError> {
@@ -452,6 +462,7 @@ impl CaptureQuery {
         let (mut filters, mut collapse, mut fields) = (Vec::new(), Vec::new(), Vec::new());
         let mut output = Output::Cdx;
         let (mut show_pages, mut page, mut page_size) = (false, None, None);
+        let (mut resume_after, mut show_resume_key) = (None, false);
         for (name, value) in params {
             match name {
                 "url" => url = Some(value),
@@ -488,6 +499,9 @@ impl CaptureQuery {
                 "showNumPages" => show_pages = parse_bool(name, value)?,
                 "page" => page = Some(parse_count(name, value)?),
                 "pageSize" => page_size = Some(parse_count(name, value)?),
+                "showResumeKey" => show_resume_key = parse_bool(name, value)?,
+                "resumeKey" if value.is_empty() => {}
+                "resumeKey" => resume_after = Some(parse_resume_key(value)?),
                 _ => {}
             }
         }
@@ -572,6 +586,9 @@ impl CaptureQuery {
             order,
             output,
             paging,
+            resume_after,
+            show_resume_key,
+            names_only: false,
         })
     }
 
@@ -587,6 +604,11 @@ impl CaptureQuery {
             .filter(|(name, _)| *name != "url" && *name != "matchType")
             .chain([("url", "-"), ("matchType", "prefix")]);
         let mut query = CaptureQuery::from_params(params, limits)?;
+        if query.resume_after.is_some() || query.show_resume_key {
+            // The captures of such a range are not in key order: a key cannot say where
+            // the next answer starts.
+            return error("resumeKey and showResumeKey are for URL queries (/cdx)");
+        }
         query.range = range;
         Ok(query)
     }
@@ -607,6 +629,20 @@ impl CaptureQuery {
                 range.end.push(1);
             }
         }
+        if let Some(after) = &self.resume_after {
+            if self.order == Order::Reverse {
+                if *after < range.end {
+                    range.end = after.clone();
+                }
+            } else {
+                // The smallest key above `after`.
+                let mut next = after.clone();
+                next.push(0);
+                if next > range.start {
+                    range.start = next;
+                }
+            }
+        }
         range
     }
 
@@ -615,6 +651,86 @@ impl CaptureQuery {
         self.from.as_deref().is_none_or(|from| timestamp >= from)
             && self.to.as_deref().is_none_or(|to| timestamp <= to)
     }
+}
+
+/// The `resumeKey` of an answer whose last capture has the store key `key`
+/// (`SURT ‖ 0 ‖ timestamp ‖ 0 ‖ tie-breaker`): `SURT timestamp HEX`, where HEX spells the
+/// tie-breaker (the WARC name and offset), so captures of one URL and second are neither
+/// skipped nor repeated. Form-encoded, as IA writes its keys.
+pub fn resume_key(key: &[u8]) -> String {
+    use std::fmt::Write as _;
+    let mut parts = key.splitn(3, |b| *b == 0);
+    let (surt, ts, tail) = (
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+        parts.next().unwrap_or_default(),
+    );
+    let mut text = format!(
+        "{} {} ",
+        String::from_utf8_lossy(surt),
+        String::from_utf8_lossy(ts)
+    );
+    for byte in tail {
+        let _ = write!(text, "{byte:02x}");
+    }
+    url::form_urlencoded::byte_serialize(text.as_bytes()).collect()
+}
+
+/// The store key a `resumeKey` names: ours (`SURT timestamp HEX`), or IA's form
+/// (`SURT timestamp` or `SURT timestamp!`: after every capture of that second). A key that
+/// arrives still form-encoded (a client that encoded the encoded key again) is decoded.
+pub fn parse_resume_key(text: &str) -> Result<Vec<u8>, QueryError> {
+    fn parse(text: &str) -> Option<Vec<u8>> {
+        let mut parts = text.rsplitn(3, ' ');
+        let last = parts.next()?;
+        let (surt, ts, tail) = match (parts.next(), parts.next()) {
+            (Some(ts), Some(surt)) if ts.bytes().all(|b| b.is_ascii_digit()) => {
+                (surt, ts, Some(last))
+            }
+            _ => {
+                let (surt, ts) = text.rsplit_once(' ')?;
+                (surt, ts.strip_suffix('!').unwrap_or(ts), None)
+            }
+        };
+        if surt.is_empty() || ts.is_empty() || !ts.bytes().all(|b| b.is_ascii_digit()) {
+            return None;
+        }
+        let mut key = Vec::with_capacity(text.len());
+        key.extend_from_slice(surt.as_bytes());
+        key.push(0);
+        key.extend_from_slice(ts.as_bytes());
+        key.push(0);
+        match tail {
+            Some(hex) => {
+                if hex.len() % 2 != 0 {
+                    return None;
+                }
+                for pair in hex.as_bytes().chunks(2) {
+                    let pair = std::str::from_utf8(pair).ok()?;
+                    key.push(u8::from_str_radix(pair, 16).ok()?);
+                }
+            }
+            // Above every key of that second (a WARC name never holds the byte 0xFF).
+            None => key.push(0xFF),
+        }
+        Some(key)
+    }
+    let key = if text.contains(' ') {
+        parse(text)
+    } else {
+        None
+    };
+    let key = key.or_else(|| {
+        let decoded = url::form_urlencoded::parse(format!("k={text}").as_bytes())
+            .next()
+            .map(|(_, v)| v.into_owned())?;
+        parse(&decoded)
+    });
+    key.ok_or_else(|| {
+        QueryError(format!(
+            "resumeKey={text:?} is not a key this server wrote (SURT timestamp …)"
+        ))
+    })
 }
 
 #[cfg(test)]

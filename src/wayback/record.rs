@@ -3,7 +3,7 @@
 //! from (see `cdx::writer`), so a wayback machine that reads our index finds the same
 //! lines it would find in a CDX built by re-reading the WARCs.
 
-use crate::capture::{Capture, CaptureKind, Origin};
+use crate::capture::{Capture, CaptureKind};
 use crate::cdx::writer::push_python_json_string;
 
 /// A CDX field, by the names IA's wayback-cdx-server and pywb use.
@@ -135,7 +135,7 @@ impl CdxRecord {
             mime,
             status: capture.status.map(|s| s.to_string()),
             digest: capture.digest.map(|d| d.to_base32()),
-            length: record_length(capture).map(|l| l.to_string()),
+            length: capture.c_size.map(|l| l.to_string()),
             offset: capture.offset.map(|o| o.to_string()),
             filename: capture.warc_name().map(str::to_string),
         }
@@ -222,25 +222,10 @@ impl CdxRecord {
     }
 }
 
-/// The CDX length of the record: the compressed member for gzip WARCs; for uncompressed
-/// WARCs cdxj-indexer counts the header and block without the CRLFCRLF that ends the
-/// record, while import stores the bytes the record occupies (terminator included).
-/// Lengths learned from a CDX line are already in the CDX convention.
-fn record_length(capture: &Capture) -> Option<u64> {
-    let stored = capture.c_size?;
-    let uncompressed = capture
-        .warc_name()
-        .is_some_and(|name| !name.to_ascii_lowercase().ends_with(".gz"));
-    Some(if capture.origin == Origin::Warc && uncompressed {
-        stored.saturating_sub(4)
-    } else {
-        stored
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::capture::Origin;
     use crate::key::Sha1Key;
 
     fn capture() -> Capture {
@@ -279,10 +264,9 @@ mod tests {
         c.status = None;
         let r = CdxRecord::of(&c);
         assert_eq!(r.shown(Field::MimeType), "warc/revisit");
-        assert_eq!(r.shown(Field::Length), "1230");
+        // Stored in the CDX convention at import, whatever the compression.
+        assert_eq!(r.shown(Field::Length), "1234");
         assert_eq!(r.shown(Field::StatusCode), "-");
-        c.origin = Origin::Cdx;
-        assert_eq!(CdxRecord::of(&c).shown(Field::Length), "1234");
     }
 
     #[test]

@@ -57,6 +57,9 @@ struct Writer<'a> {
     fields: &'a [Field],
     line: Vec<u8>,
     written: u64,
+    /// The store key of the last capture written, kept when a resume key may be shown.
+    last_key: Option<Vec<u8>>,
+    names_only: bool,
 }
 
 impl Writer<'_> {
@@ -65,6 +68,10 @@ impl Writer<'_> {
         match self.output {
             Output::Cdx => item.record.write_plain(self.fields, &mut self.line),
             Output::Cdxj => item.record.write_cdxj(self.fields, &mut self.line),
+            Output::CaptureJson if self.names_only => {
+                self.line
+                    .extend_from_slice(&names_only(item.capture.clone()).to_json());
+            }
             Output::CaptureJson => self.line.extend_from_slice(&item.capture.to_json()),
             Output::Json => {
                 if self.written == 0 {
@@ -86,16 +93,37 @@ impl Writer<'_> {
             self.line.push(b'\n');
         }
         self.written += 1;
+        if let Some(key) = &mut self.last_key {
+            crate::store::captures::capture_key(&item.capture.view(), key);
+        }
         self.out.write_all(&self.line)
     }
 
-    fn finish(&mut self) -> io::Result<()> {
-        if self.output == Output::Json {
-            self.out
-                .write_all(if self.written == 0 { b"[]\n" } else { b"]\n" })?;
+    /// Ends the answer; `resume` is the key to continue from, written as IA does: after
+    /// an empty line, or as `[], ["KEY"]` at the end of the JSON array.
+    fn finish(&mut self, resume: Option<&str>) -> io::Result<()> {
+        match (self.output, resume) {
+            (Output::Json, _) if self.written == 0 => self.out.write_all(b"[]\n"),
+            (Output::Json, Some(key)) => write!(self.out, ",\n[],\n[\"{key}\"]]\n"),
+            (Output::Json, None) => self.out.write_all(b"]\n"),
+            (_, Some(key)) => write!(self.out, "\n{key}\n"),
+            (_, None) => Ok(()),
         }
-        Ok(())
     }
+}
+
+/// A capture with only the file names of `source`, `warc` and `location` (for answers
+/// to clients who have no business knowing the server's file system).
+pub fn names_only(mut capture: Capture) -> Capture {
+    use crate::capture::file_name;
+    capture.source = file_name(&capture.source).to_string();
+    for path in [&mut capture.warc, &mut capture.location]
+        .into_iter()
+        .flatten()
+    {
+        *path = file_name(path).to_string();
+    }
+    capture
 }
 
 /// The collapse key of an item: the compared parts of every collapsed field.
@@ -144,7 +172,17 @@ pub fn run_until(
     let mut raw = source.scan(&range, reverse);
     if let Some(Paging::Page { page, page_size }) = query.paging {
         let skip = page.saturating_mul(page_size);
-        raw = Box::new(raw.skip(skip as usize).take(page_size as usize));
+        let mut paged = raw
+            .skip(usize::try_from(skip).unwrap_or(usize::MAX))
+            .take(page_size as usize)
+            .peekable();
+        // IA numbers pages 0 to pages-1 (at least one page, maybe empty) and answers a
+        // page past the last with nothing at all: no JSON brackets either, which is how
+        // clients that ask for page after page (cdx-toolkit) learn to stop.
+        if page > 0 && paged.peek().is_none() {
+            return Ok(summary);
+        }
+        raw = Box::new(paged);
     }
     let scanned = &mut summary.scanned;
     let selected = raw.filter_map(|capture| {
@@ -178,9 +216,18 @@ pub fn run_until(
         fields: &query.fields,
         line: Vec::with_capacity(512),
         written: 0,
+        last_key: query.show_resume_key.then(Vec::new),
+        names_only: query.names_only,
     };
     emit(query, selected, reverse, &mut writer)?;
-    writer.finish()?;
+    // As IA: a key only when the limit cut the answer short (then there may be more).
+    let resume = match (query.limit, &query.order, &writer.last_key) {
+        (Limit::First(n), Order::Forward | Order::Reverse, Some(key)) if writer.written == n => {
+            Some(super::query::resume_key(key))
+        }
+        _ => None,
+    };
+    writer.finish(resume.as_deref())?;
     summary.written = writer.written;
     Ok(summary)
 }
@@ -589,5 +636,128 @@ mod tests {
             ])
         );
         assert_eq!(q(&[("url", "nothing.example"), ("output", "json")]), "[]\n");
+    }
+
+    fn answer(source: &VecSource, params: &[(&str, &str)]) -> String {
+        let q = CaptureQuery::from_params(params.iter().copied(), &QueryLimits::default())
+            .unwrap_or_else(|e| panic!("{params:?}: {e}"));
+        let mut out = Vec::new();
+        run(&q, source, &mut out).unwrap();
+        String::from_utf8(out).unwrap()
+    }
+
+    #[test]
+    fn a_page_past_the_last_is_an_empty_body() {
+        let url = ("url", "*.example.com");
+        let size = ("pageSize", "3");
+        for output in ["json", "cdx"] {
+            let output = ("output", output);
+            assert_ne!(answer(&source(), &[url, size, output, ("page", "2")]), "");
+            assert_eq!(answer(&source(), &[url, size, output, ("page", "3")]), "");
+            assert_eq!(answer(&source(), &[url, size, output, ("page", "99")]), "");
+        }
+        // There is always a page 0, empty or not, as IA counts at least one page.
+        let nothing = ("url", "nothing.example");
+        assert_eq!(
+            answer(&source(), &[nothing, ("output", "json"), ("page", "0")]),
+            "[]\n"
+        );
+        assert_eq!(answer(&source(), &[nothing, ("page", "1")]), "");
+    }
+
+    /// Follows resume keys until an answer comes without one; every line seen.
+    fn resumed(source: &VecSource, params: &[(&str, &str)], json: bool) -> Vec<String> {
+        let mut seen = Vec::new();
+        let mut key: Option<String> = None;
+        for _ in 0..100 {
+            let mut p = params.to_vec();
+            p.push(("showResumeKey", "true"));
+            p.push(("fl", "urlkey,timestamp,offset"));
+            if json {
+                p.push(("output", "json"));
+            }
+            // Sent as a client would: the written (form-encoded) key, decoded once.
+            let decoded: Option<String> = key.as_ref().map(|k| {
+                url::form_urlencoded::parse(format!("k={k}").as_bytes())
+                    .next()
+                    .unwrap()
+                    .1
+                    .into_owned()
+            });
+            if let Some(k) = &decoded {
+                p.push(("resumeKey", k));
+            }
+            let text = answer(source, &p);
+            key = None;
+            if json {
+                let value: serde_json::Value = serde_json::from_str(&text).unwrap();
+                let rows = value.as_array().unwrap();
+                let mut rows: Vec<_> = rows.iter().skip(1).collect();
+                if rows.len() >= 2 && rows[rows.len() - 2].as_array().unwrap().is_empty() {
+                    key = Some(rows.pop().unwrap()[0].as_str().unwrap().to_string());
+                    rows.pop();
+                }
+                seen.extend(rows.iter().map(|r| r.to_string()));
+            } else {
+                let mut lines: Vec<&str> = text.lines().collect();
+                if let Some(i) = lines.iter().position(|l| l.is_empty()) {
+                    key = Some(lines[i + 1].to_string());
+                    lines.truncate(i);
+                }
+                seen.extend(lines.iter().map(|l| l.to_string()));
+            }
+            if key.is_none() {
+                return seen;
+            }
+        }
+        panic!("resume keys never ended");
+    }
+
+    #[test]
+    fn resume_keys_continue_where_the_limit_stopped() {
+        // One URL and second twice (two records): neither skipped nor repeated.
+        let mut twin = capture("http://example.com/", "20200201000000", 200, 'B');
+        twin.offset = Some(7);
+        let captures = vec![twin];
+        let source = VecSource::new(
+            captures
+                .into_iter()
+                .chain(source().entries.into_iter().map(|(_, c)| c))
+                .collect(),
+        );
+        for json in [false, true] {
+            for params in [
+                &[("url", "*.example.com")][..],
+                &[("url", "*.example.com"), ("sort", "reverse")],
+                &[("url", "example.com/"), ("from", "202002")],
+            ] {
+                let whole = resumed(&source, params, json);
+                for limit in ["1", "2", "3"] {
+                    let mut p = params.to_vec();
+                    p.push(("limit", limit));
+                    assert_eq!(resumed(&source, &p, json), whole, "{p:?} json={json}");
+                }
+            }
+        }
+        assert_eq!(
+            resumed(&source, &[("url", "*.example.com")], false).len(),
+            8,
+            "every capture, the twins too"
+        );
+        // IA's form of a key (`SURT timestamp`): after every capture of that second.
+        let after = answer(
+            &source,
+            &[
+                ("url", "example.com/"),
+                ("fl", "timestamp"),
+                ("resumeKey", "com,example)/ 20200201000000"),
+            ],
+        );
+        assert_eq!(after, "20200301000000\n20210101000000\n");
+        let q = CaptureQuery::from_params(
+            [("url", "a.com"), ("resumeKey", "garbage")],
+            &QueryLimits::default(),
+        );
+        assert!(q.is_err());
     }
 }

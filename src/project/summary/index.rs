@@ -110,7 +110,7 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
              text, secondary_text, big_headlines, small_headlines, code_text, quote_text)
          SELECT eg.entity_generation_id, tp.text_pile_id, 'any',
              COALESCE(NULLIF(dd.title, ''), NULLIF(dd.primary_headline, ''), url.str_url),
-             COALESCE(dd.description, ''), tp.text, tp.secondary_text,
+             NULLIF(dd.description, ''), tp.text, tp.secondary_text,
              tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text
          FROM summary_work w
          JOIN entity_generation eg ON eg.entity_generation_id = w.id
@@ -323,8 +323,16 @@ impl TokenIds {
 /// token statistics on this thread; the tokens of each chunk of piles are counted on the
 /// pool meanwhile (the first chunk's while the search rows are written, each next one's
 /// while the previous one's statistics are).
-pub fn finish(conn: &Connection, counts: &mut Counts, token_cache: usize) -> Result<()> {
+///
+/// `phase` is told which step runs (for the progress bar, which is full by then).
+pub fn finish(
+    conn: &Connection,
+    counts: &mut Counts,
+    token_cache: usize,
+    phase: &dyn Fn(&str),
+) -> Result<()> {
     let started = Instant::now();
+    phase("finding duplicates");
     update_duplicates(conn, counts)?;
     counts.add("ms_duplicates", started.elapsed().as_millis() as u64);
     let mut statistics = TokenStatistics::new(conn, token_cache)?;
@@ -336,9 +344,11 @@ pub fn finish(conn: &Connection, counts: &mut Counts, token_cache: usize) -> Res
         };
         let mut counting = count_next(&mut statistics)?;
         let started = Instant::now();
+        phase("writing the search index");
         update_search_rows(conn, counts)?;
         counts.add("ms_search_rows", started.elapsed().as_millis() as u64);
         let started = Instant::now();
+        phase("counting tokens");
         while let Some((chunk, handle)) = counting.take() {
             let counted = handle
                 .join()

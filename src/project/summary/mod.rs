@@ -217,19 +217,24 @@ pub fn summarize(
     let mut batch = Batch::default();
     let mut surt_group: Vec<Capture> = Vec::new();
     let batch_captures = options.batch_captures.max(1);
+    // The bar counts captures summarized, not read: reading runs a batch ahead, and a
+    // bar that reached its end there would sit full while the last batch is written.
+    let mut unprocessed = 0u64;
     for_each_capture(store, |capture| {
-        report.progress().inc(1);
         if surt_group.first().is_some_and(|c| c.surt != capture.surt) {
             batch.add_surt_group(std::mem::take(&mut surt_group), &mut summarizer.counts);
             if batch.captures >= batch_captures {
                 summarizer.process(std::mem::take(&mut batch))?;
+                report.progress().inc(std::mem::take(&mut unprocessed));
             }
         }
         surt_group.push(capture);
+        unprocessed += 1;
         Ok(())
     })?;
     batch.add_surt_group(surt_group, &mut summarizer.counts);
     summarizer.process(batch)?;
+    report.progress().inc(unprocessed);
     summarizer.finish(search_was_empty)
 }
 
@@ -903,6 +908,7 @@ impl Summarizer<'_> {
         self.originals = Originals::with_limit(1);
         self.unavailable = HashSet::new();
         let token_cache = self.token_cache;
+        let report = self.report;
         self.in_transaction(|s| {
             // Payloads read since they were remembered: every URL of theirs was summarized
             // again in this run (or will be by the next, if this one stopped earlier).
@@ -914,8 +920,9 @@ impl Summarizer<'_> {
             if healed > 0 {
                 s.counts.add("payloads_healed", healed as u64);
             }
-            index::finish(&s.conn, &mut s.counts, token_cache)
+            index::finish(&s.conn, &mut s.counts, token_cache, &|p| report.phase(p))
         })?;
+        report.phase("building the indexes");
         shrink_for_index_builds(&self.conn)?;
         create_base_tables(&self.conn)?;
         self.conn.execute_batch(SUMMARY_SQL)?;
@@ -928,6 +935,7 @@ impl Summarizer<'_> {
                 })?;
         let written = self.counts.get("search_rows_written") as i64;
         if rows > 0 && (search_was_empty || written * 10 > rows) {
+            report.phase("merging the search index");
             // After a fresh index or many changes, the index is merged into one segment
             // (smaller, faster to query); after a few, FTS5's own incremental merging will do.
             self.conn.execute(
@@ -936,6 +944,7 @@ impl Summarizer<'_> {
             )?;
             self.counts.incr("search_index_optimized");
         }
+        report.phase("checkpointing the database");
         self.conn.execute_batch("PRAGMA optimize;")?;
         self.checkpoints.finish(&self.conn)?;
         self.conn
