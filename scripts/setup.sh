@@ -7,8 +7,8 @@
 #     holding every Python package below, and selectolax (scripts/bench-html.sh). Exits
 #     non-zero when an install fails: a test without its prerequisite fails in strict mode.
 #   - python packages warcio, surt, cdxj-indexer, fastwarc: independent implementations
-#   - python package cdx-toolkit: the CDX client whose paging `serve` must finish (tests/serve_cdx_toolkit.rs).
 #     the equivalence tests compare against.
+#   - python package cdx-toolkit: the CDX client whose paging `serve` must finish (tests/serve_cdx_toolkit.rs).
 #   - wget: makes the fixture crawls (scripts/make-fixtures.sh).
 #   - sqlite3: the demo shows the projected databases with it.
 #   - mariadb-server + mariadb-client: the locust projection's SQL is loaded into a private
