@@ -46,7 +46,7 @@ struct Held {
 }
 
 fn acquire(store: &Store, owner: &str) -> Result<Held> {
-    let mut waited = false;
+    let mut waiting_since: Option<std::time::Instant> = None;
     loop {
         let current = store.backend().get(Space::Meta, LEASE_KEY)?;
         let parsed: Option<Lease> = current
@@ -70,22 +70,42 @@ fn acquire(store: &Store, owner: &str) -> Result<Held> {
                 current.as_deref(),
                 Some(&bytes),
             )? {
+                if let Some(since) = waiting_since {
+                    crate::diag!(
+                        "sediment: took the lease after waiting {:.1} s; deriving rows",
+                        since.elapsed().as_secs_f64()
+                    );
+                }
                 return Ok(Held { lease, bytes });
             }
             continue;
         }
-        if !waited {
+        if waiting_since.is_none() {
             if let Some(l) = &parsed {
-                crate::diag!(
-                    "sediment: waiting for {} to finish deriving rows of {}",
-                    l.owner,
-                    store.describe()
-                );
+                crate::diag!("{}", wait_message(&store.describe(), l, now));
             }
-            waited = true;
+            waiting_since = Some(std::time::Instant::now());
         }
         std::thread::sleep(Duration::from_millis(200));
     }
+}
+
+/// What a writer says once when another holds the lease: who, until when, how long.
+fn wait_message(store: &str, lease: &Lease, now_ms: u64) -> String {
+    let left = lease.expires_ms.saturating_sub(now_ms);
+    let until =
+        chrono::DateTime::from_timestamp_millis(lease.expires_ms.min(i64::MAX as u64) as i64)
+            .map_or_else(String::new, |t| {
+                format!(" at {}", t.format("%Y-%m-%d %H:%M:%S UTC"))
+            });
+    format!(
+        "sediment: waiting for the lease on deriving rows of {store}, held by {}: it expires \
+         in {:.1} s{until} (up to {} s if its holder is alive and renews it; if the holder \
+         was killed, this writer takes the lease over when it expires)",
+        lease.owner,
+        left as f64 / 1000.0,
+        LEASE_MS / 1000,
+    )
 }
 
 fn renew(store: &Store, held: &mut Held) -> Result<()> {
@@ -155,5 +175,27 @@ pub fn materialize_shared(store: &Store, ts: u64) -> Result<MaterializeStats> {
         if !mine_left {
             return Ok(stats);
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_wait_says_who_holds_the_lease_and_for_how_long() {
+        let lease = Lease {
+            owner: "host-1234-1700000000000".to_string(),
+            expires_ms: 1_700_000_030_000,
+            last_ts: 1,
+        };
+        let message = wait_message("bigtable://p/i/t", &lease, 1_700_000_001_500);
+        assert!(
+            message.contains("held by host-1234-1700000000000"),
+            "{message}"
+        );
+        assert!(message.contains("expires in 28.5 s"), "{message}");
+        assert!(message.contains("at 2023-11-14 22:13:50 UTC"), "{message}");
+        assert!(message.contains("bigtable://p/i/t"), "{message}");
     }
 }

@@ -13,16 +13,23 @@
 //!   Bigtable allows are cut and completed by a hash, the full key kept in a cell.
 //!
 //! Calls go through bigtable_rs (tonic): ReadRows streamed row by row, MutateRows in
-//! bounded requests retried with back-off on retryable codes (every mutation carries
-//! its own timestamp or is a delete, so a retry is idempotent), CheckAndMutateRow for
-//! leases and conditional deletes. Credentials are Google's usual ones (application
+//! bounded requests, CheckAndMutateRow for leases and conditional deletes. Every call
+//! that fails transiently (a retryable code, a reset connection, a timeout) is retried
+//! under one policy, [`Retry`]: exponential back-off with jitter, capped in attempts and
+//! in time, on a new channel when the transport broke. MutateRows is retried as it is
+//! (every mutation carries its own timestamp or is a delete, merge cells are named by a
+//! hash of their value, so applying it twice is applying it once); a ReadRows stream
+//! that breaks resumes after the last row it gave; a CheckAndMutateRow whose outcome is
+//! unknown is not sent again blindly, the cell is read to learn whether it took effect.
+//! Credentials are Google's usual ones (application
 //! default credentials, a service-account key in GOOGLE_APPLICATION_CREDENTIALS);
 //! `BIGTABLE_EMULATOR_HOST` points at an emulator instead, with none.
 
 use std::collections::HashMap;
 use std::ops::Range;
 use std::path::Path;
-use std::time::Duration;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result, bail};
 use bigtable_rs::bigtable::{BigTable, BigTableConnection, RowCell};
@@ -51,8 +58,15 @@ const BYTES_PER_REQUEST: usize = 16 << 20;
 const REQUESTS_IN_FLIGHT: usize = 4;
 /// Rows asked for by key per ReadRows request.
 const KEYS_PER_READ: usize = 1000;
-/// Attempts of a request that fails with a retryable code.
-const ATTEMPTS: u32 = 8;
+/// Attempts of a call that keeps failing transiently, and the time it may take in all,
+/// counted from its first failure (a stream that makes progress starts again).
+const ATTEMPTS: u32 = 12;
+const RETRY_FOR: Duration = Duration::from_secs(120);
+/// The first wait after a failure, doubled after each, and the longest.
+const FIRST_DELAY: Duration = Duration::from_millis(50);
+const MAX_DELAY: Duration = Duration::from_secs(8);
+/// Per-call timeout of the channel.
+const CALL_TIMEOUT: Duration = Duration::from_secs(120);
 
 /// `bigtable://PROJECT/INSTANCE/TABLE`.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -115,8 +129,13 @@ impl std::fmt::Display for Address {
 
 pub struct BigtableBackend {
     address: Address,
+    writer: bool,
     runtime: tokio::runtime::Runtime,
-    client: BigTable,
+    /// Google's credentials, kept to reconnect without asking for them again (none for
+    /// the emulator).
+    token_provider: Option<Arc<dyn gcp_auth::TokenProvider>>,
+    /// The client and its generation, replaced when its transport broke.
+    client: Mutex<(u64, BigTable)>,
     /// Family names of the files table, by schema index.
     families: Vec<String>,
     family_index: HashMap<String, usize>,
@@ -131,27 +150,174 @@ fn runtime() -> Result<tokio::runtime::Runtime> {
         .context("cannot start the Bigtable client's runtime")
 }
 
+/// How a failed call may be retried.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Transience {
+    Permanent,
+    /// Again on the same channel (the server said so).
+    Retry,
+    /// Again on a new channel: the connection failed under the call.
+    Reconnect,
+}
+
+fn status_transience(status: &tonic::Status) -> Transience {
+    // A status made on this side from a local error (it has a source: an I/O, hyper or h2
+    // error) says the connection failed, whatever its code; one the server sent has none.
+    let local = std::error::Error::source(status).is_some();
+    match status.code() {
+        tonic::Code::Unavailable
+        | tonic::Code::DeadlineExceeded
+        | tonic::Code::Aborted
+        | tonic::Code::ResourceExhausted
+        | tonic::Code::Internal
+        | tonic::Code::Unknown
+        | tonic::Code::Cancelled
+            if local =>
+        {
+            Transience::Reconnect
+        }
+        // Sediment never cancels a call: a cancellation is the connection going away.
+        tonic::Code::Cancelled => Transience::Reconnect,
+        code if is_retryable(code) => Transience::Retry,
+        _ => Transience::Permanent,
+    }
+}
+
+fn transience(error: &bigtable_rs::bigtable::Error) -> Transience {
+    use bigtable_rs::bigtable::Error;
+    match error {
+        Error::RpcError(status) => status_transience(status),
+        Error::TransportError(_) | Error::IoError(_) => Transience::Reconnect,
+        Error::TimeoutError(_) => Transience::Retry,
+        _ => Transience::Permanent,
+    }
+}
+
+/// The retry policy of every call: how many times and how long a call that keeps failing
+/// transiently is tried again, and how long to wait before each attempt.
+struct Retry {
+    failures: u32,
+    first_failure: Option<Instant>,
+    delay: Duration,
+}
+
+impl Retry {
+    fn new() -> Retry {
+        Retry {
+            failures: 0,
+            first_failure: None,
+            delay: FIRST_DELAY,
+        }
+    }
+
+    /// The call made progress (a stream gave a row): its failures so far are forgiven.
+    fn progressed(&mut self) {
+        *self = Retry::new();
+    }
+
+    /// The wait before the next attempt after a failure, `None` when the failure is
+    /// permanent or the call has been retried enough.
+    fn next_delay(&mut self, transience: Transience) -> Option<Duration> {
+        if transience == Transience::Permanent {
+            return None;
+        }
+        self.failures += 1;
+        let first = *self.first_failure.get_or_insert_with(Instant::now);
+        if self.failures >= ATTEMPTS || first.elapsed() >= RETRY_FOR {
+            return None;
+        }
+        // "Equal jitter": between half the delay and all of it, so that the calls a reset
+        // broke at once do not all come back at once.
+        let delay = self.delay;
+        self.delay = (self.delay * 2).min(MAX_DELAY);
+        let half = delay / 2;
+        Some(half + half.mul_f64(jitter()))
+    }
+
+    /// What to say when the call is given up.
+    fn gave_up(&self) -> String {
+        match self.failures {
+            0 | 1 => String::new(),
+            n => format!(
+                " (after {n} attempts in {:.1} s)",
+                self.first_failure
+                    .map_or(0.0, |t| t.elapsed().as_secs_f64())
+            ),
+        }
+    }
+}
+
+/// A number in [0, 1) that differs between calls and between processes.
+fn jitter() -> f64 {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    static CALLS: AtomicU64 = AtomicU64::new(0);
+    let nanos = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_nanos() as u64);
+    let seed = [
+        nanos,
+        CALLS.fetch_add(1, Ordering::Relaxed),
+        std::process::id() as u64,
+    ];
+    let bytes: Vec<u8> = seed.iter().flat_map(|n| n.to_le_bytes()).collect();
+    (xxhash_rust::xxh3::xxh3_64(&bytes) >> 11) as f64 / (1u64 << 53) as f64
+}
+
+/// A client for `address` (no I/O: the channel connects on its first call).
+fn connection(
+    address: &Address,
+    writer: bool,
+    token_provider: Option<&Arc<dyn gcp_auth::TokenProvider>>,
+) -> Result<BigTableConnection> {
+    let connection = match (emulator_host()?, token_provider) {
+        (Some(host), _) => BigTableConnection::new_with_emulator(
+            &host,
+            &address.project,
+            &address.instance,
+            !writer,
+            2,
+            Some(CALL_TIMEOUT),
+        ),
+        (None, Some(provider)) => BigTableConnection::new_with_token_provider(
+            &address.project,
+            &address.instance,
+            !writer,
+            2,
+            Some(CALL_TIMEOUT),
+            provider.clone(),
+        ),
+        (None, None) => bail!("no Google credentials for {address}"),
+    };
+    connection.with_context(|| format!("cannot connect to {address}"))
+}
+
 impl BigtableBackend {
     /// Connects to the tables of `address`; every table must exist (see
     /// [`create_tables`]).
     pub fn open(address: &Address, schema: &Schema, writer: bool) -> Result<BigtableBackend> {
         // The client library panics on an emulator address it cannot parse.
-        emulator_host()?;
+        let emulator = emulator_host()?;
         let runtime = runtime()?;
-        let connection = runtime
-            .block_on(BigTableConnection::new(
-                &address.project,
-                &address.instance,
-                !writer,
-                2,
-                Some(Duration::from_secs(120)),
-            ))
-            .with_context(|| format!("cannot connect to {address}"))?;
+        let token_provider = match emulator {
+            Some(_) => None,
+            None => Some(
+                runtime
+                    .block_on(gcp_auth::provider())
+                    .with_context(|| format!("no Google credentials for {address}"))?,
+            ),
+        };
+        // The channel spawns its workers on the runtime.
+        let client = {
+            let _inside = runtime.enter();
+            connection(address, writer, token_provider.as_ref())?.client()
+        };
         let families: Vec<String> = schema.families.iter().map(|f| f.name.clone()).collect();
         let backend = BigtableBackend {
             address: address.clone(),
+            writer,
             runtime,
-            client: connection.client(),
+            token_provider,
+            client: Mutex::new((0, client)),
             family_index: families
                 .iter()
                 .enumerate()
@@ -163,6 +329,59 @@ impl BigtableBackend {
         Ok(backend)
     }
 
+    /// The current client and its generation (to name it in [`Self::recover`]).
+    fn client(&self) -> (u64, BigTable) {
+        let guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+        (guard.0, guard.1.clone())
+    }
+
+    /// After a failed call on the client of `generation`: a new client when the transport
+    /// broke (once, however many calls failed with it), and the wait before trying again,
+    /// or `None` when the call must not be tried again.
+    fn recover(
+        &self,
+        retry: &mut Retry,
+        generation: u64,
+        transience: Transience,
+    ) -> Option<Duration> {
+        let delay = retry.next_delay(transience)?;
+        if transience == Transience::Reconnect {
+            let _inside = self.runtime.enter();
+            let mut guard = self.client.lock().unwrap_or_else(|e| e.into_inner());
+            if guard.0 == generation
+                && let Ok(fresh) =
+                    connection(&self.address, self.writer, self.token_provider.as_ref())
+            {
+                *guard = (generation + 1, fresh.client());
+            }
+        }
+        Some(delay)
+    }
+
+    /// Blocks on `call` with a fresh client until it succeeds, fails permanently or has
+    /// been retried enough. For idempotent calls only.
+    fn call<T, F, Fut>(&self, what: &dyn Fn() -> String, mut call: F) -> Result<T>
+    where
+        F: FnMut(BigTable) -> Fut,
+        Fut: std::future::Future<Output = Result<T, bigtable_rs::bigtable::Error>>,
+    {
+        let mut retry = Retry::new();
+        loop {
+            let (generation, client) = self.client();
+            let error = match self.runtime.block_on(call(client)) {
+                Ok(value) => return Ok(value),
+                Err(e) => e,
+            };
+            match self.recover(&mut retry, generation, transience(&error)) {
+                Some(delay) => std::thread::sleep(delay),
+                None => {
+                    return Err(anyhow::anyhow!("{error}"))
+                        .with_context(|| format!("{}{}", what(), retry.gave_up()));
+                }
+            }
+        }
+    }
+
     /// Fails clearly when a table is missing (a read of at most one row of each).
     fn check_tables(&self) -> Result<()> {
         let spaces = std::iter::once(None).chain(Space::ALL.into_iter().map(Some));
@@ -172,52 +391,80 @@ impl BigtableBackend {
                 rows_limit: 1,
                 ..Default::default()
             };
-            let mut client = self.client.clone();
-            match self.runtime.block_on(client.read_rows(request)) {
-                Ok(_) => {}
-                Err(bigtable_rs::bigtable::Error::RpcError(status))
-                    if status.code() == tonic::Code::NotFound =>
-                {
-                    bail!(
-                        "the Bigtable table {} of {} does not exist: create the tables with \
-                         `sediment --store {} bigtable create`",
-                        self.address.table_id(space),
-                        self.address,
-                        self.address
-                    );
+            let read = self.call(&|| format!("cannot read {}", self.address), |mut client| {
+                let request = request.clone();
+                async move {
+                    match client.read_rows(request).await {
+                        Err(bigtable_rs::bigtable::Error::RpcError(status))
+                            if status.code() == tonic::Code::NotFound =>
+                        {
+                            Ok(false)
+                        }
+                        Err(e) => Err(e),
+                        Ok(_) => Ok(true),
+                    }
                 }
-                Err(e) => {
-                    return Err(anyhow::anyhow!("{e}"))
-                        .with_context(|| format!("cannot read {}", self.address));
-                }
+            })?;
+            if !read {
+                bail!(
+                    "the Bigtable table {} of {} does not exist: create the tables with \
+                     `sediment --store {} bigtable create`",
+                    self.address.table_id(space),
+                    self.address,
+                    self.address
+                );
             }
         }
         Ok(())
     }
 
     /// Streams the rows of a ReadRows request to `visit` (not inside the runtime, so
-    /// `visit` may call the backend again); stops when `visit` returns false.
+    /// `visit` may call the backend again); stops when `visit` returns false. A stream
+    /// that fails transiently is asked again for the rows after the last one it gave.
     fn stream(
         &self,
-        request: ReadRowsRequest,
+        mut request: ReadRowsRequest,
         visit: &mut dyn FnMut(Vec<u8>, Vec<RowCell>) -> Result<bool>,
     ) -> Result<()> {
-        let mut client = self.client.clone();
-        let stream = self
-            .runtime
-            .block_on(client.stream_rows(request))
-            .map_err(|e| anyhow::anyhow!("{e}"))
-            .with_context(|| format!("cannot read {}", self.address))?;
-        let mut stream = Box::pin(stream);
-        while let Some(item) = self.runtime.block_on(stream.next()) {
-            let (key, cells) = item
-                .map_err(|e| anyhow::anyhow!("{e}"))
-                .with_context(|| format!("while reading {}", self.address))?;
-            if !visit(key, cells)? {
-                break;
+        let mut retry = Retry::new();
+        loop {
+            let (generation, mut client) = self.client();
+            let mut last: Option<Vec<u8>> = None;
+            let mut given: i64 = 0;
+            let error = match self.runtime.block_on(client.stream_rows(request.clone())) {
+                Err(e) => e,
+                Ok(stream) => {
+                    let mut stream = Box::pin(stream);
+                    loop {
+                        match self.runtime.block_on(stream.next()) {
+                            None => return Ok(()),
+                            Some(Ok((key, cells))) => {
+                                retry.progressed();
+                                last = Some(key.clone());
+                                given += 1;
+                                if !visit(key, cells)? {
+                                    return Ok(());
+                                }
+                            }
+                            Some(Err(e)) => break e,
+                        }
+                    }
+                }
+            };
+            match self.recover(&mut retry, generation, transience(&error)) {
+                Some(delay) => std::thread::sleep(delay),
+                None => {
+                    return Err(anyhow::anyhow!("{error}")).with_context(|| {
+                        format!("while reading {}{}", self.address, retry.gave_up())
+                    });
+                }
+            }
+            if let Some(last) = last
+                && !resume_after(&mut request, &last, given)
+            {
+                return Ok(());
             }
         }
-        Ok(())
     }
 
     fn row_filter(&self, filter: &CellFilter) -> RowFilter {
@@ -298,7 +545,7 @@ fn table_rank(table: Option<Space>) -> usize {
 /// retryable code. Requests are built from the batch when sent, and again for the entries
 /// a retry sends, so no copy of the mutations is kept for retries.
 struct Mutator<'b> {
-    client: &'b BigTable,
+    backend: &'b BigtableBackend,
     address: &'b Address,
     families: &'b [String],
     ops: &'b [Op],
@@ -331,7 +578,7 @@ impl<'b> Mutator<'b> {
         // request in no particular order, the mutations of one entry in order).
         placed.sort_by(|a, b| (table_rank(a.table), &a.row).cmp(&(table_rank(b.table), &b.row)));
         Mutator {
-            client: &backend.client,
+            backend,
             address: &backend.address,
             families: &backend.families,
             ops: &batch.ops,
@@ -398,8 +645,8 @@ impl<'b> Mutator<'b> {
     }
 
     async fn mutate_rows(&self, table: Option<Space>, mut rows: Vec<Range<usize>>) -> Result<()> {
-        let mut delay = Duration::from_millis(50);
-        for attempt in 1..=ATTEMPTS {
+        let mut retry = Retry::new();
+        loop {
             if rows.is_empty() {
                 return Ok(());
             }
@@ -408,23 +655,30 @@ impl<'b> Mutator<'b> {
                 entries: rows.iter().map(|row| self.entry(row)).collect(),
                 ..Default::default()
             };
-            let mut client = self.client.clone();
-            let outcome: Result<Vec<usize>, tonic::Status> = async {
+            let (generation, mut client) = self.backend.client();
+            let outcome: Result<Vec<usize>, (Transience, String)> = async {
                 let mut stream = match client.mutate_rows(request).await {
                     Ok(s) => s,
-                    Err(bigtable_rs::bigtable::Error::RpcError(status)) => return Err(status),
-                    Err(e) => return Err(tonic::Status::unknown(e.to_string())),
+                    Err(e) => return Err((transience(&e), e.to_string())),
                 };
                 let mut failed = Vec::new();
-                while let Some(response) = stream.message().await? {
+                loop {
+                    let response = match stream.message().await {
+                        Ok(Some(response)) => response,
+                        Ok(None) => break,
+                        Err(status) => {
+                            return Err((status_transience(&status), status.to_string()));
+                        }
+                    };
                     for entry in response.entries {
                         if let Some(status) = entry.status
                             && status.code != 0
                         {
-                            if !is_retryable(tonic::Code::from(status.code)) {
-                                return Err(tonic::Status::new(
-                                    tonic::Code::from(status.code),
-                                    status.message,
+                            let code = tonic::Code::from(status.code);
+                            if !is_retryable(code) {
+                                return Err((
+                                    Transience::Permanent,
+                                    format!("{code:?} {}", status.message),
                                 ));
                             }
                             failed.push(entry.index as usize);
@@ -434,29 +688,29 @@ impl<'b> Mutator<'b> {
                 Ok(failed)
             }
             .await;
-            match outcome {
+            let (transience, message) = match outcome {
                 Ok(failed) if failed.is_empty() => return Ok(()),
                 Ok(failed) => {
+                    // Only the entries that failed, each with a code that says try again.
                     rows = failed
                         .into_iter()
                         .filter_map(|i| rows.get(i).cloned())
                         .collect();
+                    (Transience::Retry, "some rows were not written".to_string())
                 }
-                Err(status) if is_retryable(status.code()) && attempt < ATTEMPTS => {}
-                Err(status) => bail!(
-                    "writing to {} failed: {} {}",
+                // Whatever the stream acknowledged before it broke, the request is sent
+                // again whole: applying its mutations twice is applying them once.
+                Err(failure) => failure,
+            };
+            match self.backend.recover(&mut retry, generation, transience) {
+                Some(delay) => tokio::time::sleep(delay).await,
+                None => bail!(
+                    "writing to {} failed{}: {message}",
                     self.address.table_id(table),
-                    status.code(),
-                    status.message()
+                    retry.gave_up()
                 ),
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(Duration::from_secs(5));
         }
-        bail!(
-            "writing to {} failed after {ATTEMPTS} attempts",
-            self.address.table_id(table)
-        )
     }
 }
 
@@ -784,27 +1038,33 @@ impl Backend for BigtableBackend {
             false_mutations,
             ..Default::default()
         };
-        let mut delay = Duration::from_millis(50);
-        for attempt in 1..=ATTEMPTS {
-            let mut client = self.client.clone();
-            match self
+        let mut retry = Retry::new();
+        loop {
+            let (generation, mut client) = self.client();
+            let error = match self
                 .runtime
                 .block_on(client.check_and_mutate_row(request.clone()))
             {
                 Ok(response) => return Ok(response.predicate_matched == expected.is_some()),
-                Err(bigtable_rs::bigtable::Error::RpcError(status))
-                    if is_retryable(status.code()) && attempt < ATTEMPTS =>
-                {
-                    std::thread::sleep(delay);
-                    delay = (delay * 2).min(Duration::from_secs(5));
-                }
-                Err(e) => {
-                    return Err(anyhow::anyhow!("{e}"))
-                        .with_context(|| format!("conditional write to {}", self.address));
+                Err(e) => e,
+            };
+            match self.recover(&mut retry, generation, transience(&error)) {
+                Some(delay) => std::thread::sleep(delay),
+                None => {
+                    return Err(anyhow::anyhow!("{error}")).with_context(|| {
+                        format!("conditional write to {}{}", self.address, retry.gave_up())
+                    });
                 }
             }
+            // The failed call may have been applied before the answer was lost: sent
+            // again, it would find the cell changed (by itself) and report a conflict, or
+            // apply again what another writer has since replaced. The cell says which.
+            let now = self.get(space, key)?;
+            match unknown_outcome(expected, new, now.as_deref()) {
+                Some(applied) => return Ok(applied),
+                None => continue,
+            }
         }
-        bail!("conditional write to {} kept failing", self.address)
     }
 
     fn flush(&self) -> Result<()> {
@@ -839,6 +1099,63 @@ impl Backend for BigtableBackend {
     fn size_on_disk(&self) -> Option<u64> {
         None
     }
+}
+
+/// What the cell's value `now` says of a conditional write (from `expected` to `new`)
+/// whose answer was lost: applied (`Some(true)`: the cell holds what it wrote, or it
+/// deleted the cell), not applied and never will be (`Some(false)`: another writer changed
+/// the cell), or not applied yet (`None`: the cell is as expected, send it again). Sound
+/// because the values written conditionally are unique to their writer (a lease names its
+/// owner and expiry, a dirty mark its writer's token).
+fn unknown_outcome(
+    expected: Option<&[u8]>,
+    new: Option<&[u8]>,
+    now: Option<&[u8]>,
+) -> Option<bool> {
+    if now == expected {
+        return None;
+    }
+    Some(now == new)
+}
+
+/// Narrows a ReadRows request to the rows after `last` (the last row a broken stream gave,
+/// `given` rows in all); false when none is left to read.
+fn resume_after(request: &mut ReadRowsRequest, last: &[u8], given: i64) -> bool {
+    if request.rows_limit > 0 {
+        request.rows_limit -= given.min(request.rows_limit);
+        if request.rows_limit == 0 {
+            return false;
+        }
+    }
+    let after = || Some(row_range::StartKey::StartKeyOpen(last.to_vec()));
+    let rows = request.rows.get_or_insert_with(|| RowSet {
+        row_keys: Vec::new(),
+        // No row set is the whole table.
+        row_ranges: vec![RowRange::default()],
+    });
+    rows.row_keys.retain(|k| k.as_slice() > last);
+    rows.row_ranges.retain_mut(|r| {
+        let ended = match &r.end_key {
+            Some(row_range::EndKey::EndKeyOpen(e)) | Some(row_range::EndKey::EndKeyClosed(e)) => {
+                e.as_slice() <= last
+            }
+            None => false,
+        };
+        if ended {
+            return false;
+        }
+        let started = match &r.start_key {
+            Some(row_range::StartKey::StartKeyClosed(s)) => s.as_slice() <= last,
+            Some(row_range::StartKey::StartKeyOpen(s)) => s.as_slice() < last,
+            None => true,
+        };
+        if started {
+            r.start_key = after();
+        }
+        true
+    });
+    // An empty row set would be read as the whole table.
+    !(rows.row_keys.is_empty() && rows.row_ranges.is_empty())
 }
 
 fn range(start: Option<&[u8]>, end: Option<&[u8]>) -> RowRange {
@@ -909,6 +1226,95 @@ mod tests {
         assert_eq!(row_key(&long_a).len(), MAX_ROW_KEY);
         assert_ne!(row_key(&long_a), row_key(&long_b));
         assert!(row_key(&long_a).starts_with(&long_a[..100]));
+    }
+
+    #[test]
+    fn a_broken_stream_resumes_after_its_last_row() {
+        let mut by_keys = ReadRowsRequest {
+            rows: Some(RowSet {
+                row_keys: vec![b"c".to_vec(), b"a".to_vec(), b"b".to_vec()],
+                row_ranges: Vec::new(),
+            }),
+            ..Default::default()
+        };
+        assert!(resume_after(&mut by_keys, b"b", 2));
+        assert_eq!(by_keys.rows.as_ref().unwrap().row_keys, vec![b"c".to_vec()]);
+        assert!(!resume_after(&mut by_keys, b"c", 1), "nothing left");
+
+        let mut ranged = ReadRowsRequest {
+            rows: Some(RowSet {
+                row_keys: Vec::new(),
+                row_ranges: vec![range(Some(b"b"), Some(b"d")), range(Some(b"x"), None)],
+            }),
+            ..Default::default()
+        };
+        assert!(resume_after(&mut ranged, b"bb", 1));
+        let ranges = &ranged.rows.as_ref().unwrap().row_ranges;
+        assert_eq!(
+            ranges[0].start_key,
+            Some(row_range::StartKey::StartKeyOpen(b"bb".to_vec()))
+        );
+        assert_eq!(
+            ranges[1].start_key,
+            Some(row_range::StartKey::StartKeyClosed(b"x".to_vec())),
+            "a range not reached yet is kept whole"
+        );
+        assert!(resume_after(&mut ranged, b"y", 5));
+        assert_eq!(ranged.rows.as_ref().unwrap().row_ranges.len(), 1);
+
+        let mut whole = ReadRowsRequest {
+            rows_limit: 3,
+            ..Default::default()
+        };
+        assert!(resume_after(&mut whole, b"k", 2));
+        assert_eq!(whole.rows_limit, 1);
+        assert_eq!(
+            whole.rows.as_ref().unwrap().row_ranges[0].start_key,
+            Some(row_range::StartKey::StartKeyOpen(b"k".to_vec()))
+        );
+        assert!(!resume_after(&mut whole, b"l", 1), "the limit is reached");
+    }
+
+    #[test]
+    fn a_lost_answer_to_a_conditional_write_is_read_from_the_cell() {
+        let (old, mine, theirs) = (Some(&b"old"[..]), Some(&b"mine"[..]), Some(&b"theirs"[..]));
+        assert_eq!(unknown_outcome(old, mine, old), None, "not applied: again");
+        assert_eq!(unknown_outcome(old, mine, mine), Some(true), "applied");
+        assert_eq!(unknown_outcome(old, mine, theirs), Some(false), "lost");
+        assert_eq!(unknown_outcome(None, mine, None), None);
+        assert_eq!(unknown_outcome(None, mine, mine), Some(true));
+        assert_eq!(unknown_outcome(old, None, None), Some(true), "deleted");
+        assert_eq!(unknown_outcome(old, None, theirs), Some(false));
+    }
+
+    #[test]
+    fn transport_failures_are_retried_on_a_new_channel() {
+        let io = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+        let reset = tonic::Status::from_error(Box::new(io));
+        assert_eq!(status_transience(&reset), Transience::Reconnect);
+        assert_eq!(
+            status_transience(&tonic::Status::cancelled("")),
+            Transience::Reconnect
+        );
+        assert_eq!(
+            status_transience(&tonic::Status::unavailable("")),
+            Transience::Retry
+        );
+        assert_eq!(
+            status_transience(&tonic::Status::not_found("")),
+            Transience::Permanent
+        );
+        assert_eq!(
+            status_transience(&tonic::Status::unknown("from the server")),
+            Transience::Permanent
+        );
+        let mut retry = Retry::new();
+        let delays: Vec<Duration> =
+            std::iter::from_fn(|| retry.next_delay(Transience::Retry)).collect();
+        assert_eq!(delays.len() as u32, ATTEMPTS - 1, "capped");
+        assert!(delays.iter().all(|d| *d <= MAX_DELAY));
+        assert!(delays[3] >= FIRST_DELAY * 4, "exponential: {delays:?}");
+        assert_eq!(Retry::new().next_delay(Transience::Permanent), None);
     }
 
     #[test]
