@@ -506,8 +506,9 @@ fn common_crawls_example_queries_run_unchanged_in_duckdb() {
     assert!(revisits > 0, "the fixtures have revisits of 200 responses");
 
     // count-by-tld-page-host-domain.
-    let mut per_tld: BTreeMap<Option<String>, (u64, BTreeSet<&str>, BTreeSet<&str>)> =
-        BTreeMap::new();
+    // Pages, hosts and registered domains per TLD.
+    type Counts<'a> = (u64, BTreeSet<&'a str>, BTreeSet<&'a str>);
+    let mut per_tld: BTreeMap<Option<String>, Counts> = BTreeMap::new();
     for c in in_subset("warc") {
         let entry = per_tld.entry(c.tld.clone()).or_default();
         entry.0 += 1;
