@@ -1,19 +1,25 @@
-//! The capture index as Parquet, in the column layout of Common Crawl's columnar URL index
-//! (`cc-index-table`'s flat schema: `url_surtkey`, `url`, `url_host_*`, `fetch_*`,
-//! `content_*`, `warc_*`), so Spark SQL, DuckDB, Athena and the like query it with the
-//! same SQL, plus what Sediment knows beyond a CDX line (payload size, capture kind and
-//! origin, whether the capture locates a file row, ETag, Last-Modified, user agent, the
-//! WARC's canonical location).
+//! The capture index as Parquet, in the layout of Common Crawl's columnar URL index
+//! (`cc-index-table`'s flat schema, its columns in its order, and its partition directories
+//! `crawl=NAME/subset=SUBSET/`), so the SQL written for Common Crawl's index runs unchanged
+//! in Spark SQL, DuckDB, Athena and the like, plus what Sediment knows beyond a CDX line
+//! (payload size, capture kind and origin, whether the capture locates a file row, ETag,
+//! Last-Modified, user agent, the WARC's canonical location) after Common Crawl's columns.
+//!
+//! As in Common Crawl's index, `crawl` and `subset` are partition columns: they are the
+//! directory names, not columns inside the files, so readers see them with partition
+//! discovery (Spark's default, DuckDB's `hive_partitioning=1`, Athena's partitions).
 //!
 //! Captures are written in URL-then-time order (the store's capture order) into files of
-//! at most `file_rows` rows, each cut into row groups of about `row_group_bytes`: a file
-//! and every row group covers a SURT range, so a query by `url_surtkey` prefix reads few
-//! of them (min/max statistics). Memory stays flat: one batch of rows and one row group
-//! being encoded.
+//! at most `file_rows` rows per subset, each cut into row groups of about `row_group_bytes`:
+//! a file and every row group covers a SURT range, so a query by `url_surtkey` prefix reads
+//! few of them (min/max statistics). Memory stays flat: per subset (three at most), one
+//! batch of rows and one row group being encoded.
 //!
 //! Differences from Common Crawl's types: offsets and lengths are 64-bit (WARC files past
-//! 2 GiB exist), `warc_record_id` is the `urn:uuid:…` text, and columns Sediment cannot
-//! fill (`content_languages`, `content_truncated`, registry suffixes) are left out.
+//! 2 GiB exist), `warc_record_id` is the `urn:uuid:…` text, and columns Sediment does not
+//! know are null: `content_languages` (no language detection), `content_truncated` (the
+//! store keeps no WARC-Truncated), `warc_segment` unless the WARC's name is Common
+//! Crawl's (`crawl-data/CRAWL/segments/SEGMENT/…`).
 
 use std::fs::File;
 use std::path::{Path, PathBuf};
@@ -111,17 +117,97 @@ fn media_type(content_type: Option<&str>) -> (Option<String>, Option<String>) {
     (media, charset)
 }
 
-/// Common Crawl's subsets: successful captures, robots.txt, and the rest.
+/// The public-suffix columns of a host name, as Common Crawl computes them (its
+/// `HostName`, on crawler-commons' suffix finder): the private suffix is the longest rule
+/// of the whole Public Suffix List (`blogspot.com`), the registry suffix the longest of its
+/// ICANN section (`com`); each domain is one label more than its suffix, null when the host
+/// is the suffix itself. All null for hosts under no known suffix (`localhost`) and for IP
+/// addresses.
+#[derive(Debug, Default, PartialEq)]
+struct Suffixes {
+    registry_suffix: Option<String>,
+    registered_domain: Option<String>,
+    private_suffix: Option<String>,
+    private_domain: Option<String>,
+}
+
+impl Suffixes {
+    /// From host labels, last first.
+    fn of(labels: &[String]) -> Suffixes {
+        // The labels of the longest known rule matching the last `k` labels, and its section.
+        let rule = |k: usize| -> Option<(usize, psl::Type)> {
+            let info = psl::Psl::find(&psl::List, labels[..k].iter().map(|l| l.as_bytes()));
+            let typ = info.typ?;
+            let mut bytes = 0;
+            for (i, label) in labels[..k].iter().enumerate() {
+                bytes += label.len() + usize::from(i > 0);
+                if bytes == info.len {
+                    return Some((i + 1, typ));
+                }
+            }
+            None
+        };
+        let name = |n: usize| -> Option<String> {
+            (n <= labels.len()).then(|| {
+                let mut parts: Vec<&str> = labels[..n].iter().map(String::as_str).collect();
+                parts.reverse();
+                parts.join(".")
+            })
+        };
+        let Some((private, typ)) = (!labels.is_empty()).then(|| rule(labels.len())).flatten()
+        else {
+            return Suffixes::default();
+        };
+        // The longest ICANN rule is shorter than a private one that matches: look again
+        // within fewer labels, past any shorter private rules.
+        let mut registry = None;
+        if typ == psl::Type::Icann || private == 1 {
+            registry = Some(private);
+        } else {
+            let mut k = private - 1;
+            while k > 0 {
+                match rule(k) {
+                    Some((n, psl::Type::Icann)) => {
+                        registry = Some(n);
+                        break;
+                    }
+                    Some((n, psl::Type::Private)) => k = n - 1,
+                    None => break,
+                }
+            }
+        }
+        Suffixes {
+            registry_suffix: registry.and_then(name),
+            registered_domain: registry.and_then(|n| name(n + 1)),
+            private_suffix: name(private),
+            private_domain: name(private + 1),
+        }
+    }
+}
+
+/// Common Crawl's subsets: successful captures (with revisits of them, which its crawler
+/// writes into the same WARC files), robots.txt, and the rest (redirects, 404s…).
 fn subset(capture: &Capture, path: Option<&str>) -> &'static str {
     if path == Some("/robots.txt") {
         "robotstxt"
-    } else if capture.kind == CaptureKind::Resource
-        || (capture.kind == CaptureKind::Response && capture.status == Some(200))
-    {
+    } else if capture.kind == CaptureKind::Resource || capture.status == Some(200) {
         "warc"
     } else {
         "crawldiagnostics"
     }
+}
+
+/// The subsets, in the order of `Subset` indexes.
+const SUBSETS: [&str; 3] = ["warc", "crawldiagnostics", "robotstxt"];
+
+/// The segment of a WARC named as Common Crawl's
+/// (`…crawl-data/CC-MAIN-2018-05/segments/1516084886237.6/warc/CC-MAIN-….warc.gz`).
+fn warc_segment(name: &str) -> Option<&str> {
+    let (_, rest) = name.rsplit_once("crawl-data/")?;
+    let (crawl, rest) = rest.split_once("/segments/")?;
+    let (segment, file) = rest.split_once('/')?;
+    (!crawl.is_empty() && !crawl.contains('/') && !segment.is_empty() && file.contains('/'))
+        .then_some(segment)
 }
 
 fn fetch_time_ms(ts: &str) -> Option<i64> {
@@ -141,8 +227,10 @@ struct Row<'c> {
     host_reversed: Option<String>,
     media_type: Option<String>,
     charset: Option<String>,
+    suffixes: Suffixes,
     digest: Option<String>,
     dechunked: Option<String>,
+    segment: Option<&'c str>,
     subset: &'static str,
 }
 
@@ -152,12 +240,17 @@ impl<'c> Row<'c> {
         let host_reversed = (!url.labels.is_empty()).then(|| url.labels.join("."));
         let (media_type, charset) = media_type(capture.content_type.as_deref());
         let subset = subset(capture, url.path.as_deref());
+        let segment = [&capture.warc, &capture.location]
+            .into_iter()
+            .find_map(|name| warc_segment(name.as_deref()?));
         Row {
+            suffixes: Suffixes::of(&url.labels),
             capture,
             url,
             host_reversed,
             media_type,
             charset,
+            segment,
             digest: capture.digest.map(|d| d.to_base32()),
             dechunked: capture.dechunked.map(|d| d.to_base32()),
             subset,
@@ -236,6 +329,18 @@ fn columns() -> Vec<(Field, Column)> {
         text("url_host_3rd_last_part", true, |r| r.label(2)),
         text("url_host_4th_last_part", true, |r| r.label(3)),
         text("url_host_5th_last_part", true, |r| r.label(4)),
+        text("url_host_registry_suffix", true, |r| {
+            r.suffixes.registry_suffix.as_deref()
+        }),
+        text("url_host_registered_domain", true, |r| {
+            r.suffixes.registered_domain.as_deref()
+        }),
+        text("url_host_private_suffix", true, |r| {
+            r.suffixes.private_suffix.as_deref()
+        }),
+        text("url_host_private_domain", true, |r| {
+            r.suffixes.private_domain.as_deref()
+        }),
         text("url_host_name_reversed", true, |r| {
             r.host_reversed.as_deref()
         }),
@@ -266,13 +371,15 @@ fn columns() -> Vec<(Field, Column)> {
         text("content_mime_type", true, |r| r.media_type.as_deref()),
         text("content_mime_detected", true, |r| r.capture.mime.as_deref()),
         text("content_charset", true, |r| r.charset.as_deref()),
-        int64("content_length", |r| to_i64(r.capture.size)),
+        text("content_languages", true, |_| None),
+        text("content_truncated", true, |_| None),
         text("warc_record_id", true, |r| r.capture.record_id.as_deref()),
         text("warc_filename", true, |r| r.capture.warc.as_deref()),
         int64("warc_record_offset", |r| to_i64(r.capture.offset)),
         int64("warc_record_length", |r| to_i64(r.capture.c_size)),
-        text("subset", false, |r| Some(r.subset)),
-        // Sediment's own.
+        text("warc_segment", true, |r| r.segment),
+        // Then `crawl` and `subset`, the partition directories. Sediment's own:
+        int64("content_length", |r| to_i64(r.capture.size)),
         text("capture_kind", false, |r| {
             Some(match r.capture.kind {
                 CaptureKind::Response => "response",
@@ -317,115 +424,192 @@ pub struct ExportStats {
     pub row_groups: u64,
 }
 
-/// Writes captures, given in capture order, as Parquet files `part-NNNNN.parquet` in a
-/// directory; each file appears (renamed from a temporary name) only when complete.
-pub struct ParquetWriter {
+/// Whether `name` can be a crawl's partition directory (`crawl=NAME`) as readers parse it.
+fn check_crawl_name(name: &str) -> Result<()> {
+    let bad = name.is_empty()
+        || name.starts_with('.')
+        || name
+            .chars()
+            .any(|c| c.is_control() || matches!(c, '/' | '\\' | '=' | '%' | '*' | '?'));
+    if bad {
+        bail!(
+            "crawl name {name:?} cannot name a partition directory: use letters, digits, \
+             `-`, `_` or `.` (as CC-MAIN-2018-05)"
+        );
+    }
+    Ok(())
+}
+
+/// One subset's directory and the file being written into it.
+struct Partition {
     dir: PathBuf,
-    layout: Layout,
-    schema: SchemaRef,
     columns: Vec<Column>,
     rows_in_batch: usize,
     file: Option<(ArrowWriter<File>, PathBuf, u64)>,
-    stats: ExportStats,
+    files: usize,
 }
 
-impl ParquetWriter {
-    /// Starts an export into `dir` (created when missing), which must hold no export yet.
-    pub fn create(dir: &Path, layout: Layout) -> Result<ParquetWriter> {
-        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
-        let taken = std::fs::read_dir(dir)?
-            .flatten()
-            .any(|e| e.file_name().to_string_lossy().starts_with("part-"));
-        if taken {
-            bail!(
-                "{} already holds part files of an export: remove them or choose another \
-                 directory",
-                dir.display()
-            );
-        }
-        let (fields, columns): (Vec<Field>, Vec<Column>) = columns().into_iter().unzip();
-        Ok(ParquetWriter {
-            dir: dir.to_path_buf(),
-            layout,
-            schema: Arc::new(Schema::new(fields)),
-            columns,
+impl Partition {
+    fn create(dir: PathBuf) -> Result<Partition> {
+        std::fs::create_dir_all(&dir)
+            .with_context(|| format!("cannot create {}", dir.display()))?;
+        Ok(Partition {
+            dir,
+            columns: columns().into_iter().map(|(_, c)| c).collect(),
             rows_in_batch: 0,
             file: None,
-            stats: ExportStats::default(),
+            files: 0,
         })
     }
 
-    pub fn push(&mut self, capture: &Capture) -> Result<()> {
-        let row = Row::of(capture);
+    fn push(&mut self, row: &Row<'_>, out: &Out<'_>, stats: &mut ExportStats) -> Result<()> {
         for column in &mut self.columns {
-            column.push(&row);
+            column.push(row);
         }
         self.rows_in_batch += 1;
         let file_rows = self.file.as_ref().map_or(0, |(_, _, rows)| *rows);
-        if self.rows_in_batch >= self.layout.batch_rows
-            || file_rows + self.rows_in_batch as u64 >= self.layout.file_rows
+        if self.rows_in_batch >= out.layout.batch_rows
+            || file_rows + self.rows_in_batch as u64 >= out.layout.file_rows
         {
-            self.write_batch()?;
+            self.write_batch(out, stats)?;
         }
         Ok(())
     }
 
-    fn write_batch(&mut self) -> Result<()> {
+    fn write_batch(&mut self, out: &Out<'_>, stats: &mut ExportStats) -> Result<()> {
         if self.rows_in_batch == 0 {
             return Ok(());
         }
         let arrays: Vec<ArrayRef> = self.columns.iter_mut().map(Column::finish).collect();
-        let batch = RecordBatch::try_new(self.schema.clone(), arrays)?;
+        let batch = RecordBatch::try_new(out.schema.clone(), arrays)?;
         let rows = self.rows_in_batch as u64;
         self.rows_in_batch = 0;
         if self.file.is_none() {
-            self.file = Some(self.open_file()?);
+            self.file = Some(self.open_file(out)?);
         }
         let (writer, _, written) = self.file.as_mut().expect("opened above");
         writer.write(&batch)?;
         *written += rows;
-        self.stats.rows += rows;
-        if *written >= self.layout.file_rows {
-            self.close_file()?;
+        stats.rows += rows;
+        if *written >= out.layout.file_rows {
+            self.close_file(stats)?;
         }
         Ok(())
     }
 
-    fn open_file(&self) -> Result<(ArrowWriter<File>, PathBuf, u64)> {
-        let name = format!("part-{:05}.parquet", self.stats.files.len());
+    fn open_file(&self, out: &Out<'_>) -> Result<(ArrowWriter<File>, PathBuf, u64)> {
+        let name = format!("part-{:05}.parquet", self.files);
         let path = self.dir.join(&name);
         let temporary = self.dir.join(format!(".{name}.tmp"));
         let file = File::create(&temporary)
             .with_context(|| format!("cannot create {}", temporary.display()))?;
         let properties = WriterProperties::builder()
             .set_compression(Compression::SNAPPY)
-            .set_max_row_group_bytes(Some(self.layout.row_group_bytes))
+            .set_max_row_group_bytes(Some(out.layout.row_group_bytes))
             .set_created_by(format!("sediment {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let writer = ArrowWriter::try_new(file, self.schema.clone(), Some(properties))?;
+        let writer = ArrowWriter::try_new(file, out.schema.clone(), Some(properties))?;
         Ok((writer, path, 0))
     }
 
-    fn close_file(&mut self) -> Result<()> {
+    fn close_file(&mut self, stats: &mut ExportStats) -> Result<()> {
         let Some((writer, path, _)) = self.file.take() else {
             return Ok(());
         };
         let metadata = writer.close()?;
-        self.stats.row_groups += metadata.num_row_groups() as u64;
+        stats.row_groups += metadata.num_row_groups() as u64;
         let temporary = self.dir.join(format!(
             ".{}.tmp",
             path.file_name().unwrap_or_default().to_string_lossy()
         ));
         std::fs::rename(&temporary, &path)
             .with_context(|| format!("cannot rename {}", temporary.display()))?;
-        self.stats.files.push(path);
+        self.files += 1;
+        stats.files.push(path);
         Ok(())
     }
 
-    /// Writes what is left and closes the last file.
+    fn finish(&mut self, out: &Out<'_>, stats: &mut ExportStats) -> Result<()> {
+        self.write_batch(out, stats)?;
+        self.close_file(stats)
+    }
+}
+
+/// What every partition writes with.
+struct Out<'a> {
+    layout: &'a Layout,
+    schema: &'a SchemaRef,
+}
+
+/// Writes captures, given in capture order, as Parquet files
+/// `crawl=NAME/subset=SUBSET/part-NNNNN.parquet` under a directory; each file appears
+/// (renamed from a temporary name) only when complete.
+pub struct ParquetWriter {
+    crawl_dir: PathBuf,
+    layout: Layout,
+    schema: SchemaRef,
+    /// By index in `SUBSETS`, made at the subset's first capture.
+    partitions: [Option<Partition>; 3],
+    stats: ExportStats,
+}
+
+impl ParquetWriter {
+    /// Starts an export of crawl `crawl` into `dir` (created when missing), which may hold
+    /// exports of other crawls but not of this one.
+    pub fn create(dir: &Path, crawl: &str, layout: Layout) -> Result<ParquetWriter> {
+        check_crawl_name(crawl)?;
+        std::fs::create_dir_all(dir).with_context(|| format!("cannot create {}", dir.display()))?;
+        let crawl_dir = dir.join(format!("crawl={crawl}"));
+        let taken = SUBSETS.iter().any(|subset| {
+            std::fs::read_dir(crawl_dir.join(format!("subset={subset}"))).is_ok_and(|entries| {
+                entries
+                    .flatten()
+                    .any(|e| e.file_name().to_string_lossy().starts_with("part-"))
+            })
+        });
+        if taken {
+            bail!(
+                "{} already holds an export of crawl {crawl}: remove it, or name another crawl \
+                 (--crawl) or directory",
+                crawl_dir.display()
+            );
+        }
+        Ok(ParquetWriter {
+            crawl_dir,
+            layout,
+            schema: schema(),
+            partitions: [None, None, None],
+            stats: ExportStats::default(),
+        })
+    }
+
+    pub fn push(&mut self, capture: &Capture) -> Result<()> {
+        let row = Row::of(capture);
+        let index = SUBSETS
+            .iter()
+            .position(|s| *s == row.subset)
+            .expect("subset() returns one of SUBSETS");
+        if self.partitions[index].is_none() {
+            let dir = self.crawl_dir.join(format!("subset={}", row.subset));
+            self.partitions[index] = Some(Partition::create(dir)?);
+        }
+        let out = Out {
+            layout: &self.layout,
+            schema: &self.schema,
+        };
+        let partition = self.partitions[index].as_mut().expect("made above");
+        partition.push(&row, &out, &mut self.stats)
+    }
+
+    /// Writes what is left and closes the last files.
     pub fn finish(mut self) -> Result<ExportStats> {
-        self.write_batch()?;
-        self.close_file()?;
+        let out = Out {
+            layout: &self.layout,
+            schema: &self.schema,
+        };
+        for partition in self.partitions.iter_mut().flatten() {
+            partition.finish(&out, &mut self.stats)?;
+        }
         Ok(self.stats)
     }
 }
@@ -450,5 +634,119 @@ mod tests {
         );
         assert_eq!(fetch_time_ms("19700101000001"), Some(1000));
         assert_eq!(schema().fields().len(), columns().len());
+    }
+
+    fn suffixes(host: &str) -> [Option<String>; 4] {
+        let s = Suffixes::of(&UrlParts::of(&format!("http://{host}/")).labels);
+        [
+            s.registry_suffix,
+            s.registered_domain,
+            s.private_suffix,
+            s.private_domain,
+        ]
+    }
+
+    fn some(names: [&str; 4]) -> [Option<String>; 4] {
+        names.map(|n| (!n.is_empty()).then(|| n.to_string()))
+    }
+
+    /// Hand-checked against the Public Suffix List and the examples of Common Crawl's
+    /// schema (registry `com, co.uk`; private `s3.amazonaws.com`, `blogspot.com`).
+    #[test]
+    fn suffixes_follow_the_public_suffix_list_as_common_crawl_does() {
+        let cases = [
+            (
+                "www.example.com",
+                ["com", "example.com", "com", "example.com"],
+            ),
+            (
+                "news.bbc.co.uk",
+                ["co.uk", "bbc.co.uk", "co.uk", "bbc.co.uk"],
+            ),
+            (
+                "myblog.blogspot.com",
+                ["com", "blogspot.com", "blogspot.com", "myblog.blogspot.com"],
+            ),
+            (
+                "a.b.mypublicbucket.s3.amazonaws.com",
+                [
+                    "com",
+                    "amazonaws.com",
+                    "s3.amazonaws.com",
+                    "mypublicbucket.s3.amazonaws.com",
+                ],
+            ),
+            // The host is its private suffix: no private domain.
+            ("blogspot.com", ["com", "blogspot.com", "blogspot.com", ""]),
+            ("co.uk", ["co.uk", "", "co.uk", ""]),
+            // Wildcard and exception rules of the ICANN section (`*.ck`, `!www.ck`).
+            ("a.b.ck", ["b.ck", "a.b.ck", "b.ck", "a.b.ck"]),
+            ("www.ck", ["ck", "www.ck", "ck", "www.ck"]),
+            // IDN hosts are compared in their ASCII form (`公司.cn` is a suffix).
+            (
+                "例子.公司.cn",
+                [
+                    "xn--55qx5d.cn",
+                    "xn--fsqu00a.xn--55qx5d.cn",
+                    "xn--55qx5d.cn",
+                    "xn--fsqu00a.xn--55qx5d.cn",
+                ],
+            ),
+            ("www.iana.org.", ["org", "iana.org", "org", "iana.org"]),
+            ("localhost", ["", "", "", ""]),
+            ("127.0.0.1", ["", "", "", ""]),
+        ];
+        for (host, expected) in cases {
+            assert_eq!(suffixes(host), some(expected), "{host}");
+        }
+    }
+
+    #[test]
+    fn subsets_and_segments_follow_common_crawl() {
+        let capture = |kind, status, url: &str| Capture {
+            kind,
+            status,
+            url: url.to_string(),
+            ..Capture::default()
+        };
+        let subset_of = |c: &Capture| subset(c, UrlParts::of(&c.url).path.as_deref());
+        let page = "http://example.com/";
+        assert_eq!(
+            subset_of(&capture(CaptureKind::Response, Some(200), page)),
+            "warc"
+        );
+        // Its crawler writes revisits of unchanged pages next to the pages.
+        assert_eq!(
+            subset_of(&capture(CaptureKind::Revisit, Some(200), page)),
+            "warc"
+        );
+        assert_eq!(
+            subset_of(&capture(CaptureKind::Revisit, Some(304), page)),
+            "crawldiagnostics"
+        );
+        assert_eq!(
+            subset_of(&capture(CaptureKind::Response, Some(404), page)),
+            "crawldiagnostics"
+        );
+        assert_eq!(
+            subset_of(&capture(
+                CaptureKind::Response,
+                Some(200),
+                "http://example.com/robots.txt"
+            )),
+            "robotstxt"
+        );
+        assert_eq!(
+            warc_segment(
+                "crawl-data/CC-MAIN-2018-05/segments/1516084886237.6/warc/\
+                 CC-MAIN-20180116070444-20180116090444-00000.warc.gz"
+            ),
+            Some("1516084886237.6")
+        );
+        assert_eq!(warc_segment("/data/crawl1.warc.gz"), None);
+        assert!(check_crawl_name("CC-MAIN-2018-05").is_ok());
+        for bad in ["", "a/b", "x=y", ".hidden"] {
+            assert!(check_crawl_name(bad).is_err(), "{bad:?}");
+        }
     }
 }

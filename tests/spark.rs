@@ -210,12 +210,20 @@ fn killed_tasks_run_again_and_the_store_is_the_same() {
         &single,
         &["export-captures", "-o", expected.to_str().unwrap()],
     );
+    // The files under crawl=…/subset=… directories, by relative path.
     let files = |d: &Path| {
-        let mut names: Vec<_> = std::fs::read_dir(d)
-            .unwrap()
-            .flatten()
-            .map(|e| (e.file_name(), std::fs::read(e.path()).unwrap()))
-            .collect();
+        let mut names = Vec::new();
+        let mut stack = vec![d.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                if e.path().is_dir() {
+                    stack.push(e.path());
+                } else {
+                    let name = e.path().strip_prefix(d).unwrap().to_path_buf();
+                    names.push((name, std::fs::read(e.path()).unwrap()));
+                }
+            }
+        }
         names.sort();
         names
     };

@@ -10,15 +10,21 @@ use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
-  sediment export-captures --format parquet -o captures/
-  duckdb -c \"SELECT count(*) FROM 'captures/*.parquet'\"")]
+  sediment export-captures --format parquet --crawl my-crawl -o captures/
+  duckdb -c \"SELECT crawl, subset, count(*) FROM read_parquet('captures/*/*/*.parquet', \\
+    hive_partitioning = 1) GROUP BY ALL\"")]
 pub struct Args {
     /// Output format.
     #[arg(long, value_enum, default_value = "parquet")]
     pub format: Format,
-    /// The directory to write `part-NNNNN.parquet` files into.
+    /// The directory to write `crawl=NAME/subset=SUBSET/part-NNNNN.parquet` files into
+    /// (Common Crawl's partitions; subsets `warc`, `crawldiagnostics`, `robotstxt`).
     #[arg(short, long)]
     pub output: PathBuf,
+    /// The name of the `crawl` partition, so exports of several stores can share a
+    /// directory and be queried together.
+    #[arg(long, default_value = "sediment")]
+    pub crawl: String,
     /// Rows per file at most.
     #[arg(long, default_value_t = Layout::default().file_rows)]
     pub file_rows: u64,
@@ -46,7 +52,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         row_group_bytes: args.row_group_mb.max(1) << 20,
         ..Layout::default()
     };
-    let mut writer = ParquetWriter::create(&args.output, layout)?;
+    let mut writer = ParquetWriter::create(&args.output, &args.crawl, layout)?;
     store.for_each_capture(|capture| {
         writer.push(&capture)?;
         report.progress().inc(1);
