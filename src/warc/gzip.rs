@@ -624,6 +624,15 @@ impl<R: Read> ByteSource for GzipSource<R> {
         self.mark = None;
     }
 
+    fn mark_survives_fill(&self) -> bool {
+        // The condition under which `make_room` keeps the marked bytes.
+        self.mark.is_some_and(|mark| {
+            mark >= self.out_base
+                && mark <= self.out_base + self.wstart as u64
+                && self.wend - (mark - self.out_base) as usize <= self.out.len() / 4
+        })
+    }
+
     fn damaged_member_end(&self) -> Option<u64> {
         self.damaged_end
     }

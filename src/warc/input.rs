@@ -105,6 +105,16 @@ impl<R: Read> Input<R> {
         self.spill = None;
     }
 
+    /// Whether the bytes from `offset` to the current position are still buffered.
+    pub fn is_buffered(&self, offset: u64) -> bool {
+        offset >= self.base && offset <= self.offset()
+    }
+
+    /// Kept bytes are being spilled rather than dropped (see `keep_spilling`).
+    pub fn is_spilling(&self) -> bool {
+        self.spilling
+    }
+
     /// Keep the bytes from `offset` (already read, still buffered) however many follow,
     /// spilling what the buffer cannot hold.
     pub fn keep_spilling(&mut self, offset: u64) {

@@ -58,6 +58,7 @@ mod block;
 mod bytes;
 pub mod chunked;
 pub mod digest;
+mod end_check;
 pub mod error;
 mod gzip;
 pub mod headers;

@@ -7,6 +7,7 @@ use memchr::{memchr_iter, memmem, memrchr};
 
 use super::block::{BlockCursor, BlockStop, CandidateScan, PayloadSink, PayloadState, Terminator};
 use super::digest::{DigestCheck, check_digest};
+use super::end_check::EndCheck;
 use super::error::{ErrorKind, MandatoryHeader, WarcError};
 use super::http::{HttpHead, looks_like_http};
 use super::record::{Compression, PayloadSummary, Record, WarcType, Warning, parse_warc_header};
@@ -67,6 +68,11 @@ pub(super) struct Parser {
     probation: bool,
     on_probation: bool,
     pub(super) resyncs: u64,
+    /// Offset of a damaged record whose end is not known (its Content-Length is wrong or
+    /// missing, and no digest placed its end): every record found by scanning until one is
+    /// taken may lie inside its block, and is taken only when another record (or the end
+    /// of the input) follows it.
+    inside: Option<u64>,
     /// The gzip trailer damage found at the end of the current record (which is kept).
     trailer_damage: Option<WarcError>,
 }
@@ -74,7 +80,7 @@ pub(super) struct Parser {
 /// Look for the end of a header block (an empty line) in `prev` followed by `chunk`.
 /// Returns the number of bytes of `chunk` up to and including the end, if found. A line
 /// ends with LF after any number of CRs (`\n`, `\r\n`, and `\r\r\n` all occur).
-fn find_blank_line(prev: &[u8], chunk: &[u8]) -> Option<usize> {
+pub(super) fn find_blank_line(prev: &[u8], chunk: &[u8]) -> Option<usize> {
     let byte_at = |i: isize| -> Option<u8> {
         if i >= 0 {
             chunk.get(i as usize).copied()
@@ -108,6 +114,11 @@ fn ensure<S: ByteSource>(src: &mut S, n: usize) -> Result<bool, WarcError> {
     Ok(true)
 }
 
+/// How far past the start of a damaged block its end is looked for by its digest. The
+/// source reads the stretch again when it is not found (uncompressed input keeps it in a
+/// temporary file), so it is bounded.
+const END_SCAN_LIMIT: u64 = 64 << 20;
+
 /// Bytes of an overlong HTTP head kept while looking for its end (a line end preceded by
 /// a few CRs still counts).
 const OVERFLOW_TAIL: usize = 16;
@@ -136,6 +147,7 @@ impl Parser {
             probation: false,
             on_probation: false,
             resyncs: 0,
+            inside: None,
             trailer_damage: None,
         }
     }
@@ -151,12 +163,21 @@ impl Parser {
         if let Err(stop) = self.apply_skip(src) {
             return stop.map(Err);
         }
-        self.on_probation = std::mem::take(&mut self.probation);
+        // Inside a damaged record every record is on probation until one is taken.
+        self.on_probation = std::mem::take(&mut self.probation) || self.inside.is_some();
         let mut result = self.read_record(src, sink);
         self.first_record = false;
         if self.on_probation {
             match &mut result {
-                Some(Ok(_)) => self.resyncs += 1,
+                Some(Ok(record)) => {
+                    if let Some(damaged) = self.inside
+                        && !self.followed_by_record(src)
+                    {
+                        return Some(Err(self.not_followed(src, record, damaged)));
+                    }
+                    self.inside = None;
+                    self.resyncs += 1;
+                }
                 Some(Err(error)) => {
                     let had_record = error.record.take().is_some();
                     if had_record {
@@ -169,6 +190,70 @@ impl Parser {
             }
         }
         result
+    }
+
+    /// Whether what follows the record just read is another record (after blank lines) or
+    /// the end of the input (or of the gzip member). A gzip error there is kept for the
+    /// next call and counts as an end.
+    fn followed_by_record<S: ByteSource>(&mut self, src: &mut S) -> bool {
+        // Blank lines between records are tolerated, but not without bound.
+        const MAX_BLANK: usize = 4096;
+        loop {
+            let w = src.window();
+            let n = w.iter().take_while(|&&b| b == b'\r' || b == b'\n').count();
+            if n < w.len() && w.len() >= n + 5 {
+                return w[n..].starts_with(b"WARC/");
+            }
+            if n > MAX_BLANK {
+                return false;
+            }
+            let have = w.len();
+            match ensure(src, have + 1) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let w = src.window();
+                    return w.iter().all(|&b| b == b'\r' || b == b'\n');
+                }
+                Err(error) => {
+                    self.pending.get_or_insert(error);
+                    return true;
+                }
+            }
+        }
+    }
+
+    /// A complete and valid record found by scanning inside a damaged record that is not
+    /// followed by another record: it is text inside the damaged record's block (a stored
+    /// or quoted WARC record), not a record of this file. Scanning goes on after it.
+    fn not_followed<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+        record: &Record,
+        damaged: u64,
+    ) -> WarcError {
+        let at = if record.skip > 0 {
+            format!(
+                "offset {} (+{} decompressed bytes)",
+                record.offset, record.skip
+            )
+        } else {
+            format!("offset {}", record.offset)
+        };
+        let error = WarcError::new(
+            ErrorKind::Garbage,
+            record.offset,
+            format!(
+                "a WARC record at {at}, found by scanning after the damaged record at offset \
+                 {damaged}, is not followed by another record: it is text inside the damaged \
+                 record's block, not taken as a record"
+            ),
+        );
+        self.at_line_start = true;
+        match self.find_warc_line(src) {
+            Ok(found) => self.probation = found,
+            Err(source_error) => self.pending = Some(source_error),
+        }
+        error
     }
 
     /// Skip the decompressed bytes a reader positioned at (offset, skip) must skip.
@@ -260,7 +345,7 @@ impl Parser {
             self.skip_member(src)
         } else {
             self.at_line_start = at_line_start;
-            self.find_warc_line(src).map(|found| self.probation = found)
+            self.resync_scan(src, &mut error)
         };
         if let Err(source_error) = resynced {
             if source_error.offset == error.offset && !source_error.kind.is_fatal() {
@@ -272,6 +357,114 @@ impl Parser {
             }
         }
         Some(Err(error))
+    }
+
+    /// Find where to read on after an error, scanning for a `WARC/` line. After the header
+    /// of a record was read, the record has started and its block may hold the text of
+    /// other records: when its digests place its end, reading goes on there (the records
+    /// that looked like records before it were its bytes); otherwise every record found is
+    /// on probation until one is followed by another record (see [`Parser::inside`]).
+    fn resync_scan<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+        error: &mut WarcError,
+    ) -> Result<(), WarcError> {
+        if !self.on_probation && error.kind != ErrorKind::Garbage {
+            self.inside = Some(error.offset);
+            let block_start = error.record.as_deref().and_then(|record| {
+                let (offset, skip) = src.pos();
+                let (block_offset, block_skip) = match self.compression {
+                    Compression::None => (record.offset + record.header_length, 0),
+                    Compression::Gzip => (record.offset, record.skip + record.header_length),
+                };
+                (offset == block_offset && skip == block_skip).then_some(record)
+            });
+            let check = block_start.and_then(|r| EndCheck::of(r, self.options.http_head_limit));
+            if let Some(mut check) = check {
+                src.set_mark();
+                let (offset, _) = src.pos();
+                src.mark_record_candidate(offset);
+                if self.find_verified_end(src, &mut check)? {
+                    src.clear_mark();
+                    self.inside = None;
+                    self.at_line_start = true;
+                    self.probation = true;
+                    let (offset, skip) = src.pos();
+                    let at = match self.compression {
+                        Compression::None => format!("offset {offset}"),
+                        Compression::Gzip => {
+                            format!("{skip} decompressed bytes into the member at offset {offset}")
+                        }
+                    };
+                    error.message.push_str(&format!(
+                        "; its digest places its end before the record at {at}, where reading goes on"
+                    ));
+                    return Ok(());
+                }
+                if !src.rewind_to_mark() {
+                    self.at_line_start = false;
+                }
+            }
+        }
+        self.probation = self.find_warc_line(src)?;
+        Ok(())
+    }
+
+    /// The window starts at the block of a damaged record: look for the first place where
+    /// the block can end (line ends, then a `WARC/` line) and its digest matches. True:
+    /// the window starts at that `WARC/` line. False: not found within what the source can
+    /// read again (`rewind_to_mark` then goes back to the block).
+    fn find_verified_end<S: ByteSource>(
+        &mut self,
+        src: &mut S,
+        check: &mut EndCheck,
+    ) -> Result<bool, WarcError> {
+        // Line ends before a `WARC/` line that may be the terminator (more are the block's).
+        const RUN: usize = 8;
+        // Kept unconsumed at the end of the window: a `\nWARC/` may straddle two reads.
+        const TAIL: usize = 16;
+        let finder = memmem::Finder::new(b"\nWARC/");
+        let mut scanned = 0u64;
+        loop {
+            let w = src.window();
+            let mut fed = 0;
+            let mut from = 0;
+            while let Some(i) = finder.find(&w[from..]).map(|i| i + from) {
+                let line = i + 1;
+                let mut start = line;
+                while start > fed && line - start < RUN && matches!(w[start - 1], b'\r' | b'\n') {
+                    start -= 1;
+                }
+                check.feed(&w[fed..start]);
+                fed = start;
+                // The terminator is at least the line end before `WARC/`.
+                if (start..line).any(|end| check.ends_after(&w[start..end])) {
+                    src.consume(line);
+                    return Ok(true);
+                }
+                from = i + 1;
+            }
+            let upto = w.len().saturating_sub(TAIL).max(fed);
+            check.feed(&w[fed..upto]);
+            src.consume(upto);
+            scanned += upto as u64;
+            if scanned > END_SCAN_LIMIT || !src.mark_survives_fill() {
+                return Ok(false);
+            }
+            match src.fill() {
+                Fill::Data => {}
+                Fill::MemberEnd(_) => {
+                    // Members that do not line up with records: read on into the next.
+                    let w = src.window();
+                    check.feed(w);
+                    let n = w.len();
+                    src.consume(n);
+                    scanned += n as u64;
+                }
+                Fill::Eof => return Ok(false),
+                Fill::Error(error) => return Err(error),
+            }
+        }
     }
 
     /// Records compressed one per member: skip what is left of the current member, since
@@ -582,7 +775,7 @@ impl Parser {
         let offset = record.offset;
         record.length = src.input_position().saturating_sub(offset);
         let rewound = matches!(stop, BlockStop::Eof)
-            && self.compression == Compression::None
+            && (self.compression == Compression::None || self.unaligned)
             && src.rewind_to_mark();
         src.clear_mark();
         let error = match stop {

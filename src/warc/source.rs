@@ -45,6 +45,11 @@ pub(crate) trait ByteSource {
     fn mark_record_candidate(&mut self, offset: u64) {
         let _ = offset;
     }
+    /// Whether the mark is still there for `rewind_to_mark` after the next `fill` (with
+    /// the window consumed but for a few bytes).
+    fn mark_survives_fill(&self) -> bool {
+        false
+    }
     /// Where the last gzip member whose trailer was damaged or missing ended (its data
     /// had decoded completely), while no other member has been started since.
     fn damaged_member_end(&self) -> Option<u64> {
@@ -135,8 +140,19 @@ impl<R: Read> ByteSource for PlainSource<R> {
         done
     }
 
+    /// The bytes are kept from the mark (the start of the block) while it is still
+    /// buffered, so that the whole block can be read again and its end placed by its
+    /// digest; from the candidate otherwise.
     fn mark_record_candidate(&mut self, offset: u64) {
-        self.mark = Some(offset);
-        self.input.keep_spilling(offset);
+        let from = match self.mark {
+            Some(mark) if self.input.is_buffered(mark) => mark,
+            _ => offset,
+        };
+        self.mark = Some(from);
+        self.input.keep_spilling(from);
+    }
+
+    fn mark_survives_fill(&self) -> bool {
+        self.mark.is_some() && self.input.is_spilling()
     }
 }
