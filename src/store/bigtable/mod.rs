@@ -15,7 +15,7 @@
 //! Calls go through bigtable_rs (tonic): ReadRows streamed row by row, MutateRows in
 //! bounded requests, CheckAndMutateRow for leases and conditional deletes. Every call
 //! that fails transiently (a retryable code, a reset connection, a timeout) is retried
-//! under one policy, [`Retry`]: exponential back-off with jitter, capped in attempts and
+//! under one policy, `Retry`: exponential back-off with jitter, capped in attempts and
 //! in time, on a new channel when the transport broke. MutateRows is retried as it is
 //! (every mutation carries its own timestamp or is a delete, merge cells are named by a
 //! hash of their value, so applying it twice is applying it once); a ReadRows stream
