@@ -58,7 +58,7 @@ pub struct Args {
 const COMMAND: &str = "backfill-cdx";
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .output(&args.reporting)

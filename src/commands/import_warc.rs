@@ -59,7 +59,7 @@ pub fn is_warc_name(path: &Path) -> bool {
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let stdin_name = stdin_name(&args)?;
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let filter = FileFilter::from_args(&args.filter);
     let report = Report::new(COMMAND)
         .output(&args.reporting)

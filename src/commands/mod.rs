@@ -69,9 +69,18 @@ pub fn bulk_memory(
     Some(bulk_memory_mb.map_or_else(crate::store::bulk::default_memory_limit, |mb| mb << 20))
 }
 
-/// Opens the store for a command that writes it (creating it when the directory is new).
+/// Opens the store for a command that changes what it holds (grobid, match, relocate):
+/// a path without a store is an error, never a new store.
 pub fn open_writer(store_path: &Path, command: &str) -> anyhow::Result<Store> {
     let mut options = WriterOptions::new(command);
+    options.wait = WAIT_FOR_WRITER.load(Ordering::Relaxed);
+    Store::open_writer(store_path, &options)
+}
+
+/// Opens the store for a command that brings content (the imports): creates it when the
+/// directory is new or empty, and removes it again if the run writes nothing.
+pub fn open_creator(store_path: &Path, command: &str) -> anyhow::Result<Store> {
+    let mut options = WriterOptions::creating(command);
     options.wait = WAIT_FOR_WRITER.load(Ordering::Relaxed);
     Store::open_writer(store_path, &options)
 }
