@@ -66,7 +66,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     };
     let report = Report::new("project crawl").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
-    project_crawl(&store, &conn, &options, &report)?;
+    project_crawl(&store, &conn, &options, &report)
+        .map_err(|e| super::name_database(e, &args.output))?;
     drop(conn);
     report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;

@@ -55,7 +55,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         memory,
         spill_dir: super::project::spill_dir_of(&args.output),
     };
-    let run = || summarize(&store, &args.output, &options, &report);
+    let run = || {
+        summarize(&store, &args.output, &options, &report)
+            .map_err(|e| super::name_database(e, &args.output))
+    };
     match args.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))
