@@ -72,7 +72,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         report.finish("lines", None)?;
         return super::finished(&report);
     }
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
     run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
         .unwrap_or(std::time::Duration::MAX);

@@ -71,7 +71,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
 }
 
 fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let report = Report::new("catalog load")
         .output(&args.reporting)
         .strict(args.strict)

@@ -95,7 +95,7 @@ pub fn parse_tsv_line(
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let schema = store.schema();
     let columns: Vec<ColumnId> = super::usage(
         args.columns

@@ -57,7 +57,7 @@ const COMMAND: &str = "import-jsonl";
 type ParsedLine<'a> = (u64, &'a [u8], Option<Result<Line, LineError>>);
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)

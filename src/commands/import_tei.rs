@@ -60,7 +60,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         );
     };
     let options = TeiOptions::with_shape(shape);
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)

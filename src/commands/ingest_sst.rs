@@ -56,12 +56,12 @@ pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
     let store;
     let stats = match args.records_written {
         Some(written) => {
-            store = super::open_writer(store_path, COMMAND)?;
+            store = super::open_creator(store_path, COMMAND)?;
             finish_written(&store, &report, ts, written, &inputs)?
         }
         None => {
             check_complete(&ranges, &inputs)?;
-            store = super::open_writer(store_path, COMMAND)?;
+            store = super::open_creator(store_path, COMMAND)?;
             ingest(&store, &report, ts, &ranges, &inputs)?
         }
     };

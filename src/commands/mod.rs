@@ -69,9 +69,18 @@ pub fn bulk_memory(
     Some(bulk_memory_mb.map_or_else(crate::store::bulk::default_memory_limit, |mb| mb << 20))
 }
 
-/// Opens the store for a command that writes it (creating it when the directory is new).
+/// Opens the store for a command that changes what it holds (grobid, match, relocate):
+/// a path without a store is an error, never a new store.
 pub fn open_writer(store_path: &Path, command: &str) -> anyhow::Result<Store> {
     let mut options = WriterOptions::new(command);
+    options.wait = WAIT_FOR_WRITER.load(Ordering::Relaxed);
+    Store::open_writer(store_path, &options)
+}
+
+/// Opens the store for a command that brings content (the imports): creates it when the
+/// directory is new or empty, and removes it again if the run writes nothing.
+pub fn open_creator(store_path: &Path, command: &str) -> anyhow::Result<Store> {
+    let mut options = WriterOptions::creating(command);
     options.wait = WAIT_FOR_WRITER.load(Ordering::Relaxed);
     Store::open_writer(store_path, &options)
 }
@@ -92,6 +101,63 @@ pub fn open_reader_with_cache(
         crate::schema::Schema::embedded()?,
         block_cache_bytes,
     )
+}
+
+/// A file a command writes, whose write errors name it: "No space left on device" alone
+/// does not say which disk is full.
+pub struct NamedWriter<W> {
+    inner: W,
+    path: std::path::PathBuf,
+}
+
+impl<W: std::io::Write> NamedWriter<W> {
+    pub fn new(inner: W, path: &Path) -> Self {
+        NamedWriter {
+            inner,
+            path: path.to_path_buf(),
+        }
+    }
+
+    fn name(&self, e: std::io::Error) -> std::io::Error {
+        std::io::Error::new(
+            e.kind(),
+            format!("cannot write {}: {e}", self.path.display()),
+        )
+    }
+}
+
+impl<W: std::io::Write> std::io::Write for NamedWriter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        self.inner.write(buf).map_err(|e| self.name(e))
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush().map_err(|e| self.name(e))
+    }
+}
+
+/// Names the database a projection writes in an error that does not: SQLite's "database
+/// or disk is full" says neither which database nor which disk (its temporary files go
+/// to `SQLITE_TMPDIR`, else the system's temporary directory).
+pub fn name_database(error: anyhow::Error, db: &Path) -> anyhow::Error {
+    let full = error.chain().any(|cause| {
+        cause
+            .downcast_ref::<rusqlite::Error>()
+            .and_then(rusqlite::Error::sqlite_error_code)
+            == Some(rusqlite::ErrorCode::DiskFull)
+            || cause
+                .downcast_ref::<std::io::Error>()
+                .is_some_and(|e| e.kind() == std::io::ErrorKind::StorageFull)
+    });
+    if full {
+        let context = format!(
+            "writing {}: its disk (or that of SQLite's temporary files) is full",
+            db.display()
+        );
+        error.context(context)
+    } else {
+        error
+    }
 }
 
 /// The exit status of a run that finished, decided from its report

@@ -10,9 +10,9 @@ use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::crawl::{
-    CrawlOptions, DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, TEXT_BYTES_PER_COMMIT,
-    open_crawl_db_with, project_crawl,
+    CrawlOptions, TEXT_BYTES_PER_COMMIT, open_crawl_db_with, project_crawl,
 };
+use crate::project::limits::PageLimits;
 use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
@@ -32,15 +32,8 @@ pub struct Args {
     /// Threads reading and parsing HTML bodies (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
-    /// Bytes of one decoded body read at most; longer bodies are cut (and counted). A
-    /// Content-Encoding may also expand a body at most 100 times (beyond 1 MiB): bodies cut
-    /// for that are counted as html_bodies_cut_expansion.
-    #[arg(long, default_value_t = DEFAULT_MAX_BODY_BYTES)]
-    pub max_body_bytes: usize,
-    /// Bytes of one page's text stored in file_text at most; longer texts are cut at a
-    /// character boundary (counted as file_texts_cut_at_max_text_bytes).
-    #[arg(long, default_value_t = DEFAULT_MAX_TEXT_BYTES)]
-    pub max_text_bytes: usize,
+    #[command(flatten)]
+    pub limits: PageLimits,
     /// Memory budget in MiB for the caches (ids, analysed pages, SQLite's page cache); a
     /// larger budget is faster, a smaller one gives the same database.
     #[arg(long, default_value_t = DEFAULT_MEMORY_MB)]
@@ -64,8 +57,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let options = CrawlOptions {
         warc_dirs: args.warc_dirs,
         threads: thread_count(args.threads),
-        max_body_bytes: args.max_body_bytes,
-        max_text_bytes: args.max_text_bytes,
+        max_body_bytes: args.limits.max_body_bytes,
+        max_text_bytes: args.limits.max_text_bytes,
         batch_size: args.batch.unwrap_or_else(|| memory.prefetch_captures()),
         text_per_commit: args.commit_text_kib.saturating_mul(1 << 10),
         memory,
@@ -73,7 +66,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     };
     let report = Report::new("project crawl").output(&args.reporting);
     report.start_progress(capture_estimate(&store), "captures");
-    project_crawl(&store, &conn, &options, &report)?;
+    project_crawl(&store, &conn, &options, &report)
+        .map_err(|e| super::name_database(e, &args.output))?;
     drop(conn);
     report_unread_bodies(&report, "bodies_unavailable_");
     report.finish("captures", None)?;

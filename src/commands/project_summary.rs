@@ -8,6 +8,7 @@ use anyhow::Result;
 
 use super::project::{capture_estimate, report_unread_bodies};
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
+use crate::project::limits::PageLimits;
 use crate::project::summary::{SummaryOptions, summarize};
 use crate::report::{Report, ReportArgs};
 
@@ -23,9 +24,8 @@ pub struct Args {
     /// without its directory part).
     #[arg(long = "warc-dir", value_name = "DIR")]
     pub warc_dirs: Vec<PathBuf>,
-    /// Bodies longer than this are cut before analysis (bytes, after decompression).
-    #[arg(long, default_value_t = 16 << 20)]
-    pub max_body_bytes: usize,
+    #[command(flatten)]
+    pub limits: PageLimits,
     /// Captures per transaction [default: a thirty-second of the memory budget, at 512
     /// bytes a capture: 3,584 with the default budget].
     #[arg(long)]
@@ -50,12 +50,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     report.start_progress(capture_estimate(&store), "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
-        max_body_bytes: args.max_body_bytes,
+        limits: args.limits,
         batch_captures: args.batch.unwrap_or_else(|| memory.prefetch_captures() / 2),
         memory,
         spill_dir: super::project::spill_dir_of(&args.output),
     };
-    let run = || summarize(&store, &args.output, &options, &report);
+    let run = || {
+        summarize(&store, &args.output, &options, &report)
+            .map_err(|e| super::name_database(e, &args.output))
+    };
     match args.threads {
         Some(n) => rayon::ThreadPoolBuilder::new()
             .num_threads(n.max(1))

@@ -25,7 +25,7 @@ pub struct Args {
 const COMMAND: &str = "write-range";
 
 pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
-    let store = super::open_writer(store_path, COMMAND)?;
+    let store = super::open_creator(store_path, COMMAND)?;
     let scratch = tempfile::tempdir().context("cannot create a directory for sorting")?;
     let mut input = range_input(
         std::io::stdin().lock(),

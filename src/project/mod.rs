@@ -10,6 +10,7 @@ pub mod crawl;
 pub mod exit_code;
 pub mod identity;
 pub mod jdbm;
+pub mod limits;
 pub mod locust;
 pub mod originals;
 pub mod signals;

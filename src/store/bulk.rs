@@ -120,7 +120,7 @@ pub struct BulkLoader<'s> {
     pending: Mutex<(Vec<CaptureRun>, usize)>,
     /// Serializes batch writes (a batch holds the whole pending set).
     writing: Mutex<BulkStats>,
-    scratch_dir: PathBuf,
+    scratch_dir: ScratchDir,
     store_was_empty: bool,
     /// The fewest entries an SST file of a key range gets (tests lower it to make many).
     min_part: usize,
@@ -186,7 +186,6 @@ impl<'s> BulkLoader<'s> {
     pub fn finish(self) -> Result<BulkStats> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
         self.write_batch(runs)?;
-        let _ = std::fs::remove_dir_all(&self.scratch_dir);
         Ok(*self.writing.lock().unwrap_or_else(|e| e.into_inner()))
     }
 
@@ -419,13 +418,39 @@ impl<'s> BulkLoader<'s> {
     }
 }
 
-/// A new directory for a bulk load's SST files, of its own under the writer's staging area,
-/// which every writer empties when it starts (see `directory::fresh_staging_dir`).
-pub(crate) fn scratch_dir(rocks: &RocksBackend, kind: &str, ts: u64) -> Result<PathBuf> {
+/// A new directory for a bulk load's SST files, of its own under the writer's staging area.
+pub(crate) fn scratch_dir(rocks: &RocksBackend, kind: &str, ts: u64) -> Result<ScratchDir> {
     let dir = crate::store::directory::staging_dir(rocks.path())
         .join(format!("{kind}-{}-{ts}", std::process::id()));
     std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(dir)
+    Ok(ScratchDir(dir))
+}
+
+/// The scratch directory of a bulk load, removed with what it holds when the load ends,
+/// however it ends: a load that fails (a full disk) gives its space back at once rather
+/// than when the next writer empties the staging area (`directory::fresh_staging_dir`).
+/// Ingested files were moved into the database (hard links): only their old names go.
+pub(crate) struct ScratchDir(PathBuf);
+
+impl std::ops::Deref for ScratchDir {
+    type Target = std::path::Path;
+
+    fn deref(&self) -> &std::path::Path {
+        &self.0
+    }
+}
+
+impl Drop for ScratchDir {
+    fn drop(&mut self) {
+        match std::fs::remove_dir_all(&self.0) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => crate::diag!(
+                "sediment: cannot remove the staging directory {}: {e}",
+                self.0.display()
+            ),
+        }
+    }
 }
 
 /// Ingests SST files with non-overlapping key ranges into one family, atomically. The

@@ -15,7 +15,7 @@ use rayon::prelude::*;
 
 use crate::key::Sha1Key;
 use crate::store::Store;
-use crate::store::bulk::{SstWriter, ingest_files, part_len, scratch_dir};
+use crate::store::bulk::{ScratchDir, SstWriter, ingest_files, part_len, scratch_dir};
 use crate::store::rocks::{RocksBackend, cell_key};
 
 /// One cell of a batch: its family, and where its key and value lie, back to back, in its
@@ -45,7 +45,7 @@ pub struct CellLoader<'s> {
     /// Timestamp (ms) of the cells written without one.
     ts: u64,
     memory_limit: usize,
-    scratch_dir: PathBuf,
+    scratch_dir: ScratchDir,
     /// The runs of the pending batch (their bytes) and their cells.
     runs: Vec<Vec<u8>>,
     cells: Vec<CellRef>,
@@ -150,7 +150,6 @@ impl<'s> CellLoader<'s> {
     /// Writes what is pending and removes the scratch directory.
     pub fn finish(mut self) -> Result<CellLoadStats> {
         self.write_batch()?;
-        let _ = std::fs::remove_dir_all(&self.scratch_dir);
         Ok(self.stats)
     }
 

@@ -72,13 +72,25 @@ pub fn no_store_error(path: &Path) -> anyhow::Error {
     )
 }
 
+/// How a writer made a new store.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Created {
+    /// It created the directory.
+    Directory,
+    /// The directory was there, empty.
+    InEmptyDirectory,
+    /// Not created: a store of before the directory layout, given its marker.
+    Legacy,
+}
+
 /// Prepares `path` to hold a new store, or checks that it holds one. A directory that
 /// is not empty and not a store is refused: a mistyped `--store` must not scatter
-/// database files into someone's directory.
-pub fn prepare_for_writer(path: &Path) -> Result<()> {
+/// database files into someone's directory. Says whether it made a new store.
+pub fn prepare_for_writer(path: &Path) -> Result<Option<Created>> {
     if is_store(path) {
-        return Ok(());
+        return Ok(None);
     }
+    let mut created = Created::InEmptyDirectory;
     match fs::read_dir(path) {
         Ok(mut entries) => {
             if entries.next().is_some() && !is_legacy_store(path) {
@@ -88,10 +100,14 @@ pub fn prepare_for_writer(path: &Path) -> Result<()> {
                     path.display()
                 );
             }
+            if is_legacy_store(path) {
+                created = Created::Legacy;
+            }
         }
         Err(e) if e.kind() == ErrorKind::NotFound => {
             fs::create_dir_all(path)
                 .with_context(|| format!("cannot create the store directory {}", path.display()))?;
+            created = Created::Directory;
         }
         Err(e) => {
             return Err(e).with_context(|| format!("cannot read {}", path.display()));
@@ -102,12 +118,38 @@ pub fn prepare_for_writer(path: &Path) -> Result<()> {
         directory_layout: DIRECTORY_LAYOUT,
     };
     write_durably(&path.join(MARKER), &serde_json::to_vec_pretty(&marker)?)?;
-    Ok(())
+    Ok((created != Created::Legacy).then_some(created))
+}
+
+/// Takes back a store [`prepare_for_writer`] created: the directory it made, or what it
+/// put into the empty directory it was given.
+pub fn remove_created(path: &Path, created: Created) {
+    let result = match created {
+        Created::Directory => fs::remove_dir_all(path),
+        Created::Legacy => Ok(()),
+        Created::InEmptyDirectory => fs::read_dir(path).and_then(|entries| {
+            for entry in entries {
+                let entry = entry?;
+                if entry.file_type()?.is_dir() {
+                    fs::remove_dir_all(entry.path())?;
+                } else {
+                    fs::remove_file(entry.path())?;
+                }
+            }
+            Ok(())
+        }),
+    };
+    if let Err(e) = result {
+        crate::diag!(
+            "sediment: cannot remove the new store at {}: {e}",
+            path.display()
+        );
+    }
 }
 
 /// A store written before the directory layout existed: a RocksDB database whose
 /// `meta` family is Sediment's (checked when it is opened).
-fn is_legacy_store(path: &Path) -> bool {
+pub fn is_legacy_store(path: &Path) -> bool {
     path.join("CURRENT").is_file() && path.join("IDENTITY").is_file() && !path.join(MARKER).exists()
 }
 

@@ -59,13 +59,39 @@ pub struct WriterOptions {
     pub command: String,
     /// Queue behind another writer instead of failing.
     pub wait: bool,
+    /// Whether to create the store when the directory is new or empty.
+    pub create: Create,
+}
+
+/// When a writer creates a store. Only commands that bring content (imports) create
+/// stores; the others refuse a path without a store, so that a mistyped `--store` creates
+/// nothing.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Create {
+    /// Never: a path without a store is an error.
+    Never,
+    /// When there is none, but a store the run leaves empty is removed at its end
+    /// (whether it ends well or not): a run with nothing to write leaves no store.
+    IfWritten,
+    /// When there is none (the library's [`Store::open`]).
+    Always,
 }
 
 impl WriterOptions {
+    /// A writer of an existing store.
     pub fn new(command: &str) -> WriterOptions {
         WriterOptions {
             command: command.to_string(),
             wait: false,
+            create: Create::Never,
+        }
+    }
+
+    /// A writer that creates the store if there is none yet, and keeps it if it writes.
+    pub fn creating(command: &str) -> WriterOptions {
+        WriterOptions {
+            create: Create::IfWritten,
+            ..WriterOptions::new(command)
         }
     }
 }
@@ -83,7 +109,11 @@ impl Store {
     /// Opens the store at `path` as its writer (creating it if needed), with the
     /// embedded schema. See [`Store::open_writer`].
     pub fn open(path: &Path) -> Result<Store> {
-        Store::open_writer(path, &WriterOptions::new("library"))
+        let options = WriterOptions {
+            create: Create::Always,
+            ..WriterOptions::new("library")
+        };
+        Store::open_writer(path, &options)
     }
 
     /// Opens the store as a writer: on RocksDB the one writer, under the writer lock
@@ -102,12 +132,7 @@ impl Store {
     ) -> Result<Store> {
         let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
             Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, true)?),
-            None => Box::new(RocksBackend::open_writer(
-                path,
-                &schema,
-                &options.command,
-                options.wait,
-            )?),
+            None => Box::new(RocksBackend::open_writer(path, &schema, options)?),
         };
         let store = Store::new(backend, schema, path, true);
         store.check_layout()?;

@@ -31,6 +31,7 @@ use rocksdb::{
     WriteOptions,
 };
 
+use super::Create;
 use super::backend::{
     Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space, prefix_end,
 };
@@ -272,6 +273,52 @@ pub struct RocksBackend {
     inconsistent: AtomicBool,
     /// Serializes conditional writes.
     conditional: Mutex<()>,
+    /// The store was created by this writer. Declared last: it is dropped after the
+    /// database is closed.
+    created: Option<CreatedStore>,
+}
+
+impl Drop for RocksBackend {
+    fn drop(&mut self) {
+        if let Some(created) = &self.created
+            && !self.holds_data()
+        {
+            crate::diag!(
+                "sediment: nothing was written, so there is no Sediment store at {} (the one \
+                 this run created is removed)",
+                self.path.display()
+            );
+            created.remove.store(true, Ordering::SeqCst);
+        }
+    }
+}
+
+/// A store a writer created, removed when it is dropped if `remove` is set: a run that
+/// writes nothing leaves no store behind.
+struct CreatedStore {
+    path: PathBuf,
+    created: Option<directory::Created>,
+    remove: AtomicBool,
+}
+
+impl CreatedStore {
+    fn new(path: &Path, created: Option<directory::Created>) -> CreatedStore {
+        CreatedStore {
+            path: path.to_path_buf(),
+            created,
+            remove: AtomicBool::new(created.is_some()),
+        }
+    }
+}
+
+impl Drop for CreatedStore {
+    fn drop(&mut self) {
+        if let Some(created) = self.created
+            && self.remove.load(Ordering::SeqCst)
+        {
+            directory::remove_created(&self.path, created);
+        }
+    }
 }
 
 impl RocksBackend {
@@ -279,12 +326,20 @@ impl RocksBackend {
     pub fn open_writer(
         path: &Path,
         schema: &Schema,
-        command: &str,
-        wait: bool,
+        options: &super::WriterOptions,
     ) -> Result<RocksBackend> {
-        directory::prepare_for_writer(path)?;
+        let create = options.create;
+        if create == Create::Never
+            && !directory::is_store(path)
+            && !directory::is_legacy_store(path)
+        {
+            return Err(directory::no_store_error(path));
+        }
+        let created = directory::prepare_for_writer(path)?;
+        // Removes what it created if opening fails from here on.
+        let cleanup = CreatedStore::new(path, created);
         directory::check_marker(path)?;
-        let lock = directory::WriterLock::acquire(path, command, wait)?;
+        let lock = directory::WriterLock::acquire(path, &options.command, options.wait)?;
         directory::fresh_staging_dir(path)?;
         let latest = directory::latest_version(path);
         if directory::is_dirty(path) {
@@ -301,7 +356,7 @@ impl RocksBackend {
         let published_sequence = latest
             .and_then(|v| directory::version_info(path, v))
             .and_then(|info| info["sequence"].as_u64());
-        Ok(RocksBackend::new(
+        let mut backend = RocksBackend::new(
             db,
             path,
             schema,
@@ -312,7 +367,40 @@ impl RocksBackend {
                     sequence: published_sequence.unwrap_or(0),
                 }),
             }),
-        ))
+        );
+        // From now on the backend decides, when it is dropped, whether to keep the store.
+        cleanup.remove.store(false, Ordering::SeqCst);
+        backend.created = (created.is_some() && create == Create::IfWritten).then_some(cleanup);
+        Ok(backend)
+    }
+
+    /// Whether any table family or key space holds data (the layout and schema records
+    /// every store starts with aside).
+    fn holds_data(&self) -> bool {
+        let names = self
+            .families
+            .iter()
+            .map(|f| f.0.as_str())
+            .chain(Space::ALL.map(Space::name));
+        for name in names {
+            let Some(cf) = self.db.cf_handle(name) else {
+                continue;
+            };
+            let mut iter = self.db.raw_iterator_cf(cf);
+            iter.seek_to_first();
+            while iter.valid() {
+                let initial = name == Space::Meta.name()
+                    && matches!(iter.key(), Some(b"layout_version" | b"schema"));
+                if !initial {
+                    return true;
+                }
+                iter.next();
+            }
+            if iter.status().is_err() {
+                return true;
+            }
+        }
+        false
     }
 
     /// Opens the newest published version read-only, with a block cache of
@@ -359,6 +447,7 @@ impl RocksBackend {
                 .collect(),
             inconsistent: AtomicBool::new(false),
             conditional: Mutex::new(()),
+            created: None,
         }
     }
 

@@ -14,6 +14,7 @@ use url::Url;
 use super::values::is_crawlable;
 use crate::html;
 use crate::key::Sha1Key;
+use crate::project::limits::BodyCuts;
 use crate::project::signals::PageSignals;
 use crate::project::source::{BodyReader, Unavailable};
 use crate::store::Store;
@@ -27,10 +28,8 @@ pub struct PageFacts {
     pub signals: PageSignals,
     /// Distinct crawlable (http, https) link targets, without fragment, in document order.
     pub links: Vec<Url>,
-    /// The body was cut at the size limit before analysis.
-    pub truncated: bool,
-    /// ... because its Content-Encoding expanded it too much (a compression bomb).
-    pub expansion_cut: bool,
+    /// How the body was cut before analysis (size limit, compression bomb).
+    pub cuts: BodyCuts,
 }
 
 impl PageFacts {
@@ -66,8 +65,7 @@ pub fn analyze_page(
         text: outline.text_utf8,
         signals,
         links,
-        truncated: body.truncated,
-        expansion_cut: body.expansion_cut,
+        cuts: BodyCuts::of(&body),
     }))
 }
 
@@ -148,8 +146,7 @@ mod tests {
             text: text.to_string(),
             signals: PageSignals::default(),
             links: Vec::new(),
-            truncated: false,
-            expansion_cut: false,
+            cuts: BodyCuts::default(),
         })
     }
 

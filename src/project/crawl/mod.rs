@@ -61,11 +61,7 @@ const CRAWL_UUID: UniqueColumn = UniqueColumn {
 /// The seed's crawler schema version, recorded as `unobtanium_crawler_schema_version`.
 pub const CRAWLER_SCHEMA_VERSION: &str = "1.0.0";
 
-/// Default cap of a decoded body (after Content-Encoding): 16 MiB.
-pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
-/// Default cap of the text stored per page in file_text: 1 MiB. A page of hostile
-/// compressed content (a gzip bomb) thus adds at most about 1 MiB to the database.
-pub const DEFAULT_MAX_TEXT_BYTES: usize = 1 << 20;
+pub use crate::project::limits::{DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, cut_at_char};
 
 /// By default a transaction also ends once it has written this much page text, whatever
 /// its number of captures: the pages' text is most of what a crawl database holds, and
@@ -573,11 +569,8 @@ impl Projector<'_> {
         match result {
             Ok(page) => {
                 self.report.count("html_parsed", 1);
-                if page.truncated {
-                    self.report.count("html_bodies_truncated", 1);
-                }
-                if page.expansion_cut {
-                    self.report.count("html_bodies_cut_expansion", 1);
+                for counter in page.cuts.counters() {
+                    self.report.count(counter, 1);
                 }
             }
             Err(why) => self
@@ -1003,18 +996,6 @@ fn time_taken_ms(capture: &Capture) -> i64 {
 /// request.request_duration_ms: the recorded fetch duration, else NULL (the seed allows it).
 fn request_duration_ms(capture: &Capture) -> Option<i64> {
     capture.fetch_ms.map(|ms| ms.min(i64::MAX as u64) as i64)
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut_at_char(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 #[cfg(test)]

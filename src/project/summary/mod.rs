@@ -50,6 +50,7 @@ use crate::project::crawl::check_reopened;
 use crate::project::crawl::values::http_date_to_unix;
 use crate::project::exit_code::{HtmlVerdict, exit_code_of};
 use crate::project::identity::{self, AgentResolver, IDENTITY_VERSION};
+use crate::project::limits::PageLimits;
 use crate::project::originals::Originals;
 use crate::project::source::{BodyReader, for_each_capture, is_html_mime};
 use crate::report::{Counts, Report};
@@ -58,7 +59,7 @@ use crate::store::Store;
 use generations::{Observation, StoredGeneration, plan, reconcile};
 use keys::{CaptureClass, ContentKey, classify};
 use payloads::{
-    AnalysisCache, AnalysisResult, Fifo, Job, PileRef, analyse, analyse_all, store_pile,
+    AnalysisCache, AnalysisResult, Fifo, Job, Pages, PileRef, analyse, analyse_all, store_pile,
     stored_pile,
 };
 use rows::{CrawlRow, NewGeneration, WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
@@ -83,8 +84,8 @@ const GENERATION_UUID: UniqueColumn = UniqueColumn {
 pub struct SummaryOptions {
     /// Directories holding the WARC files named by the stored locations.
     pub warc_dirs: Vec<PathBuf>,
-    /// Bodies are cut at this many bytes (after decompression).
-    pub max_body_bytes: usize,
+    /// How much of one page's body is read and of its text kept.
+    pub limits: PageLimits,
     /// Captures per batch (one transaction, one round of parallel analysis).
     pub batch_captures: usize,
     /// The memory budget every cache is sized from (`--memory-mb`).
@@ -97,7 +98,7 @@ impl Default for SummaryOptions {
     fn default() -> Self {
         SummaryOptions {
             warc_dirs: Vec::new(),
-            max_body_bytes: 16 << 20,
+            limits: PageLimits::default(),
             batch_captures: MemoryBudget::default().prefetch_captures() / 2,
             memory: MemoryBudget::default(),
             spill_dir: std::env::temp_dir(),
@@ -193,7 +194,13 @@ pub fn summarize(
     let mut summarizer = Summarizer {
         store,
         conn,
-        bodies: BodyReader::new(WarcLocator::new(&options.warc_dirs), options.max_body_bytes),
+        pages: Pages {
+            bodies: BodyReader::new(
+                WarcLocator::new(&options.warc_dirs),
+                options.limits.max_body_bytes,
+            ),
+            max_text_bytes: options.limits.max_text_bytes,
+        },
         ids: BaseIds::with_limit(memory.id_cache_entries()),
         analyses: Fifo::with_byte_limit(memory.analyses(), memory.page_cache_bytes()),
         round: HashMap::new(),
@@ -284,7 +291,7 @@ impl Batch {
 struct Summarizer<'a> {
     store: &'a Store,
     conn: Connection,
-    bodies: BodyReader,
+    pages: Pages,
     ids: BaseIds,
     /// Analyses by payload digest, for the generations that need them.
     analyses: AnalysisCache,
@@ -476,11 +483,11 @@ impl Summarizer<'_> {
             (first_url, first_job) = (end_url, end_job);
         }
         let store = self.store;
-        let bodies = self.bodies.clone();
+        let pages = self.pages.clone();
         let analyse_round = |round: Option<&(Range<usize>, Range<usize>)>| {
             round.map(|(_, round_jobs)| {
                 let started = Instant::now();
-                let results = analyse_all(store, &bodies, &jobs[round_jobs.clone()]);
+                let results = analyse_all(store, &pages, &jobs[round_jobs.clone()]);
                 (results, started.elapsed())
             })
         };
@@ -553,6 +560,12 @@ impl Summarizer<'_> {
         match result {
             Ok(analysis) => {
                 self.counts.incr("payloads_analysed");
+                for counter in analysis.cuts.counters() {
+                    self.counts.incr(counter);
+                }
+                if analysis.text_cut {
+                    self.counts.incr("text_piles_cut_at_max_text_bytes");
+                }
                 let (pile, new) = store_pile(&self.conn, &job.digest, &analysis)?;
                 if new {
                     self.counts.incr("text_piles");
@@ -595,7 +608,7 @@ impl Summarizer<'_> {
             url: url.clone(),
             content_type: content_type.map(str::to_string),
         };
-        match analyse(self.store, &self.bodies, &job)? {
+        match analyse(self.store, &self.pages, &job)? {
             Ok(analysis) => {
                 self.counts.incr("payloads_analysed_again_for_url");
                 let analysis = Arc::new(analysis);

@@ -12,6 +12,7 @@ use url::Url;
 
 use crate::html::{DocumentDescription, Link, TextPile, analyze};
 use crate::key::Sha1Key;
+use crate::project::limits::{BodyCuts, cut_pile};
 use crate::project::signals::PageSignals;
 use crate::project::source::{BodyReader, Unavailable};
 use crate::store::Store;
@@ -27,6 +28,10 @@ pub struct Analysis {
     /// Canonical, noindex and meta-refresh redirect (shared with the crawl database).
     pub signals: PageSignals,
     pub body_len: u64,
+    /// How the body was cut before analysis (size limit, compression bomb).
+    pub cuts: BodyCuts,
+    /// The text pile was cut at `--max-text-bytes`.
+    pub text_cut: bool,
 }
 
 /// One payload to analyse, for the URL of the capture that needs it.
@@ -37,18 +42,23 @@ pub struct Job {
     pub content_type: Option<String>,
 }
 
+/// How payloads are read back and analysed: the body reader (and its limit), and how much
+/// text one page keeps.
+#[derive(Clone)]
+pub struct Pages {
+    pub bodies: BodyReader,
+    pub max_text_bytes: usize,
+}
+
 /// Reads and analyses one payload.
-pub fn analyse(
-    store: &Store,
-    bodies: &BodyReader,
-    job: &Job,
-) -> Result<Result<Analysis, Unavailable>> {
-    let body = match bodies.read(store, &job.digest)? {
+pub fn analyse(store: &Store, pages: &Pages, job: &Job) -> Result<Result<Analysis, Unavailable>> {
+    let body = match pages.bodies.read(store, &job.digest)? {
         Ok(body) => body,
         Err(unavailable) => return Ok(Err(unavailable)),
     };
     let content_type = body.content_type.as_deref().or(job.content_type.as_deref());
-    let document = analyze(&body.bytes, content_type, &job.url);
+    let mut document = analyze(&body.bytes, content_type, &job.url);
+    let text_cut = cut_pile(&mut document.pile, pages.max_text_bytes);
     let signals = PageSignals::of(
         &document.description.directives,
         body.link.as_deref(),
@@ -61,6 +71,8 @@ pub fn analyse(
         description: document.description,
         links: document.links,
         body_len: body.bytes.len() as u64,
+        cuts: BodyCuts::of(&body),
+        text_cut,
     }))
 }
 
@@ -68,9 +80,9 @@ pub fn analyse(
 pub type AnalysisResult = Result<Result<Analysis, Unavailable>>;
 
 /// Analyses many payloads on the rayon pool; results in job order.
-pub fn analyse_all(store: &Store, bodies: &BodyReader, jobs: &[Job]) -> Vec<AnalysisResult> {
+pub fn analyse_all(store: &Store, pages: &Pages, jobs: &[Job]) -> Vec<AnalysisResult> {
     jobs.par_iter()
-        .map(|job| analyse(store, bodies, job))
+        .map(|job| analyse(store, pages, job))
         .collect()
 }
 
