@@ -1,8 +1,6 @@
 //! The six text-pile fields as they are filled: white space collapsed, separators between
 //! blocks, a size cap, and the digest over the finished fields.
 
-use blake2::{Blake2b512, Digest};
-
 use super::TextPile;
 
 /// The six pile fields, in digest order.
@@ -193,14 +191,7 @@ pub(super) fn pile_of(fields: [FieldText; 6]) -> TextPile {
         quote_text,
         digest: [0; 64],
     };
-    let mut hasher = Blake2b512::new();
-    for (i, field) in pile.fields().iter().enumerate() {
-        if i > 0 {
-            hasher.update(b"\n\n\n");
-        }
-        hasher.update(field.as_bytes());
-    }
-    pile.digest.copy_from_slice(&hasher.finalize());
+    pile.compute_digest();
     pile
 }
 

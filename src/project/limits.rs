@@ -3,8 +3,6 @@
 //! A hostile page (a gzip bomb: kilobytes that decode to gigabytes) then adds a bounded
 //! amount to the database, and every cut is counted under the same names in both.
 
-use blake2::{Blake2b512, Digest};
-
 use crate::html::TextPile;
 use crate::project::source::Body;
 
@@ -102,20 +100,15 @@ pub fn cut_pile(pile: &mut TextPile, max: usize) -> bool {
         field.truncate(keep);
         room -= keep;
     }
-    // The same digest as the HTML analysis gives a pile (see `TextPile::digest`).
-    let mut hasher = Blake2b512::new();
-    for (i, field) in pile.fields().iter().enumerate() {
-        if i > 0 {
-            hasher.update(b"\n\n\n");
-        }
-        hasher.update(field.as_bytes());
-    }
-    pile.digest.copy_from_slice(&hasher.finalize());
+    // Digested again as the analysis digests a pile.
+    pile.compute_digest();
     true
 }
 
 #[cfg(test)]
 mod tests {
+    use blake2::{Blake2b512, Digest};
+
     use super::*;
 
     #[test]
