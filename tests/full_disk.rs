@@ -79,6 +79,24 @@ fn a_full_disk_is_named_and_a_bulk_load_cleans_up() {
     );
     std::fs::remove_file(&rows).unwrap();
 
+    let lines = disk.0.join("index.cdx");
+    let run = sediment(
+        &store,
+        &[
+            "cdx",
+            input.to_str().unwrap(),
+            "-o",
+            lines.to_str().unwrap(),
+        ],
+    );
+    assert_eq!(run.status, 1, "{}", run.stderr);
+    assert!(
+        run.stderr.contains(&lines.display().to_string()),
+        "{}",
+        run.stderr
+    );
+    std::fs::remove_file(&lines).unwrap();
+
     let db = disk.0.join("summary.db");
     let run = sediment(&store, &["project", "summary", "-o", db.to_str().unwrap()]);
     assert_eq!(run.status, 1, "{}", run.stderr);

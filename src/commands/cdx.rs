@@ -129,9 +129,10 @@ pub fn run(args: Args) -> Result<ExitCode> {
         })
     })?;
     let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(
+        Some(path) => Box::new(super::NamedWriter::new(
             File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-        ),
+            path,
+        )),
         None => Box::new(std::io::stdout().lock()),
     };
     let mut out = BufWriter::with_capacity(1 << 20, sink);
