@@ -41,6 +41,7 @@ pub struct Cli {
 #[derive(Subcommand)]
 pub enum Command {
     /// Create the tables of a Bigtable store (`--store bigtable://PROJECT/INSTANCE/TABLE`).
+    #[cfg(feature = "bigtable")]
     Bigtable(commands::bigtable::Args),
     /// Print the table schema (families, qualifiers, types, versions, compression).
     Schema(commands::schema::Args),
@@ -94,8 +95,10 @@ pub enum Command {
     /// ranges' rows finished), inputs recorded.
     IngestSst(commands::ingest_sst::Args),
     /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
+    #[cfg(feature = "parquet")]
     ExportCaptures(commands::export_captures::Args),
     /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
+    #[cfg(feature = "server")]
     Serve(commands::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
     Completions(CompletionsArgs),
@@ -140,6 +143,7 @@ impl Command {
             Command::Grobid(a) => ("grobid", &a.reporting),
             Command::ImportTei(a) => ("import-tei", &a.reporting),
             Command::Match(a) => ("match", &a.reporting),
+            #[cfg(feature = "parquet")]
             Command::ExportCaptures(a) => ("export-captures", &a.reporting),
             Command::IngestSst(a) => ("ingest-sst", &a.reporting),
             Command::Catalog(a) => match &a.command {
@@ -160,6 +164,7 @@ impl Command {
 fn run(cli: Cli) -> Result<ExitCode> {
     match cli.command {
         Command::Schema(args) => commands::schema::run(args),
+        #[cfg(feature = "bigtable")]
         Command::Bigtable(args) => commands::bigtable::run(&cli.store, args),
         Command::Get(args) => commands::get::run(&cli.store, args),
         Command::Export(args) => commands::export::run(&cli.store, args),
@@ -185,7 +190,9 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::WriteSst(args) => commands::write_sst::run(args),
         Command::WriteRange(args) => commands::write_range::run(&cli.store, args),
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
+        #[cfg(feature = "parquet")]
         Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
+        #[cfg(feature = "server")]
         Command::Serve(args) => commands::serve::run(&cli.store, args),
         Command::Completions(args) => completions(args),
         Command::Manpage(args) => manpage(args),
@@ -301,6 +308,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(feature = "server")]
     fn serve_binds_loopback_unless_told_otherwise() {
         let cli = Cli::try_parse_from(["sediment", "serve"]).unwrap();
         let Command::Serve(args) = cli.command else {

@@ -67,6 +67,7 @@ mod capture;
 mod catalog;
 mod cli;
 mod codec;
+#[cfg(feature = "parquet")]
 mod columnar;
 mod commands;
 mod extsort;
@@ -83,6 +84,7 @@ mod project;
 mod report;
 mod scaleout;
 mod schema;
+#[cfg(feature = "server")]
 mod serve;
 mod stage;
 mod store;
@@ -108,6 +110,7 @@ pub mod internals {
     pub use crate::jsonl::{parse_row, parse_row_as_value};
     pub use crate::schema::{EMBEDDED_SCHEMA, Schema};
     pub use crate::search;
+    #[cfg(feature = "server")]
     pub use crate::serve::parse_request_for_fuzzing;
     pub use crate::store::captures::count_captures;
     pub use crate::store::cells::Projection;

@@ -1,12 +1,14 @@
 //! One module per subcommand; each reads like a short recipe over the library.
 
 pub mod backfill_cdx;
+#[cfg(feature = "bigtable")]
 pub mod bigtable;
 pub mod captures;
 pub mod cat;
 pub mod catalog;
 pub mod cdx;
 pub mod export;
+#[cfg(feature = "parquet")]
 pub mod export_captures;
 pub mod extract;
 pub mod get;
@@ -26,6 +28,7 @@ pub mod project_summary;
 pub mod relocate;
 pub mod schema;
 pub mod search;
+#[cfg(feature = "server")]
 pub mod serve;
 pub mod split_ranges;
 pub mod stats;

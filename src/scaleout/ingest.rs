@@ -41,7 +41,7 @@ pub struct StorePlan {
 
 /// Reads the newest published version of the store (nothing when there is no store yet).
 pub fn store_plan(path: &Path) -> Result<StorePlan> {
-    let shared = crate::store::bigtable::Address::parse(path)?.is_some();
+    let shared = crate::store::is_shared_address(path);
     if !shared && !directory::is_store(path) {
         return Ok(StorePlan {
             empty: true,

@@ -14,6 +14,7 @@
 //! and several writers may share a table (see [`materialize::materialize_dirty`]).
 
 pub mod backend;
+#[cfg(feature = "bigtable")]
 pub mod bigtable;
 pub mod bulk;
 pub mod bulk_cells;
@@ -96,6 +97,35 @@ impl WriterOptions {
     }
 }
 
+/// Whether `path` names a shared store (`bigtable://…`) rather than a directory.
+pub fn is_shared_address(path: &Path) -> bool {
+    path.to_str().is_some_and(|p| p.starts_with("bigtable://"))
+}
+
+/// The Bigtable backend of a `bigtable://` address; `None` for a directory.
+#[cfg(feature = "bigtable")]
+fn shared_backend(path: &Path, schema: &Schema, writer: bool) -> Result<Option<Box<dyn Backend>>> {
+    Ok(match bigtable::Address::parse(path)? {
+        Some(address) => Some(Box::new(bigtable::BigtableBackend::open(
+            &address, schema, writer,
+        )?)),
+        None => None,
+    })
+}
+
+/// Without the Bigtable backend a `bigtable://` address is refused, saying why.
+#[cfg(not(feature = "bigtable"))]
+fn shared_backend(path: &Path, _: &Schema, _: bool) -> Result<Option<Box<dyn Backend>>> {
+    if is_shared_address(path) {
+        bail!(
+            "{}: this build of sediment has no Bigtable backend (it was built without the \
+             `bigtable` feature)",
+            path.display()
+        );
+    }
+    Ok(None)
+}
+
 /// A store opened by this process.
 pub struct Store {
     backend: Box<dyn Backend>,
@@ -130,8 +160,8 @@ impl Store {
         options: &WriterOptions,
         schema: Schema,
     ) -> Result<Store> {
-        let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
-            Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, true)?),
+        let backend: Box<dyn Backend> = match shared_backend(path, &schema, true)? {
+            Some(backend) => backend,
             None => Box::new(RocksBackend::open_writer(path, &schema, options)?),
         };
         let store = Store::new(backend, schema, path, true);
@@ -162,8 +192,8 @@ impl Store {
         schema: Schema,
         block_cache_bytes: usize,
     ) -> Result<Store> {
-        let backend: Box<dyn Backend> = match bigtable::Address::parse(path)? {
-            Some(address) => Box::new(bigtable::BigtableBackend::open(&address, &schema, false)?),
+        let backend: Box<dyn Backend> = match shared_backend(path, &schema, false)? {
+            Some(backend) => backend,
             None => Box::new(RocksBackend::open_reader(path, &schema, block_cache_bytes)?),
         };
         let store = Store::new(backend, schema, path, false);
