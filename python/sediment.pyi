@@ -19,7 +19,7 @@ class Captures(Iterator[dict[str, str]]):
     def close(self) -> None: ...
 
 class Store:
-    """The newest published version of a store, opened read-only."""
+    """The newest published version of a store, opened read-only (open again for a newer one)."""
 
     def __init__(self, path: Union[str, os.PathLike[str]]) -> None: ...
     @property

@@ -100,6 +100,7 @@ fn json_loads(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
 
 /// A store opened read-only: the newest version its writer has published, as
 /// `sediment captures` and `sediment serve` open it. Never blocks or disturbs a writer.
+/// It keeps reading the version it opened; open the store again to see a newer one.
 #[pyclass(module = "sediment", frozen)]
 struct Store {
     inner: Arc<Inner>,
