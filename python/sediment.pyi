@@ -38,11 +38,11 @@ class Store:
         to: Optional[str] = None,
         limit: Optional[int] = None,
         *,
-        filter: Sequence[str] = (),
-        collapse: Sequence[str] = (),
+        filter: Union[str, Sequence[str], None] = None,
+        collapse: Union[str, Sequence[str], None] = None,
         closest: Optional[str] = None,
         reverse: bool = False,
-        fields: Optional[Sequence[str]] = None,
+        fields: Union[str, Sequence[str], None] = None,
     ) -> Captures:
         """The captures `sediment captures --url` lists, as dicts of the CDX fields."""
 

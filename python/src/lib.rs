@@ -192,8 +192,7 @@ impl Store {
     /// `filter`, `collapse`, `closest`, `sort=reverse` and `fl`.
     #[pyo3(signature = (
         url, match_type = None, from_ts = None, to = None, limit = None,
-        *, filter = Vec::new(), collapse = Vec::new(), closest = None, reverse = false,
-        fields = None
+        *, filter = None, collapse = None, closest = None, reverse = false, fields = None
     ))]
     #[allow(clippy::too_many_arguments)]
     fn captures(
@@ -203,14 +202,16 @@ impl Store {
         from_ts: Option<&str>,
         to: Option<&str>,
         limit: Option<i64>,
-        filter: Vec<String>,
-        collapse: Vec<String>,
+        filter: Option<Strings>,
+        collapse: Option<Strings>,
         closest: Option<&str>,
         reverse: bool,
-        fields: Option<Vec<String>>,
+        fields: Option<Strings>,
     ) -> PyResult<Captures> {
         let limit = limit.map(|n| n.to_string());
-        let fields = fields.map(|f| f.join(","));
+        let fields = fields.map(|f| f.into_vec().join(","));
+        let filter = filter.map(Strings::into_vec).unwrap_or_default();
+        let collapse = collapse.map(Strings::into_vec).unwrap_or_default();
         let mut params = vec![("url", url), ("output", "jsonl")];
         let optional = [
             ("matchType", match_type),
@@ -252,6 +253,22 @@ impl Store {
             Ok(())
         });
         Ok(Captures { stream, names })
+    }
+}
+
+/// A parameter that may be repeated: one string or a sequence of them.
+#[derive(FromPyObject)]
+enum Strings {
+    One(String),
+    Many(Vec<String>),
+}
+
+impl Strings {
+    fn into_vec(self) -> Vec<String> {
+        match self {
+            Strings::One(one) => vec![one],
+            Strings::Many(many) => many,
+        }
     }
 }
 

@@ -107,6 +107,7 @@ def test_captures_are_the_cli_listing(store, crawl_store):
         ((SITE + "/*",), {"limit": -4}, ["--limit", "-4"]),
         ((SITE + "/*",), {"reverse": True, "limit": 7}, ["--reverse", "--limit", "7"]),
         ((SITE + "/*",), {"filter": ["!status:200"]}, ["--filter", "!status:200"]),
+        ((SITE + "/*",), {"filter": ["status:200", "~url:docs"]}, ["--filter", "status:200", "--filter", "~url:docs"]),
         ((SITE + "/*",), {"collapse": ["digest"]}, ["--collapse", "digest"]),
         ((SITE + "/*",), {"closest": middle, "limit": 3}, ["--closest", middle, "--limit", "3"]),
         (("nothing.example",), {}, []),
@@ -120,6 +121,13 @@ def test_captures_are_the_cli_listing(store, crawl_store):
     assert len(list(store.captures(SITE + "/*"))) == 117
     first = next(iter(store.captures(home)))
     assert set(first) >= {"urlkey", "timestamp", "original", "mimetype", "statuscode", "digest", "length", "offset", "filename"}
+    # One filter, collapse or field list may be a plain string.
+    assert list(store.captures(SITE + "/*", filter="!status:200", collapse="digest")) == cli_captures(
+        crawl_store, SITE + "/*", "--filter", "!status:200", "--collapse", "digest"
+    )
+    assert list(store.captures(home, fields="timestamp")) == [
+        {"timestamp": c["timestamp"]} for c in cli_captures(crawl_store, home)
+    ]
     narrow = list(store.captures(home, fields=["timestamp", "statuscode"]))
     assert narrow == [{"timestamp": c["timestamp"], "statuscode": c["statuscode"]} for c in cli_captures(crawl_store, home)]
 
