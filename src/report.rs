@@ -298,10 +298,6 @@ impl Report {
         self
     }
 
-    pub fn is_quiet(&self) -> bool {
-        self.output.quiet
-    }
-
     pub fn rejects_to(self, path: Option<&Path>) -> Result<Report> {
         if let Some(path) = path {
             let file = File::create(path)

@@ -19,7 +19,7 @@ mod dialect;
 pub mod lines;
 mod parse;
 mod timestamp;
-pub mod writer;
+pub(crate) mod writer;
 
 use std::borrow::Cow;
 use std::fmt;

@@ -192,3 +192,8 @@ macro_rules! usage_error {
 pub fn usage<T, E: std::fmt::Display>(result: Result<T, E>) -> anyhow::Result<T> {
     result.map_err(|e| UsageError(format!("{e:#}")).into())
 }
+
+/// `--commit-every SECS` as a duration (negative: at once; too large: never).
+pub fn commit_interval(seconds: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(std::time::Duration::MAX)
+}

@@ -34,19 +34,6 @@ use crate::extsort::{Sorter, keyed, split_keyed};
 use crate::html::parse_datetime;
 use crate::report::Counts;
 
-/// The map names, in the original's order.
-pub const MAPS: [&str; 9] = [
-    "PageIDtoURL",
-    "URLtoPageID",
-    "PageIDtoTime",
-    "WordIDtoWord",
-    "WordtoWordID",
-    "ParenttoChild",
-    "ChildtoParent",
-    "PageIDtoWordID",
-    "WordIDtoPageID",
-];
-
 /// What was written.
 #[derive(Debug, Default, Clone)]
 pub struct JdbmFiles {
@@ -299,6 +286,7 @@ pub fn parse_postings(value: &str) -> Option<Vec<(u32, u32)>> {
 }
 
 /// Parses an `a;b;` id list; None when malformed.
+#[cfg(test)]
 pub fn parse_ids(value: &str) -> Option<Vec<u32>> {
     value
         .split(';')
