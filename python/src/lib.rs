@@ -9,7 +9,6 @@
 //! bounded channel, so a listing as long as the store holds a few dozen items in memory
 //! and stops reading when the iterator is dropped.
 
-use std::io::{self, Write};
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -21,13 +20,7 @@ use pyo3::exceptions::{PyException, PyTypeError};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyString};
 
-use sediment::capture::Capture;
-use sediment::jsonl::write_row;
-use sediment::key::Sha1Key;
-use sediment::store::Store as Inner;
-use sediment::store::cells::Projection;
-use sediment::wayback::query::KeyRange;
-use sediment::wayback::{CaptureQuery, CaptureSource, CdxRecord, QueryLimits, StoreCaptures};
+use sediment::{CaptureQuery, CdxField, Row, Sha1Key, Store as Inner};
 
 create_exception!(
     sediment,
@@ -64,34 +57,33 @@ fn parse_key(key: &Bound<'_, PyAny>) -> PyResult<Sha1Key> {
     ))
 }
 
-/// `sediment get`'s JSON object of a row (`{"key":…,"sha1hex":…,"family:qualifier":value}`)
-/// as `{family: {qualifier: value}}`, in schema order. Cells that do not decode are left
-/// out, as `get` leaves them out.
+/// A row as `{family: {qualifier: value}}`, in schema order, values decoded as
+/// `sediment get` shows them (cells that do not decode are left out, as `get` leaves
+/// them out): made as JSON and loaded by Python's `json`, so that values are the types
+/// `json.loads` gives for `get`'s output.
 fn row_dict<'py>(
     py: Python<'py>,
     loads: &Bound<'py, PyAny>,
     json: &[u8],
 ) -> PyResult<Bound<'py, PyDict>> {
-    let flat = loads.call1((PyBytes::new(py, json),))?;
-    let flat = flat.cast::<PyDict>()?;
-    let row = PyDict::new(py);
-    for (name, value) in flat.iter() {
-        let name: String = name.extract()?;
-        // HBase family names cannot hold a colon; qualifiers may.
-        let Some((family, qualifier)) = name.split_once(':') else {
-            continue; // "key" and "sha1hex"
-        };
-        let cells = match row.get_item(family)? {
-            Some(cells) => cells.cast_into::<PyDict>()?,
-            None => {
-                let cells = PyDict::new(py);
-                row.set_item(family, &cells)?;
-                cells
-            }
-        };
-        cells.set_item(qualifier, value)?;
+    loads
+        .call1((PyBytes::new(py, json),))?
+        .cast_into::<PyDict>()
+        .map_err(Into::into)
+}
+
+/// The JSON of [`row_dict`].
+fn row_json(row: &Row) -> Vec<u8> {
+    let mut families = serde_json::Map::new();
+    for cell in &row.cells {
+        let cells = families
+            .entry(cell.family.clone())
+            .or_insert_with(|| serde_json::Value::Object(serde_json::Map::new()));
+        if let serde_json::Value::Object(cells) = cells {
+            cells.insert(cell.qualifier.clone(), cell.value.clone());
+        }
     }
-    Ok(row)
+    serde_json::to_vec(&families).unwrap_or_default()
 }
 
 fn json_loads(py: Python<'_>) -> PyResult<Bound<'_, PyAny>> {
@@ -144,12 +136,7 @@ impl Store {
         let key = parse_key(key)?;
         let store = &self.inner;
         let json = py
-            .detach(|| -> anyhow::Result<Option<Vec<u8>>> {
-                let projection = Projection::all(store.schema());
-                Ok(store
-                    .read_row(&key, &projection)?
-                    .map(|row| row_json(store, &row)))
-            })
+            .detach(|| store.row(&key).map(|row| row.as_ref().map(row_json)))
             .map_err(error)?;
         json.map(|json| row_dict(py, &json_loads(py)?, &json))
             .transpose()
@@ -162,18 +149,16 @@ impl Store {
         let prefix = prefix.unwrap_or_default().to_vec();
         let store = self.inner.clone();
         let stream = Stream::start(move |tx, cancel| {
-            let projection = Projection::all(store.schema());
-            let end = prefix_end(&prefix);
-            let start = (!prefix.is_empty()).then_some(prefix.as_slice());
-            let mut left = limit.unwrap_or(u64::MAX);
-            if left == 0 {
-                return Ok(());
+            let limit = usize::try_from(limit.unwrap_or(u64::MAX)).unwrap_or(usize::MAX);
+            for row in store.rows(&prefix).take(limit) {
+                let row = row?;
+                if tx.send(Ok((row.key.0, row_json(&row)))).is_err()
+                    || cancel.load(Ordering::Relaxed)
+                {
+                    break;
+                }
             }
-            store.scan_rows(&projection, start, end.as_deref(), |row| {
-                let item = (row.key.0, row_json(&store, &row));
-                left -= 1;
-                Ok(tx.send(Ok(item)).is_ok() && left > 0 && !cancel.load(Ordering::Relaxed))
-            })
+            Ok(())
         });
         Ok(Rows {
             stream,
@@ -208,11 +193,8 @@ impl Store {
         reverse: bool,
         fields: Option<Strings>,
     ) -> PyResult<Captures> {
+        let mut query = CaptureQuery::url(url);
         let limit = limit.map(|n| n.to_string());
-        let fields = fields.map(|f| f.into_vec().join(","));
-        let filter = filter.map(Strings::into_vec).unwrap_or_default();
-        let collapse = collapse.map(Strings::into_vec).unwrap_or_default();
-        let mut params = vec![("url", url), ("output", "jsonl")];
         let optional = [
             ("matchType", match_type),
             ("from", from_ts),
@@ -220,36 +202,41 @@ impl Store {
             ("limit", limit.as_deref()),
             ("closest", closest),
             ("sort", reverse.then_some("reverse")),
-            ("fl", fields.as_deref()),
         ];
-        params.extend(
-            optional
-                .into_iter()
-                .filter_map(|(name, value)| Some((name, value?))),
-        );
-        params.extend(filter.iter().map(|f| ("filter", f.as_str())));
-        params.extend(collapse.iter().map(|c| ("collapse", c.as_str())));
-        // As `sediment captures`: a listing may be as long as the store; only the windows
-        // (the last N, the closest sort) stay bounded.
-        let limits = QueryLimits {
-            max_limit: u64::MAX >> 1,
-            ..QueryLimits::default()
+        for (name, value) in optional {
+            if let Some(value) = value {
+                query = query.param(name, value);
+            }
+        }
+        for filter in filter.map(Strings::into_vec).unwrap_or_default() {
+            query = query.param("filter", &filter);
+        }
+        for collapse in collapse.map(Strings::into_vec).unwrap_or_default() {
+            query = query.param("collapse", &collapse);
+        }
+        // The fields and their order, as the CDX server's `fl` takes them.
+        let fields: Vec<CdxField> = match fields.map(Strings::into_vec) {
+            None => CdxField::ALL.to_vec(),
+            Some(names) => names
+                .iter()
+                .flat_map(|n| n.split(','))
+                .map(|name| {
+                    CdxField::parse(name.trim())
+                        .ok_or_else(|| error(format!("unknown field {name:?} in fl")))
+                })
+                .collect::<PyResult<_>>()?,
         };
-        let query = CaptureQuery::from_params(params, &limits).map_err(error)?;
-        let names = query.fields.iter().map(|f| f.ia_name()).collect();
+        let names = fields.iter().map(|f| f.ia_name()).collect();
         let store = self.inner.clone();
         let stream = Stream::start(move |tx, cancel| {
-            let source = Cancellable {
-                inner: StoreCaptures::new(&store),
-                cancel,
-            };
-            let mut sink = CdxSink {
-                tx,
-                query: &query,
-                line: Vec::new(),
-            };
-            sediment::wayback::run(&query, &source, &mut sink)?;
-            sink.flush()?;
+            let query = query.cancel_when(cancel);
+            store.for_each_capture(&query, |capture| {
+                let values = fields
+                    .iter()
+                    .map(|f| capture.get(*f).unwrap_or_else(|| "-".to_string()))
+                    .collect();
+                tx.send(Ok(values)).is_ok()
+            })?;
             Ok(())
         });
         Ok(Captures { stream, names })
@@ -272,25 +259,6 @@ impl Strings {
     }
 }
 
-/// `sediment get`'s JSON object of a row.
-fn row_json(store: &Inner, row: &sediment::store::cells::Row) -> Vec<u8> {
-    let mut json = Vec::new();
-    write_row(store.schema(), row, false, &mut json, &mut Vec::new());
-    json
-}
-
-/// The smallest key above every key that starts with `prefix` (None: no bound).
-fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
-    let mut end = prefix.to_vec();
-    while let Some(last) = end.pop() {
-        if last != 0xff {
-            end.push(last + 1);
-            return Some(end);
-        }
-    }
-    None
-}
-
 /// What a worker sends: an item, or the error that ended its work.
 type Message<T> = Result<T, String>;
 
@@ -304,16 +272,16 @@ struct Stream<T> {
 impl<T: Send + 'static> Stream<T> {
     /// Runs `work` on a thread that sends its items; its error, if any, comes last.
     fn start(
-        work: impl FnOnce(&Sender<Message<T>>, &AtomicBool) -> anyhow::Result<()> + Send + 'static,
+        work: impl FnOnce(&Sender<Message<T>>, Arc<AtomicBool>) -> sediment::Result<()> + Send + 'static,
     ) -> Stream<T> {
         let (tx, rx) = crossbeam_channel::bounded(CHANNEL_DEPTH);
         let cancel = Arc::new(AtomicBool::new(false));
         let flag = cancel.clone();
         let worker = std::thread::spawn(move || {
-            if let Err(e) = work(&tx, &flag)
+            if let Err(e) = work(&tx, flag.clone())
                 && !flag.load(Ordering::Relaxed)
             {
-                let _ = tx.send(Err(format!("{e:#}")));
+                let _ = tx.send(Err(e.to_string()));
             }
         });
         Stream {
@@ -421,77 +389,6 @@ impl Captures {
     /// Stops the query before its end (also done when the iterator is dropped).
     fn close(&mut self) {
         self.stream.stop();
-    }
-}
-
-/// The store's captures, read until the Python iterator is dropped: a query that reads
-/// much and yields little (the last N, a filter that rarely matches) stops too.
-struct Cancellable<'a> {
-    inner: StoreCaptures<'a>,
-    cancel: &'a AtomicBool,
-}
-
-impl CaptureSource for Cancellable<'_> {
-    fn scan<'b>(
-        &'b self,
-        range: &KeyRange,
-        reverse: bool,
-    ) -> Box<dyn Iterator<Item = anyhow::Result<Capture>> + 'b> {
-        let mut captures = self.inner.scan(range, reverse);
-        let cancel = self.cancel;
-        Box::new(std::iter::from_fn(move || {
-            if cancel.load(Ordering::Relaxed) {
-                return Some(Err(anyhow::anyhow!("the iterator was closed")));
-            }
-            captures.next()
-        }))
-    }
-}
-
-/// Takes the query's output (`jsonl`: one capture per line, every stored detail) and
-/// sends each capture's CDX fields, computed as the `json` output computes them.
-struct CdxSink<'a> {
-    tx: &'a Sender<Message<Vec<String>>>,
-    query: &'a CaptureQuery,
-    line: Vec<u8>,
-}
-
-impl CdxSink<'_> {
-    fn send_line(&mut self, line: &[u8]) -> io::Result<()> {
-        let capture: Capture = serde_json::from_slice(line)
-            .map_err(|e| io::Error::other(format!("a capture line did not parse: {e}")))?;
-        let record = CdxRecord::of(&capture);
-        let values = self
-            .query
-            .fields
-            .iter()
-            .map(|f| record.shown(*f).to_string())
-            .collect();
-        self.tx
-            .send(Ok(values))
-            .map_err(|_| io::Error::new(io::ErrorKind::BrokenPipe, "the iterator was closed"))
-    }
-}
-
-impl Write for CdxSink<'_> {
-    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        for part in buf.split_inclusive(|&b| b == b'\n') {
-            self.line.extend_from_slice(part);
-            if let Some(line) = self.line.strip_suffix(b"\n") {
-                let line = line.to_vec();
-                self.line.clear();
-                self.send_line(&line)?;
-            }
-        }
-        Ok(buf.len())
-    }
-
-    fn flush(&mut self) -> io::Result<()> {
-        if !self.line.is_empty() {
-            let line = std::mem::take(&mut self.line);
-            self.send_line(&line)?;
-        }
-        Ok(())
     }
 }
 

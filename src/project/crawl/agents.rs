@@ -114,5 +114,4 @@ impl Agents {
         }
         Ok(())
     }
-
 }

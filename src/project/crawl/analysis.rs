@@ -132,7 +132,6 @@ impl PageCache {
     pub fn len(&self) -> usize {
         self.pages.len()
     }
-
 }
 
 #[cfg(test)]
