@@ -44,7 +44,8 @@ pub fn diagnostic(args: std::fmt::Arguments<'_>) {
     let _ = err.flush();
 }
 
-/// `eprintln!` that never panics: formats a line for [`diagnostic`].
+/// `eprintln!` that never panics: formats a line for `report::diagnostic` (internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! diag {
     ($($arg:tt)*) => {
