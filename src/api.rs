@@ -183,6 +183,13 @@ impl CaptureQuery {
         self
     }
 
+    /// Checks the query against the wayback rules ([`Error::BadQuery`] for what
+    /// [`Store::for_each_capture`] would refuse), so that a caller can refuse it before
+    /// running it, on another thread say.
+    pub fn check(&self) -> Result<()> {
+        self.compile().map(|_| ())
+    }
+
     fn compile(&self) -> Result<crate::wayback::CaptureQuery> {
         // A program's query may be as long as the store; only windows stay bounded.
         let limits = QueryLimits {

@@ -226,6 +226,7 @@ impl Store {
                 })
                 .collect::<PyResult<_>>()?,
         };
+        query.check().map_err(error)?;
         let names = fields.iter().map(|f| f.ia_name()).collect();
         let store = self.inner.clone();
         let stream = Stream::start(move |tx, cancel| {
