@@ -23,6 +23,7 @@
 #     (scripts/build-bigtable-emulator.sh).
 #   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
 #     application and the readers of the Parquet capture index (tests/spark.rs, tests/parquet.rs).
+#   - maturin and pytest (pip): build the Python bindings (python/) and run their tests.
 set -euo pipefail
 
 need_apt=()
@@ -50,8 +51,8 @@ fi
 venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
 python="${SEDIMENT_PYTHON:-python3}"
 # pip name => import name; pinned nothing: each is the newest release for the interpreter.
-packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax)
-modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax)
+packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax maturin pytest)
+modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax maturin pytest)
 
 fail() { echo "setup: $*" >&2; exit 1; }
 command -v "$python" >/dev/null 2>&1 || fail "no Python interpreter '$python' (set SEDIMENT_PYTHON, or install Debian's python3)"

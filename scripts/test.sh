@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: formatting, lints, the API documentation's links, unit and
-# integration tests. Ends with one line `N passed, N failed, N skipped`.
+# integration tests, and the Python bindings' pytest tests (python/; only when no cargo test
+# arguments narrow the run). Ends with one line `N passed, N failed, N skipped`.
 # Everything builds in release mode so RocksDB is compiled once, for tests and binaries alike.
 #
 #   scripts/test.sh [--strict] [--self-check] [CARGO TEST ARGUMENTS...]
@@ -78,6 +79,7 @@ fi
 [[ $strict == 1 ]] && echo "test: strict mode: a test that lacks what it needs fails"
 
 cargo fmt --check
+cargo fmt --check --manifest-path python/Cargo.toml
 cargo clippy --release --all-targets --features crash-points -- -D warnings
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
 
@@ -122,6 +124,42 @@ summary=$(summarize "$work/cargo-test.log" "$SEDIMENT_SKIP_LOG") || {
   echo "test: cargo test ran no test (status $status): did it build?" >&2
   [[ $status != 0 ]] || status=1
 }
+# The Python bindings: built into the venv by maturin (on the same target directory, so
+# RocksDB is not compiled again), tested against the binary cargo test just built. Their
+# counts join the summary; without maturin or pytest that is one failure in strict mode,
+# one skip otherwise.
+py_passed=0 py_failed=0 py_skipped=0
+if [[ ${#args[@]} -eq 0 ]]; then
+  if ! "$SEDIMENT_VENV/bin/python3" -c 'import maturin, pytest' 2>/dev/null; then
+    echo "test: maturin or pytest is missing from $SEDIMENT_VENV (scripts/setup.sh installs them): the Python bindings are not tested" >&2
+    if [[ $strict == 1 ]]; then py_failed=1; else py_skipped=1; fi
+  elif ! maturin develop --release -m python/Cargo.toml >"$work/maturin.log" 2>&1; then
+    tail -40 "$work/maturin.log" >&2
+    echo "test: building the Python bindings (maturin develop) failed" >&2
+    py_failed=1
+  else
+    "$SEDIMENT_VENV/bin/python3" -m pytest -q -rs -p no:cacheprovider --junitxml="$work/pytest.xml" python/tests || true
+    read -r py_passed py_failed py_skipped < <("$SEDIMENT_VENV/bin/python3" - "$work/pytest.xml" <<'PY'
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.parse(sys.argv[1]).getroot()
+except (OSError, ET.ParseError):
+    print(0, 1, 0)  # pytest wrote no report: it did not run
+    sys.exit()
+suites = [root] if root.tag == "testsuite" else root.findall("testsuite")
+n = lambda name: sum(int(s.get(name, 0)) for s in suites)
+failed = n("failures") + n("errors")
+ran = n("tests")
+print(ran - failed - n("skipped"), failed + (ran == 0), n("skipped"))
+PY
+    )
+  fi
+fi
+if [[ -n "$summary" ]]; then
+  read -r c_passed c_failed c_skipped < <(sed -E 's/^([0-9]+) passed, ([0-9]+) failed, ([0-9]+) skipped$/\1 \2 \3/' <<<"$summary")
+  summary="$((c_passed + py_passed)) passed, $((c_failed + py_failed)) failed, $((c_skipped + py_skipped)) skipped"
+fi
+
 if [[ -s "$SEDIMENT_SKIP_LOG" ]]; then
   echo "test: skipped for lack of what they need:"
   sort -u "$SEDIMENT_SKIP_LOG" | sed 's/^/  /'

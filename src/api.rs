@@ -7,6 +7,8 @@ use std::collections::VecDeque;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use crate::error::{Error, Result};
@@ -20,7 +22,8 @@ use crate::report::{Report, ReportArgs};
 use crate::store::cells::{Projection, row_upper_bound};
 use crate::store::{Create, WriterOptions};
 use crate::wayback::query::{KeyRange, QueryLimits, after_prefix};
-use crate::wayback::{CdxRecord, StoreCaptures};
+use crate::wayback::record::Field as CdxField;
+use crate::wayback::{CaptureSource, CdxRecord, StoreCaptures};
 
 /// A store: the `files` table (one row per payload, keyed by its SHA-1) and the capture
 /// index beside it, on RocksDB in a directory (or on Bigtable, `bigtable://…`).
@@ -90,9 +93,11 @@ pub enum MatchType {
 /// ```
 #[derive(Debug, Clone)]
 pub struct CaptureQuery {
-    params: Vec<(&'static str, String)>,
+    params: Vec<(String, String)>,
     /// Captures whose SURT starts with this, instead of a URL.
     surt_prefix: Option<String>,
+    /// Set by another thread to stop the query.
+    cancel: Option<Arc<AtomicBool>>,
 }
 
 impl CaptureQuery {
@@ -100,8 +105,9 @@ impl CaptureQuery {
     /// domain, as the wayback API does).
     pub fn url(url: &str) -> CaptureQuery {
         CaptureQuery {
-            params: vec![("url", url.to_string())],
+            params: vec![("url".to_string(), url.to_string())],
             surt_prefix: None,
+            cancel: None,
         }
     }
 
@@ -111,6 +117,7 @@ impl CaptureQuery {
         CaptureQuery {
             params: Vec::new(),
             surt_prefix: Some(prefix.to_string()),
+            cancel: None,
         }
     }
 
@@ -121,25 +128,27 @@ impl CaptureQuery {
             MatchType::Host => "host",
             MatchType::Domain => "domain",
         };
-        self.params.push(("matchType", name.to_string()));
+        self.params
+            .push(("matchType".to_string(), name.to_string()));
         self
     }
 
     /// At or after this time: 1 to 14 digits (`2021` is 20210101000000).
     pub fn from(mut self, timestamp: &str) -> CaptureQuery {
-        self.params.push(("from", timestamp.to_string()));
+        self.params
+            .push(("from".to_string(), timestamp.to_string()));
         self
     }
 
     /// At or before this time: 1 to 14 digits (`2021` is 20211231235959).
     pub fn to(mut self, timestamp: &str) -> CaptureQuery {
-        self.params.push(("to", timestamp.to_string()));
+        self.params.push(("to".to_string(), timestamp.to_string()));
         self
     }
 
     /// At most `n` captures; a negative `n` gives the last ones.
     pub fn limit(mut self, n: i64) -> CaptureQuery {
-        self.params.push(("limit", n.to_string()));
+        self.params.push(("limit".to_string(), n.to_string()));
         self
     }
 
@@ -147,14 +156,38 @@ impl CaptureQuery {
     /// `~field:substring` (fields: urlkey, timestamp, url, mime, status, digest, length,
     /// offset, filename).
     pub fn filter(mut self, filter: &str) -> CaptureQuery {
-        self.params.push(("filter", filter.to_string()));
+        self.params.push(("filter".to_string(), filter.to_string()));
+        self
+    }
+
+    /// Any other parameter of the wayback CDX server API, by its pywb or IA name:
+    /// `collapse` (`field` or `field:N`), `closest` (a timestamp, nearest first), `fl`,
+    /// `filter`, `sort`, … A name the API does not know is ignored, as the servers do.
+    pub fn param(mut self, name: &str, value: &str) -> CaptureQuery {
+        self.params.push((name.to_string(), value.to_string()));
+        self
+    }
+
+    /// Stops the query (with [`Error::Cancelled`]) once `flag` is set, checked before
+    /// each capture is read: how another thread ends a long query, such as the last N
+    /// captures of a large prefix, before its end.
+    pub fn cancel_when(mut self, flag: Arc<AtomicBool>) -> CaptureQuery {
+        self.cancel = Some(flag);
         self
     }
 
     /// Newest first.
     pub fn reverse(mut self) -> CaptureQuery {
-        self.params.push(("sort", "reverse".to_string()));
+        self.params
+            .push(("sort".to_string(), "reverse".to_string()));
         self
+    }
+
+    /// Checks the query against the wayback rules ([`Error::BadQuery`] for what
+    /// [`Store::for_each_capture`] would refuse), so that a caller can refuse it before
+    /// running it, on another thread say.
+    pub fn check(&self) -> Result<()> {
+        self.compile().map(|_| ())
     }
 
     fn compile(&self) -> Result<crate::wayback::CaptureQuery> {
@@ -163,7 +196,7 @@ impl CaptureQuery {
             max_limit: u64::MAX >> 1,
             ..QueryLimits::default()
         };
-        let params = self.params.iter().map(|(k, v)| (*k, v.as_str()));
+        let params = self.params.iter().map(|(k, v)| (k.as_str(), v.as_str()));
         let query = match &self.surt_prefix {
             None => crate::wayback::CaptureQuery::from_params(params, &limits),
             Some(prefix) => {
@@ -199,6 +232,22 @@ pub struct Capture {
 }
 
 impl Capture {
+    /// A field as a CDX line shows it (`None` is written `-`).
+    pub fn get(&self, field: CdxField) -> Option<String> {
+        match field {
+            CdxField::UrlKey => Some(self.urlkey.clone()),
+            CdxField::Timestamp => Some(self.timestamp.clone()),
+            CdxField::Original => Some(self.url.clone()),
+            CdxField::MimeType => self.mime.clone(),
+            CdxField::StatusCode => self.status.map(|s| s.to_string()),
+            CdxField::Digest => self.digest.clone(),
+            CdxField::Redirect | CdxField::RobotFlags => None,
+            CdxField::Length => self.length.map(|l| l.to_string()),
+            CdxField::Offset => self.offset.map(|o| o.to_string()),
+            CdxField::Filename => self.filename.clone(),
+        }
+    }
+
     fn of(record: CdxRecord) -> Capture {
         Capture {
             urlkey: record.urlkey,
@@ -389,6 +438,11 @@ impl Store {
         &self.path
     }
 
+    /// The published version a reader sees (`None` on a backend without versions).
+    pub fn version(&self) -> Option<u64> {
+        self.inner.version()
+    }
+
     /// The row of a payload digest, `None` when the store has none.
     ///
     /// ```no_run
@@ -439,14 +493,19 @@ impl Store {
         query: &CaptureQuery,
         mut visit: impl FnMut(Capture) -> bool,
     ) -> Result<u64> {
-        let query = query.compile()?;
-        let summary = crate::wayback::run::for_each(
-            &query,
-            &StoreCaptures::new(&self.inner),
-            &mut |_, record| Ok(visit(Capture::of(record))),
-        )
-        .map_err(Error::internal)?;
-        Ok(summary.written)
+        let compiled = query.compile()?;
+        let source = Cancellable {
+            inner: StoreCaptures::new(&self.inner),
+            cancel: query.cancel.as_deref(),
+        };
+        let summary = crate::wayback::run::for_each(&compiled, &source, &mut |_, record| {
+            Ok(visit(Capture::of(record)))
+        });
+        match summary {
+            Ok(summary) => Ok(summary.written),
+            Err(_) if source.cancelled() => Err(Error::Cancelled),
+            Err(e) => Err(Error::internal(e)),
+        }
     }
 
     /// The captures a query selects, collected (see [`Store::for_each_capture`] to
@@ -592,6 +651,34 @@ impl Store {
             key: row.key,
             cells,
         }
+    }
+}
+
+/// The store's captures, read until a query's cancel flag is set.
+struct Cancellable<'a> {
+    inner: StoreCaptures<'a>,
+    cancel: Option<&'a AtomicBool>,
+}
+
+impl Cancellable<'_> {
+    fn cancelled(&self) -> bool {
+        self.cancel.is_some_and(|c| c.load(Ordering::Relaxed))
+    }
+}
+
+impl CaptureSource for Cancellable<'_> {
+    fn scan<'b>(
+        &'b self,
+        range: &KeyRange,
+        reverse: bool,
+    ) -> Box<dyn Iterator<Item = anyhow::Result<crate::capture::Capture>> + 'b> {
+        let mut captures = self.inner.scan(range, reverse);
+        Box::new(std::iter::from_fn(move || {
+            if self.cancelled() {
+                return Some(Err(anyhow::anyhow!("cancelled")));
+            }
+            captures.next()
+        }))
     }
 }
 

@@ -5,22 +5,23 @@
 use std::fmt;
 use std::path::PathBuf;
 
-/// What the public API returns on failure.
+/// What the public API returns on failure. Each kind displays the whole message, as
+/// the command line prints it (what failed, where, and what to do).
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
     /// The path holds no store (and the call does not create one).
-    #[error("no store at {path}: {message}")]
+    #[error("{message}")]
     NoStore { path: PathBuf, message: String },
     /// Another process is writing the store (one writer at a time).
-    #[error("the store {path} is busy: {message}")]
+    #[error("{message}")]
     Busy { path: PathBuf, message: String },
-    /// A SHA-1 key in none of the accepted spellings (raw 20 bytes, 40 hex, 32 base32).
-    #[error("bad key {0}")]
-    BadKey(String),
     /// A capture query the wayback rules refuse (a bad match type, time, filter, …).
-    #[error("bad capture query: {0}")]
+    #[error("{0}")]
     BadQuery(String),
+    /// A capture query stopped through its cancel flag.
+    #[error("the query was cancelled")]
+    Cancelled,
     /// Anything else: reading or writing the store or an input, with the chain of what
     /// was being done.
     #[error("{0}")]

@@ -52,6 +52,8 @@ pub use api::{
 };
 pub use error::{Error, Result};
 pub use key::{KeyError, Sha1Key};
+/// A field of a CDX line, by the names of IA's wayback CDX server and pywb.
+pub use wayback::record::Field as CdxField;
 
 pub mod cdx;
 pub mod surt;

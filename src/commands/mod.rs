@@ -183,7 +183,8 @@ pub fn done() -> anyhow::Result<ExitCode> {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Returns a [`UsageError`] with a formatted message.
+/// Returns a `UsageError` with a formatted message (internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! usage_error {
     ($($arg:tt)*) => {

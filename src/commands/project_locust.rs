@@ -62,9 +62,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         sort_run_bytes: args.sort_run_bytes,
         progress: report.progress().clone(),
     };
-    let mut snapshot = Snapshot::build(&store, &options)?;
-    let order = snapshot.crawl_order()?;
-    let written = write_locust(&mut snapshot, &order, &args.output)?;
+    // The scratch databases and sort runs live in the output directory too: a full disk
+    // there is named, whichever file met it.
+    let (snapshot, written) = (|| {
+        let mut snapshot = Snapshot::build(&store, &options)?;
+        let order = snapshot.crawl_order()?;
+        let written = write_locust(&mut snapshot, &order, &args.output)?;
+        anyhow::Ok((snapshot, written))
+    })()
+    .map_err(|e| super::name_database(e, &args.output))?;
     report.add_counts(&snapshot.counts);
     report.add_counts(&written.counts);
     report.count("sort_runs_spilled", snapshot.spilled_runs());

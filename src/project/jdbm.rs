@@ -71,10 +71,12 @@ impl MapWriter {
     fn entry(&mut self, key: &str, value: &str) -> Result<()> {
         // Keys and values are URLs (WHATWG-serialized), tokens, numbers and dates: none
         // holds a tab or a line break.
-        self.out.write_all(key.as_bytes())?;
-        self.out.write_all(b"\t")?;
-        self.out.write_all(value.as_bytes())?;
-        self.out.write_all(b"\n")?;
+        let line = [key.as_bytes(), b"\t", value.as_bytes(), b"\n"];
+        for part in line {
+            self.out
+                .write_all(part)
+                .with_context(|| format!("cannot write {}", self.path.display()))?;
+        }
         self.entries += 1;
         Ok(())
     }
