@@ -81,6 +81,10 @@ fi
 cargo fmt --check
 cargo fmt --check --manifest-path python/Cargo.toml
 cargo clippy --release --all-targets --features crash-points -- -D warnings
+# The minimal configuration (no Bigtable backend, no Parquet export, no server): the
+# library a program builds with default-features = false, kept building and lint-clean.
+cargo clippy --release --lib --no-default-features -- -D warnings
+cargo build --release --lib --no-default-features --quiet
 RUSTDOCFLAGS="-D warnings" cargo doc --release --no-deps --quiet
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/sediment-test.XXXXXX")

@@ -11,7 +11,9 @@ pub mod record;
 pub mod run;
 pub mod scan;
 
-pub use query::{CaptureQuery, QueryError, QueryLimits};
-pub use record::{CdxRecord, Field};
-pub use run::{CaptureSource, run, run_until};
+pub use query::{CaptureQuery, QueryLimits};
+pub use record::CdxRecord;
+pub use run::{CaptureSource, run};
 pub use scan::StoreCaptures;
+#[cfg(feature = "server")]
+pub use {query::QueryError, record::Field, run::run_until};

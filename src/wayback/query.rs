@@ -365,6 +365,7 @@ impl Output {
         })
     }
 
+    #[cfg(feature = "server")]
     pub fn content_type(self) -> &'static str {
         match self {
             Output::Cdx => "text/plain; charset=utf-8",
