@@ -16,6 +16,7 @@
 #   - chromium + chromium-driver: the serve tests load the search page in headless Chromium.
 #   - python package pywb: the serve tests replay through pywb on top of `sediment serve`
 #     and compare its CDX API with ours (scripts/bench-serve.sh measures both).
+#   - python package wacz (py-wacz): writes the WACZ packages tests/wacz.rs imports.
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
 #   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
@@ -50,8 +51,8 @@ fi
 venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
 python="${SEDIMENT_PYTHON:-python3}"
 # pip name => import name; pinned nothing: each is the newest release for the interpreter.
-packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax)
-modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax)
+packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax wacz)
+modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax wacz)
 
 fail() { echo "setup: $*" >&2; exit 1; }
 command -v "$python" >/dev/null 2>&1 || fail "no Python interpreter '$python' (set SEDIMENT_PYTHON, or install Debian's python3)"

@@ -95,6 +95,8 @@ pub enum Command {
     IngestSst(commands::ingest_sst::Args),
     /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
     ExportCaptures(commands::export_captures::Args),
+    /// A capture selection (the options of `captures`) as a WACZ package.
+    ExportWacz(commands::export_wacz::Args),
     /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
     Serve(commands::serve::Args),
     /// Print a shell completion script (bash, zsh, fish, elvish, powershell).
@@ -141,6 +143,7 @@ impl Command {
             Command::ImportTei(a) => ("import-tei", &a.reporting),
             Command::Match(a) => ("match", &a.reporting),
             Command::ExportCaptures(a) => ("export-captures", &a.reporting),
+            Command::ExportWacz(a) => ("export-wacz", &a.reporting),
             Command::IngestSst(a) => ("ingest-sst", &a.reporting),
             Command::Catalog(a) => match &a.command {
                 CatalogCommand::Load(a) => ("catalog load", &a.reporting),
@@ -186,6 +189,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::WriteRange(args) => commands::write_range::run(&cli.store, args),
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
         Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
+        Command::ExportWacz(args) => commands::export_wacz::run(&cli.store, args),
         Command::Serve(args) => commands::serve::run(&cli.store, args),
         Command::Completions(args) => completions(args),
         Command::Manpage(args) => manpage(args),

@@ -34,6 +34,7 @@ pub mod stage;
 pub mod store;
 pub mod surt;
 pub mod tei;
+pub(crate) mod wacz;
 pub mod warc;
 pub mod wayback;
 

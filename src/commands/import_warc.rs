@@ -19,8 +19,9 @@ use crate::report::{Report, ReportArgs};
   sediment import-warc /data/warcs/ --threads 8
   sediment import-warc --all-types --json crawl.warc.gz > import.json")]
 pub struct Args {
-    /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
-    /// (searched for *.warc, *.warc.gz), or `-` for standard input.
+    /// WARC files (gzip per record, whole-file gzip, or uncompressed), WACZ packages
+    /// (their WARCs read in place, their hashes checked), directories (searched for
+    /// *.warc, *.warc.gz, *.wacz), or `-` for standard input.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
@@ -51,13 +52,13 @@ pub struct Args {
 
 const COMMAND: &str = "import-warc";
 
-/// Names that directory expansion treats as WARC files.
+/// Names that directory expansion treats as WARC files (WACZ packages included).
 pub fn is_warc_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    name.ends_with(".warc") || name.ends_with(".warc.gz")
+    name.ends_with(".warc") || name.ends_with(".warc.gz") || crate::wacz::is_wacz_name(path)
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
@@ -72,7 +73,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     report_empty_directories(
         &args.inputs,
         &inputs,
-        "WARC files (*.warc, *.warc.gz)",
+        "WARC files (*.warc, *.warc.gz, *.wacz)",
         &report,
     )?;
     if inputs.is_empty() {
@@ -102,7 +103,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
                 path,
                 location,
             };
-            let counts = if input.is_stdin() {
+            let counts = if !input.is_stdin() && crate::wacz::is_wacz_name(&input.path) {
+                crate::wacz::read::WaczImporter {
+                    report: &report,
+                    filter: &filter,
+                    path: input.display(),
+                    location: canonical(&input.path),
+                }
+                .import(input, writer)?
+            } else if input.is_stdin() {
                 let mut counted = Counted {
                     inner: std::io::stdin().lock(),
                     bytes: &stdin_bytes,

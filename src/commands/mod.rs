@@ -8,6 +8,7 @@ pub mod catalog;
 pub mod cdx;
 pub mod export;
 pub mod export_captures;
+pub mod export_wacz;
 pub mod extract;
 pub mod get;
 pub mod grobid;
