@@ -40,7 +40,7 @@ pub fn is_safe_member_name(name: &str) -> bool {
         && !name.starts_with('/')
         && !name.contains('\\')
         && !name.contains('\0')
-        && !name.as_bytes().get(1).is_some_and(|b| *b == b':')
+        && name.as_bytes().get(1) != Some(&b':')
         && name.split('/').all(|part| part != "..")
 }
 
