@@ -841,3 +841,20 @@ fn pywb_replays_an_exported_package_revisits_included() {
         "{replayed} replayed, {revisits} revisits"
     );
 }
+
+#[test]
+fn a_directory_of_warcs_and_packages_imports_both() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = dir.path().join("inputs");
+    std::fs::create_dir(&inputs).unwrap();
+    write(&inputs, "crawl1.wacz", &zip_bytes(&crawl_package(false)));
+    std::fs::copy(
+        fixture("crawl/crawl2.warc.gz"),
+        inputs.join("crawl2.warc.gz"),
+    )
+    .unwrap();
+    let (status, report, problems) = import(&dir.path().join("s"), &inputs, &dir.path().join("r"));
+    assert_eq!(status, 0, "{report}\n{problems:?}");
+    assert_eq!(report["counts"]["inputs"], 2, "{report}");
+    assert_eq!(report["counts"]["wacz_packages"], 1, "{report}");
+}

@@ -52,13 +52,13 @@ pub struct Args {
 
 const COMMAND: &str = "import-warc";
 
-/// Names that directory expansion treats as WARC files (WACZ packages included).
+/// Names that directory expansion treats as WARC files.
 pub fn is_warc_name(path: &Path) -> bool {
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().to_lowercase())
         .unwrap_or_default();
-    name.ends_with(".warc") || name.ends_with(".warc.gz") || crate::wacz::is_wacz_name(path)
+    name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
@@ -68,7 +68,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
-    let mut inputs = plan_inputs(&args.inputs, is_warc_name, &report)?;
+    let mut inputs = plan_inputs(
+        &args.inputs,
+        |p| is_warc_name(p) || crate::wacz::is_wacz_name(p),
+        &report,
+    )?;
     refuse_kind(&mut inputs, InputKind::Cdx, &report)?;
     report_empty_directories(
         &args.inputs,
