@@ -31,6 +31,8 @@ use crate::wayback::{CaptureQuery, StoreCaptures};
 
 /// The WARC member of the package.
 const DATA: &str = "data.warc.gz";
+/// Index lines sorted in memory before a run is spilled to disk.
+const INDEX_SORT_BUFFER: usize = 64 << 20;
 
 /// One record written to the package's WARC, for the index.
 struct Written {
@@ -74,8 +76,12 @@ pub fn export(
         inner: BufWriter::with_capacity(1 << 20, &mut data),
         written: 0,
     };
-    let mut index: Vec<String> = Vec::new();
-    let mut pages: Vec<String> = Vec::new();
+    // The index is sorted on disk, the page list written as it comes: memory stays
+    // bounded by the sort's buffer, not by the number of records.
+    let mut index = crate::extsort::Sorter::new(dir, INDEX_SORT_BUFFER);
+    let mut pages = BufWriter::new(tempfile::tempfile_in(dir)?);
+    pages
+        .write_all(b"{\"format\":\"json-pages-1.0\",\"id\":\"pages\",\"title\":\"All Pages\"}\n")?;
     let mut copied: HashSet<(PathBuf, u64)> = HashSet::new();
     let mut line = String::new();
     let mut spool = BufReader::new(&mut spool);
@@ -101,10 +107,11 @@ pub fn export(
         else {
             continue;
         };
-        index.push(cdxj_line(&capture, &written));
+        index.push(cdxj_line(&capture, &written).as_bytes())?;
         counts.incr("records");
         if is_page(&capture) {
-            pages.push(page_line(store, &capture)?);
+            pages.write_all(page_line(store, &capture)?.as_bytes())?;
+            pages.write_all(b"\n")?;
             counts.incr("pages");
         }
         if capture.kind == CaptureKind::Revisit {
@@ -122,20 +129,20 @@ pub fn export(
     }
     data_out.inner.flush()?;
     drop(data_out);
-    index.sort();
-    index.dedup();
-    let mut index_bytes = Vec::new();
-    for line in &index {
-        index_bytes.extend_from_slice(line.as_bytes());
-        index_bytes.push(b'\n');
+    let mut sorted = index.finish()?;
+    let mut index = BufWriter::new(tempfile::tempfile_in(dir)?);
+    let mut last: Vec<u8> = Vec::new();
+    while let Some(line) = sorted.next()? {
+        if line != last.as_slice() {
+            index.write_all(line)?;
+            index.write_all(b"\n")?;
+            last.clear();
+            last.extend_from_slice(line);
+        }
     }
-    let mut pages_bytes =
-        b"{\"format\":\"json-pages-1.0\",\"id\":\"pages\",\"title\":\"All Pages\"}\n".to_vec();
-    for line in &pages {
-        pages_bytes.extend_from_slice(line.as_bytes());
-        pages_bytes.push(b'\n');
-    }
-    let bytes = write_zip(dir, output, &mut data, &index_bytes, &pages_bytes, software)?;
+    let mut index = index.into_inner().map_err(|e| e.into_error())?;
+    let mut pages = pages.into_inner().map_err(|e| e.into_error())?;
+    let bytes = write_zip(dir, output, &mut data, &mut index, &mut pages, software)?;
     Ok(Exported { counts, bytes })
 }
 
@@ -192,7 +199,7 @@ fn original_of(
     revisit: &Capture,
     copied: &mut HashSet<(PathBuf, u64)>,
     out: &mut Counting<impl Write>,
-    index: &mut Vec<String>,
+    index: &mut crate::extsort::Sorter,
     report: &Report,
     counts: &mut Counts,
 ) -> Result<()> {
@@ -212,7 +219,7 @@ fn original_of(
         }
         if let Some(written) = copy_capture(store, locator, &original, copied, out, report, counts)?
         {
-            index.push(cdxj_line(&original, &written));
+            index.push(cdxj_line(&original, &written).as_bytes())?;
             counts.incr("revisit_originals");
             return Ok(());
         }
@@ -347,8 +354,8 @@ fn write_zip(
     dir: &Path,
     output: &Path,
     data: &mut File,
-    index: &[u8],
-    pages: &[u8],
+    index: &mut File,
+    pages: &mut File,
     software: &str,
 ) -> Result<u64> {
     let temporary = tempfile::NamedTempFile::new_in(dir)
@@ -364,18 +371,20 @@ fn write_zip(
         data_len >= u32::MAX as u64,
         &mut resources,
     )?;
+    let index_large = index.metadata()?.len() >= u32::MAX as u64;
+    let pages_large = pages.metadata()?.len() >= u32::MAX as u64;
     add_member(
         &mut zip,
         "indexes/index.cdx",
-        &mut &index[..],
-        false,
+        &mut rewound(index)?,
+        index_large,
         &mut resources,
     )?;
     add_member(
         &mut zip,
         "pages/pages.jsonl",
-        &mut &pages[..],
-        false,
+        &mut rewound(pages)?,
+        pages_large,
         &mut resources,
     )?;
     let created = chrono::Utc::now().format("%Y-%m-%dT%H:%M:%SZ").to_string();
@@ -403,6 +412,12 @@ fn write_zip(
         .persist(output)
         .with_context(|| format!("cannot write {}", output.display()))?;
     Ok(bytes)
+}
+
+/// A temporary file read from its start.
+fn rewound(file: &mut File) -> io::Result<BufReader<&mut File>> {
+    file.seek(SeekFrom::Start(0))?;
+    Ok(BufReader::with_capacity(1 << 20, file))
 }
 
 fn stored(large: bool) -> zip::write::SimpleFileOptions {
