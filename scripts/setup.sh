@@ -17,6 +17,9 @@
 #   - python package pywb: the serve tests replay through pywb on top of `sediment serve`
 #     and compare its CDX API with ours (scripts/bench-serve.sh measures both).
 #   - python package wacz (py-wacz): writes the WACZ packages tests/wacz.rs imports.
+#   - npm + the npm package replaywebpage (ReplayWeb.page's prebuilt ui.js and sw.js,
+#     unpacked into ${SEDIMENT_NODE:-~/.cache/sediment-node}/replaywebpage; they need no
+#     dependencies): tests/wacz_replayweb.rs replays an exported WACZ with it in Chromium.
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
 #   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
@@ -37,6 +40,7 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -111,6 +115,21 @@ if [ -n "$absent" ]; then
     || fail "pip install ${need_pip[*]} into $venv failed"
   absent=$(missing)
   [ -z "$absent" ] || fail "after pip install, $venv still lacks the modules $absent"
+fi
+
+# ReplayWeb.page: the package's own bundles, not an npm install (its dependency tree is
+# only needed to rebuild them).
+node_dir="${SEDIMENT_NODE:-$HOME/.cache/sediment-node}"
+if [ ! -f "$node_dir/replaywebpage/sw.js" ] || [ ! -f "$node_dir/replaywebpage/ui.js" ]; then
+  echo "setup: unpacking the npm package replaywebpage into $node_dir" >&2
+  mkdir -p "$node_dir"
+  unpack=$(mktemp -d)
+  (cd "$unpack" && npm pack --silent replaywebpage >/dev/null) \
+    || fail "npm pack replaywebpage failed"
+  tar -xzf "$unpack"/replaywebpage-*.tgz -C "$unpack" || fail "cannot unpack replaywebpage"
+  rm -rf "$node_dir/replaywebpage"
+  mv "$unpack/package" "$node_dir/replaywebpage"
+  rm -rf "$unpack"
 fi
 
 # The Bigtable emulator: the Cloud SDK's, or one built from Debian's bttest package.

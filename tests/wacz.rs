@@ -533,6 +533,10 @@ fn export(store: &Path, output: &Path, selection: &[&str]) -> Value {
     args.extend_from_slice(selection);
     let run = sediment(store, &args);
     assert_eq!(run.status, 0, "{}\n{}", run.stdout, run.stderr);
+    // Made to be served: readable by others (not a temporary file's 0600).
+    use std::os::unix::fs::PermissionsExt;
+    let mode = std::fs::metadata(output).unwrap().permissions().mode();
+    assert_eq!(mode & 0o777, 0o644, "{mode:o}");
     serde_json::from_str(&run.stdout).unwrap()
 }
 

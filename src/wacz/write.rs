@@ -406,6 +406,11 @@ fn write_zip(
     let mut writer = zip.finish()?;
     writer.flush()?;
     drop(writer);
+    let mut permissions = temporary.as_file().metadata()?.permissions();
+    // Readable by others, like a file cp or a crawler writes (a temporary file is 0600),
+    // since packages are made to be served.
+    std::os::unix::fs::PermissionsExt::set_mode(&mut permissions, 0o644);
+    temporary.as_file().set_permissions(permissions)?;
     temporary.as_file().sync_all()?;
     let bytes = temporary.as_file().metadata()?.len();
     temporary
