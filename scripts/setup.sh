@@ -20,6 +20,9 @@
 #   - npm + the npm package replaywebpage (ReplayWeb.page's prebuilt ui.js and sw.js,
 #     unpacked into ${SEDIMENT_NODE:-~/.cache/sediment-node}/replaywebpage; they need no
 #     dependencies): tests/wacz_replayweb.rs replays an exported WACZ with it in Chromium.
+#   - warcprox (pip) in its own virtual environment (${SEDIMENT_WARCPROX_VENV:-~/.cache/
+#     sediment-warcprox-venv}): it pins cryptography<46, pywb's pyOpenSSL needs >=46.
+#     tests/warcprox_dedup.rs has it deduplicate against `sediment serve`. curl drives it.
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
 #   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
@@ -41,6 +44,7 @@ command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -130,6 +134,15 @@ if [ ! -f "$node_dir/replaywebpage/sw.js" ] || [ ! -f "$node_dir/replaywebpage/u
   rm -rf "$node_dir/replaywebpage"
   mv "$unpack/package" "$node_dir/replaywebpage"
   rm -rf "$unpack"
+fi
+
+# warcprox, apart: its cryptography pin conflicts with pywb's pyOpenSSL.
+warcprox_venv="${SEDIMENT_WARCPROX_VENV:-$HOME/.cache/sediment-warcprox-venv}"
+if [ ! -x "$warcprox_venv/bin/warcprox" ]; then
+  echo "setup: installing warcprox into $warcprox_venv (pip)" >&2
+  "$want" -m venv "$warcprox_venv" || fail "python -m venv $warcprox_venv failed"
+  "$warcprox_venv/bin/python3" -m pip install -q --disable-pip-version-check warcprox >&2 \
+    || fail "pip install warcprox into $warcprox_venv failed"
 fi
 
 # The Bigtable emulator: the Cloud SDK's, or one built from Debian's bttest package.
