@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use sediment::html::dom;
+use sediment::internals::html::dom;
 use url::Url;
 
 fn main() {
@@ -38,7 +38,7 @@ fn main() {
     let start = Instant::now();
     let (mut links, mut text) = (0usize, 0usize);
     for (url, content_type, body) in &pages {
-        let document = sediment::html::analyze(body, Some(content_type), url);
+        let document = sediment::internals::html::analyze(body, Some(content_type), url);
         links += document.links.len();
         text += document
             .pile

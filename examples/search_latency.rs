@@ -9,7 +9,7 @@
 
 use std::time::Instant;
 
-use sediment::search::{Query, open, search};
+use sediment::internals::search::{Query, open, search};
 
 fn main() {
     let args: Vec<String> = std::env::args().collect();

@@ -74,7 +74,9 @@
 --                    The summary database records the same redirects (redirect_summary).
 --   crawl_candidate  every http(s) URL captured or discovered (links, canonicals, redirect
 --                    targets), with the last crawl and last contentful crawl of the URL
---                    when it was captured itself.
+--                    when it was captured itself. Links are those of summary.sql's
+--                    link_summary: `href=""` is none, `<script src>` and the other
+--                    embedding attributes (img, iframe, link, …) are.
 --
 -- Values the archives do not record:
 --   request.robotstxt_approved: 1 unless the WARC's warcinfo says `robots: ignore` (then 0).

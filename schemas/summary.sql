@@ -164,6 +164,19 @@ CREATE INDEX IF NOT EXISTS redirect_summary_by_to_url ON redirect_summary (to_ur
 -- points to (destination_type: 0 file, 1 document, 2 feed, 3 stylesheet, 4 script,
 -- 100 media, 101 image, 102 audio, 103 video, 1000 communication) and how far
 -- (link_locality: 0 same document, 1 same site, 2 other site). link_to_url is a url_id.
+-- Choices where the seed is silent (src/html/mod.rs has the full rules):
+-- * a link is every URL-valued attribute a browser would fetch or follow: a[href],
+--   area[href], link[href], img/iframe/frame/audio/video/source/embed[src], video[poster],
+--   object[data] and script[src]; so `<script src>` is a link (html_tag_name 'script',
+--   destination_type 4), as are images and stylesheets, not only anchors.
+-- * an empty value (`href=""`, or only white space) is no link and makes no row: HTML
+--   resolves it to the document itself, which says nothing about the page. Values that do
+--   not parse, and javascript:, data:, about:, blob:, vbscript: URLs, make no row either.
+-- * the in_* flags come from the link's ancestors, and ARIA landmark roles count like their
+--   elements: role="navigation" sets in_nav, "main" in_main, "banner" in_header,
+--   "contentinfo" in_footer, "complementary" in_aside, "article" in_article, "form"
+--   in_form (the first of these tokens in the role attribute). The same roles mark the
+--   main region whose text goes to text_pile.text.
 CREATE TABLE IF NOT EXISTS link_summary (
     link_summary_id      INTEGER NOT NULL PRIMARY KEY,
     entity_generation_id INTEGER NOT NULL REFERENCES entity_generation (entity_generation_id),
@@ -213,8 +226,16 @@ CREATE INDEX IF NOT EXISTS link_summary_by_entity_generation
 CREATE INDEX IF NOT EXISTS link_summary_by_link_to_url ON link_summary (link_to_url);
 
 -- What a document says about itself, on a best effort basis (NULL: the document does not
--- say). indexiness > 0: an index page (lists of links), < 0: running text; the seed
--- declares it INTEGER, whose affinity keeps fractional scores as REAL values.
+-- say). Choices where the seed is silent:
+-- * primary_headline: the text of the first visible `<h1>`. title: the longer of `<title>`
+--   and that headline, so a page whose `<h1>` says more than its `<title>` (or that has no
+--   `<title>`) has title = primary_headline (the longer text names the page better in
+--   search results; the headline column keeps the page's own headline either way).
+-- * indexiness > 0: an index page (lists of links), < 0: running text. It is fractional:
+--   the number of distinct targets of the main region's links (a, area) that sit in a list,
+--   table or headline or hold a headline, other than the page itself, minus the words of
+--   the main region's text outside links divided by 50. The seed declares the column
+--   INTEGER, whose affinity keeps fractional scores as REAL values (not rounded).
 CREATE TABLE IF NOT EXISTS document_description (
     entity_generation_id  INTEGER NOT NULL PRIMARY KEY REFERENCES entity_generation (entity_generation_id),
     time_created_unix_utc INTEGER NULL,

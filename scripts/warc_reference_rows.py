@@ -5,8 +5,9 @@ filter, every MIME type; the tests check the full-text default against these row
 
 Row key = SHA-1 of the stored payload (the bytes after the HTTP header block, still
 chunk-encoded if they were stored that way), base32. A capture locates a file when it is a
-response with HTTP status 200 or a resource record; revisits count towards `c` of the digest
-they name. The first capture is the earliest by (WARC-Date, file name, offset).
+response with HTTP status 200 or a resource record, of a web URL (http, https, ftp: wget's
+`metadata://` log and arguments, `dns:` and the like are not files of the crawl and make no
+row; see FileFilter::is_web_fetch); revisits count towards `c` of the digest they name. The first capture is the earliest by (WARC-Date, file name, offset).
 
 Prints one JSON object per row: {"key", "size", "c", "f", "o", "u", "d"}.
 Usage: warc_reference_rows.py FILE...
@@ -33,13 +34,18 @@ for path in sys.argv[1:]:
                 continue
             if kind not in ("response", "resource"):
                 continue
+            uri = rec.rec_headers.get_header("WARC-Target-URI").strip("<>")
+            scheme, colon, rest = uri.partition(":")
+            if colon and "/" not in scheme and not rest[:1].isdigit() \
+                    and scheme.lower() not in ("http", "https", "ftp"):
+                rec.raw_stream.read()
+                continue
             if kind == "response":
                 if rec.http_headers is None or rec.http_headers.get_statuscode() != "200":
                     rec.raw_stream.read()
                     continue
             data = rec.raw_stream.read()
             key = base64.b32encode(hashlib.sha1(data).digest()).decode()
-            uri = rec.rec_headers.get_header("WARC-Target-URI").strip("<>")
             date = rec.rec_headers.get_header("WARC-Date")
             cap = (ts14(date), name, it.get_record_offset(), uri, date, len(data))
             rows.setdefault(key, []).append(cap)

@@ -108,12 +108,12 @@ impl ValueType {
                 .trim()
                 .parse::<u64>()
                 .map(|v| v.to_be_bytes().to_vec())
-                .map_err(|_| CodecError::OutOfRange(crate::input::excerpt(text), "u64")),
+                .map_err(|_| CodecError::OutOfRange(crate::text::excerpt(text), "u64")),
             ValueType::I64 => text
                 .trim()
                 .parse::<i64>()
                 .map(|v| v.to_be_bytes().to_vec())
-                .map_err(|_| CodecError::OutOfRange(crate::input::excerpt(text), "i64")),
+                .map_err(|_| CodecError::OutOfRange(crate::text::excerpt(text), "i64")),
         }
     }
 

@@ -487,8 +487,10 @@ impl Partition {
         if self.file.is_none() {
             self.file = Some(self.open_file(out)?);
         }
-        let (writer, _, written) = self.file.as_mut().expect("opened above");
-        writer.write(&batch)?;
+        let (writer, path, written) = self.file.as_mut().expect("opened above");
+        writer
+            .write(&batch)
+            .with_context(|| format!("cannot write {}", temporary_of(path).display()))?;
         *written += rows;
         stats.rows += rows;
         if *written >= out.layout.file_rows {
@@ -500,7 +502,7 @@ impl Partition {
     fn open_file(&self, out: &Out<'_>) -> Result<(ArrowWriter<File>, PathBuf, u64)> {
         let name = format!("part-{:05}.parquet", self.files);
         let path = self.dir.join(&name);
-        let temporary = self.dir.join(format!(".{name}.tmp"));
+        let temporary = temporary_of(&path);
         let file = File::create(&temporary)
             .with_context(|| format!("cannot create {}", temporary.display()))?;
         let properties = WriterProperties::builder()
@@ -508,7 +510,8 @@ impl Partition {
             .set_max_row_group_bytes(Some(out.layout.row_group_bytes))
             .set_created_by(format!("sediment {}", env!("CARGO_PKG_VERSION")))
             .build();
-        let writer = ArrowWriter::try_new(file, out.schema.clone(), Some(properties))?;
+        let writer = ArrowWriter::try_new(file, out.schema.clone(), Some(properties))
+            .with_context(|| format!("cannot write {}", temporary.display()))?;
         Ok((writer, path, 0))
     }
 
@@ -516,12 +519,15 @@ impl Partition {
         let Some((writer, path, _)) = self.file.take() else {
             return Ok(());
         };
-        let metadata = writer.close()?;
+        let temporary = temporary_of(&path);
+        let metadata = match writer.close() {
+            Ok(metadata) => metadata,
+            Err(e) => {
+                let _ = std::fs::remove_file(&temporary);
+                return Err(e).with_context(|| format!("cannot write {}", temporary.display()));
+            }
+        };
         stats.row_groups += metadata.num_row_groups() as u64;
-        let temporary = self.dir.join(format!(
-            ".{}.tmp",
-            path.file_name().unwrap_or_default().to_string_lossy()
-        ));
         std::fs::rename(&temporary, &path)
             .with_context(|| format!("cannot rename {}", temporary.display()))?;
         self.files += 1;
@@ -533,6 +539,25 @@ impl Partition {
         self.write_batch(out, stats)?;
         self.close_file(stats)
     }
+}
+
+/// A file that failed half-written (a full disk) is removed with its partition: the
+/// export stops with an error, and the space goes back at once.
+impl Drop for Partition {
+    fn drop(&mut self) {
+        if let Some((_, path, _)) = self.file.take() {
+            let _ = std::fs::remove_file(temporary_of(&path));
+        }
+    }
+}
+
+/// The name a Parquet file has while it is written: hidden from readers' globs until it
+/// is complete.
+fn temporary_of(path: &Path) -> PathBuf {
+    path.with_file_name(format!(
+        ".{}.tmp",
+        path.file_name().unwrap_or_default().to_string_lossy()
+    ))
 }
 
 /// What every partition writes with.

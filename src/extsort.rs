@@ -70,6 +70,7 @@ impl Sorter {
     }
 
     /// Runs spilled so far.
+    #[cfg(test)]
     pub fn runs(&self) -> usize {
         self.runs.len()
     }

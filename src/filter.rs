@@ -146,6 +146,27 @@ impl FileFilter {
         status_ok && mime_ok
     }
 
+    /// Whether a capture of `url` may locate a file row at all, whatever the options: only
+    /// a fetch from a server (http, https, ftp) is a file of the web. wget's
+    /// `metadata://` records (its manifest, arguments and log), Heritrix's `dns:` and
+    /// `whois://`, `urn:` records and the like stay in the capture index (`captures` and
+    /// `/cdx` list them, `export --captures` carries them) but make no row: every
+    /// projection skips them too, and a crawler's own log is not a document of the crawl.
+    /// The imports count them (`captures_not_web`), so they do not vanish unnoticed.
+    pub fn is_web_fetch(url: &str) -> bool {
+        // Some CDX files spell URLs without their scheme (`example.com/a`,
+        // `example.com:8080/a`): those are web captures all the same.
+        let Some((scheme, rest)) = url.trim_start().split_once(':') else {
+            return true;
+        };
+        if scheme.contains('/') || rest.starts_with(|c: char| c.is_ascii_digit()) {
+            return true;
+        }
+        ["http", "https", "ftp"]
+            .iter()
+            .any(|web| scheme.eq_ignore_ascii_case(web))
+    }
+
     /// A stable spelling of the filter, part of an input's identity in the registry
     /// (the same file under another filter writes other rows). Every type is spelled
     /// out, so a change of the full-text list makes inputs new again; `mime=` (empty)
@@ -200,6 +221,23 @@ mod tests {
         );
         assert!(!f.passes(CaptureKind::Revisit, Some(200), Some("text/html"), true));
         assert!(f.passes(CaptureKind::Resource, None, Some("application/pdf"), true));
+        for web in [
+            "http://a.example/",
+            "HTTPS://a.example/",
+            "ftp://a.example/f.pdf",
+            "a.example/no-scheme:here",
+            "a.example:8080/",
+        ] {
+            assert!(FileFilter::is_web_fetch(web), "{web}");
+        }
+        for other in [
+            "metadata://gnu.org/software/wget/warc/wget.log",
+            "dns:example.com",
+            "whois://whois.arin.net/z",
+            "urn:pageinfo:http://a.example/",
+        ] {
+            assert!(!FileFilter::is_web_fetch(other), "{other}");
+        }
         for other in ["text/css", "image/png", "text/javascript", "font/woff2"] {
             assert!(
                 !f.passes(CaptureKind::Response, Some(200), Some(other), true),

@@ -593,17 +593,6 @@ pub fn report_empty(report: &Report, file: &str) -> Result<(), StrictStop> {
     )
 }
 
-/// A piece of input text for a message: the whole text when short, else its first
-/// characters and its length, so that a huge bad value never floods a terminal or a
-/// report. Quoted the way `{:?}` quotes.
-pub fn excerpt(text: &str) -> String {
-    const SHOWN: usize = 64;
-    match text.char_indices().nth(SHOWN) {
-        None => format!("{text:?}"),
-        Some((cut, _)) => format!("{:?}…({} bytes)", &text[..cut], text.len()),
-    }
-}
-
 /// What a file holds, as its first bytes tell (through gzip): enough to name the
 /// command a file given to the wrong one belongs to.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -894,13 +883,5 @@ mod tests {
             chunks.next_chunk().unwrap().is_none(),
             "the input ends there"
         );
-    }
-
-    #[test]
-    fn excerpts_are_short() {
-        assert_eq!(excerpt("abc"), "\"abc\"");
-        let long = "é".repeat(1000);
-        let shown = excerpt(&long);
-        assert_eq!(shown, format!("{:?}…(2000 bytes)", "é".repeat(64)));
     }
 }

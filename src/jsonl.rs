@@ -21,10 +21,10 @@ use serde_json::value::RawValue;
 use crate::capture::Capture;
 use crate::codec::{ValueType, is_canonical_json, write_json_string};
 use crate::ingest::warc::WarcInfo;
-use crate::input::excerpt;
 use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
 use crate::store::cells::Row;
+use crate::text::excerpt;
 
 /// Appends one row as a JSON line (with the trailing newline) to `out`.
 /// Cells that cannot be decoded (a corrupt integer width, say) are reported in

@@ -8,7 +8,7 @@ use std::fmt;
 
 use data_encoding::{BASE32_NOPAD, HEXLOWER_PERMISSIVE};
 
-use crate::input::excerpt;
+use crate::text::excerpt;
 
 /// A SHA-1 digest used as a row key.
 #[derive(Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Default)]

@@ -1,3 +1,3 @@
 fn main() -> std::process::ExitCode {
-    sediment::cli::main()
+    sediment::run_cli()
 }

@@ -127,6 +127,7 @@ impl FulltextTypes {
         &self.types
     }
 
+    #[cfg(test)]
     pub fn contains(&self, normalized: &str) -> bool {
         self.types
             .binary_search_by(|t| t.as_str().cmp(normalized))

@@ -44,12 +44,21 @@ pub fn diagnostic(args: std::fmt::Arguments<'_>) {
     let _ = err.flush();
 }
 
-/// `eprintln!` that never panics: formats a line for [`diagnostic`].
+/// `eprintln!` that never panics: formats a line for `report::diagnostic` (internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! diag {
     ($($arg:tt)*) => {
         $crate::report::diagnostic(format_args!($($arg)*))
     };
+}
+
+/// `--rejects FILE` as it is written.
+struct RejectsFile {
+    out: BufWriter<File>,
+    path: PathBuf,
+    /// The first write that failed, reported when the run finishes.
+    error: Option<std::io::Error>,
 }
 
 /// How a long command reports its results; flattened into the arguments of each.
@@ -258,7 +267,7 @@ pub struct Report {
     counts: Mutex<Counts>,
     problems: Mutex<Counts>,
     examples: Mutex<Vec<ProblemExample>>,
-    rejects: Mutex<Option<BufWriter<File>>>,
+    rejects: Mutex<Option<RejectsFile>>,
     strict: bool,
     output: ReportArgs,
     progress: ProgressBar,
@@ -298,15 +307,15 @@ impl Report {
         self
     }
 
-    pub fn is_quiet(&self) -> bool {
-        self.output.quiet
-    }
-
     pub fn rejects_to(self, path: Option<&Path>) -> Result<Report> {
         if let Some(path) = path {
             let file = File::create(path)
                 .with_context(|| format!("cannot create the rejects file {}", path.display()))?;
-            *self.rejects.lock().unwrap_or_else(|e| e.into_inner()) = Some(BufWriter::new(file));
+            *self.rejects.lock().unwrap_or_else(|e| e.into_inner()) = Some(RejectsFile {
+                out: BufWriter::new(file),
+                path: path.to_path_buf(),
+                error: None,
+            });
         }
         Ok(self)
     }
@@ -447,8 +456,10 @@ impl Report {
                 message,
                 raw: raw.map(|r| String::from_utf8_lossy(r).into_owned()),
             };
-            if let Ok(json) = serde_json::to_string(&line) {
-                let _ = writeln!(out, "{json}");
+            if let Ok(json) = serde_json::to_string(&line)
+                && let Err(e) = writeln!(out.out, "{json}")
+            {
+                out.error.get_or_insert(e);
             }
         }
         if self.strict {
@@ -513,7 +524,14 @@ impl Report {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
         {
-            out.flush().context("cannot write the rejects file")?;
+            // The first failed write (a full disk) fails the run, naming the file: the
+            // rejects it lost would otherwise go unnoticed.
+            let failed = match out.error.take() {
+                Some(e) => Err(e),
+                None => out.out.flush(),
+            };
+            failed
+                .with_context(|| format!("cannot write the rejects file {}", out.path.display()))?;
         }
         let summary = self.summary(main_count, bytes);
         diagnostic(format_args!("{summary}"));
@@ -533,7 +551,7 @@ impl Report {
             .unwrap_or_else(|e| e.into_inner())
             .as_mut()
         {
-            let _ = out.flush();
+            let _ = out.out.flush();
         }
         diagnostic(format_args!("{}", self.summary(main_count, None)));
     }

@@ -71,6 +71,7 @@ impl<'s> StageBatch<'s> {
         Ok(())
     }
 
+    #[cfg(test)]
     pub fn rows(&self) -> usize {
         self.rows
     }

@@ -1,7 +1,7 @@
 //! HTML analysis on hand-written fixtures (fixtures/html/, one per feature) and on the HTML
 //! pages of webarchive-commons' link-extraction test WARC.
 
-use sediment::html::{
+use sediment::internals::html::{
     DestinationType, Document, EncodingSource, Link, LinkLocality, LinkLocation, Refresh, Rel,
     analyze,
 };

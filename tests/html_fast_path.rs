@@ -8,7 +8,7 @@ mod common;
 
 use std::path::Path;
 
-use sediment::html::dom::{compare_trees, parse_fast, parse_with_html5ever};
+use sediment::internals::html::dom::{compare_trees, parse_fast, parse_with_html5ever};
 
 /// Compares the two paths on `html`; returns whether the fast path accepted it.
 fn check(label: &str, html: &str) -> bool {

@@ -4,7 +4,7 @@
 
 use std::time::{Duration, Instant};
 
-use sediment::html::{Document, analyze};
+use sediment::internals::html::{Document, analyze};
 use url::Url;
 
 /// Far above what any case takes; a quadratic blow-up takes hours.

@@ -5,7 +5,7 @@ mod common;
 
 use std::time::Instant;
 
-use sediment::html::{DestinationType, EncodingSource, LinkLocality, analyze};
+use sediment::internals::html::{DestinationType, EncodingSource, LinkLocality, analyze};
 use url::Url;
 
 const WARC: &str = "pywb/sample_archive/warcs/iana.warc.gz";

@@ -9,7 +9,7 @@ mod common;
 
 use std::path::Path;
 
-use sediment::html::{MAX_LINKS, analyze, outline};
+use sediment::internals::html::{MAX_LINKS, analyze, outline};
 use url::Url;
 
 fn check(label: &str, body: &[u8], content_type: Option<&str>, url: &Url) {

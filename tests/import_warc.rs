@@ -315,21 +315,13 @@ fn warc_import_and_wget_cdx_backfill_give_the_same_rows() {
     let warc_rows = rows_by_key(&from_warc);
     let cdx_rows = rows_by_key(&from_cdx);
     // wget's CDX lists response records only; the WARC's resource records (wget's own
-    // log and arguments) are files too.
-    let responses: BTreeMap<&String, &Value> = warc_rows
-        .iter()
-        .filter(|(_, r)| {
-            r["f:c"]["u"]
-                .as_str()
-                .is_some_and(|u| u.starts_with("http"))
-        })
-        .collect();
+    // log and arguments, `metadata://` URLs) are not files of the crawl: the same rows.
     assert_eq!(
-        responses.keys().copied().collect::<Vec<_>>(),
+        warc_rows.keys().collect::<Vec<_>>(),
         cdx_rows.keys().collect::<Vec<_>>()
     );
     for (key, cdx_row) in &cdx_rows {
-        let warc_row = responses[key];
+        let warc_row = &warc_rows[key];
         for field in ["u", "d", "f", "o", "c", "i"] {
             assert_eq!(
                 warc_row["f:c"][field], cdx_row["f:c"][field],
@@ -350,6 +342,41 @@ fn warc_import_and_wget_cdx_backfill_give_the_same_rows() {
     ok_in_dir(&crawl, &both, &["import-warc", "crawl1.warc.gz"]);
     let merged = rows_by_key(&both);
     assert_eq!(merged, warc_rows);
+}
+
+/// wget's `metadata://` resource records (its arguments and log) are captures, listed and
+/// exported as such, but no file rows (issue 34, item 10): not files of the crawl, and
+/// skipped by every projection. The import counts them, with any filter.
+#[test]
+fn wget_metadata_records_are_captures_without_rows_and_counted() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = fixture("crawl/crawl1.warc.gz");
+    for filter in [&[][..], &["--all-types", "--all-statuses"][..]] {
+        let store = dir.path().join(format!("s{}", filter.len()));
+        let mut args = vec!["import-warc", "--json", warc.to_str().unwrap()];
+        args.extend(filter);
+        let report: Value = serde_json::from_str(&ok(&store, &args)).unwrap();
+        assert_eq!(
+            report["counts"]["captures_not_web"], 2,
+            "{filter:?}: {report}"
+        );
+        let rows = rows_by_key(&store);
+        let not_web: Vec<&String> = rows
+            .iter()
+            .filter(|(_, r)| !r["f:c"]["u"].as_str().unwrap().starts_with("http"))
+            .map(|(key, _)| key)
+            .collect();
+        assert!(not_web.is_empty(), "{filter:?}: rows of {not_web:?}");
+        let metadata: Vec<Value> = json_lines(&ok(&store, &["captures"]))
+            .into_iter()
+            .filter(|c| c["url"].as_str().unwrap().starts_with("metadata://"))
+            .collect();
+        assert_eq!(metadata.len(), 2, "{filter:?}");
+        assert!(
+            metadata.iter().all(|c| c["passes"] == false),
+            "{metadata:?}"
+        );
+    }
 }
 
 /// Record ids of the captures in a store.

@@ -548,7 +548,7 @@ fn schema_matches_the_seed() {
     let db = dir.path().join("crawl.db");
     // an empty store projects into an empty database with the whole schema
     let store = dir.path().join("store");
-    sediment::store::Store::open(&store)
+    sediment::internals::Store::open(&store)
         .and_then(|s| s.close())
         .unwrap();
     project(&store, &db, &[]);

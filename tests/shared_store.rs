@@ -11,9 +11,9 @@ use std::process::Command;
 use std::time::{Duration, Instant};
 
 use common::{corpus, fixture, json_lines, ok, sediment};
-use sediment::key::Sha1Key;
-use sediment::store::Store;
-use sediment::store::writer::Writer;
+use sediment::Sha1Key;
+use sediment::internals::Store;
+use sediment::internals::Writer;
 
 fn crawl1_cdx() -> String {
     fixture("crawl/crawl1.cdx").display().to_string()
@@ -249,11 +249,11 @@ fn a_reader_keeps_its_version_while_the_writer_publishes_newer_ones() {
     let reader = Store::open_reader(&store).unwrap();
     let first = reader.version().unwrap();
     ok(&store, &["backfill-cdx", &crawl2_cdx()]);
-    let newest = sediment::store::directory::latest_version(&store).unwrap();
+    let newest = sediment::internals::latest_version(&store).unwrap();
     assert!(newest > first);
     // The old version is still there for the reader, and goes once it is released.
-    assert!(sediment::store::directory::version_dir(&store, first).is_dir());
-    let rows = sediment::store::captures::count_captures(&reader).unwrap();
+    assert!(sediment::internals::version_dir(&store, first).is_dir());
+    let rows = sediment::internals::count_captures(&reader).unwrap();
     assert!(rows > 0);
     drop(reader);
     ok(
@@ -263,9 +263,9 @@ fn a_reader_keeps_its_version_while_the_writer_publishes_newer_ones() {
             fixture("crawl/crawl1.warc.gz").to_str().unwrap(),
         ],
     );
-    assert!(!sediment::store::directory::version_dir(&store, first).exists());
+    assert!(!sediment::internals::version_dir(&store, first).exists());
     assert_eq!(
-        sediment::store::directory::published_versions(&store).len(),
+        sediment::internals::published_versions(&store).len(),
         1,
         "only the newest version is kept when nobody reads an older one"
     );
@@ -506,7 +506,7 @@ fn the_live_store_and_a_busy_writer_do_not_stop_a_long_reader() {
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(60);
     while child.try_wait().unwrap().is_none() {
-        assert!(sediment::store::captures::count_captures(&reader).unwrap() > 0);
+        assert!(sediment::internals::count_captures(&reader).unwrap() > 0);
         assert!(Instant::now() < deadline, "the import finishes");
         std::thread::sleep(Duration::from_millis(10));
     }

@@ -6,11 +6,11 @@ mod common;
 use std::collections::BTreeMap;
 
 use common::{corpus, json_lines, ok, sediment, sediment_in};
-use sediment::key::Sha1Key;
-use sediment::schema::Schema;
-use sediment::store::Store;
-use sediment::store::cells::Projection;
-use sediment::store::writer::Writer;
+use sediment::Sha1Key;
+use sediment::internals::Projection;
+use sediment::internals::Schema;
+use sediment::internals::Store;
+use sediment::internals::Writer;
 use serde_json::{Value, json};
 
 #[test]
@@ -74,7 +74,7 @@ fn every_family_is_snappy_compressed_in_the_options_file() {
 #[test]
 fn version_caps_hold_on_read_and_surplus_is_compacted_away() {
     let dir = tempfile::tempdir().unwrap();
-    let mut text = sediment::schema::EMBEDDED_SCHEMA.to_string();
+    let mut text = sediment::internals::EMBEDDED_SCHEMA.to_string();
     // Allow two versions in `file` to see the cap bite at 2, keep 1 elsewhere.
     text = text.replacen(
         "\"name\": \"file\",\n      \"description\": \"What the file is: size, type and the CDX view of its first capture.\",\n      \"max_versions\": 1",

@@ -6,7 +6,7 @@ use std::process::Command;
 
 use serde_json::{Value, json};
 
-use sediment::tei::{
+use sediment::internals::tei::{
     Quality, TeiErrorKind, TeiOptions, TeiShape, citations_from_tei, metadata, quality,
     quality_signals, tei_to_json,
 };

@@ -12,5 +12,5 @@ fuzz_target!(|data: &[u8]| {
         Some((_, rest)) => (None, rest),
         None => (None, data),
     };
-    let _ = sediment::html::analyze(body, content_type, &base);
+    let _ = sediment::internals::html::analyze(body, content_type, &base);
 });

@@ -2,7 +2,7 @@
 //! must be html5ever's (the long-running form of tests/html_fast_path.rs).
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use sediment::html::dom::{compare_trees, parse_fast, parse_with_html5ever};
+use sediment::internals::html::dom::{compare_trees, parse_fast, parse_with_html5ever};
 
 fuzz_target!(|data: &[u8]| {
     let html = String::from_utf8_lossy(data);

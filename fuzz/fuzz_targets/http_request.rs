@@ -4,5 +4,5 @@
 use libfuzzer_sys::fuzz_target;
 
 fuzz_target!(|data: &[u8]| {
-    sediment::serve::parse_request_for_fuzzing(data);
+    sediment::internals::parse_request_for_fuzzing(data);
 });

@@ -3,9 +3,9 @@
 //! accepts is what serde_json writes back.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use sediment::codec::{canonical_json, is_canonical_json};
-use sediment::jsonl::{parse_row, parse_row_as_value};
-use sediment::schema::Schema;
+use sediment::internals::{canonical_json, is_canonical_json};
+use sediment::internals::{parse_row, parse_row_as_value};
+use sediment::internals::Schema;
 use std::sync::OnceLock;
 
 static SCHEMA: OnceLock<Schema> = OnceLock::new();

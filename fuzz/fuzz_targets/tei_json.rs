@@ -1,7 +1,7 @@
 //! GROBID TEI to JSON in both shapes, then the metadata view; errors are values.
 #![no_main]
 use libfuzzer_sys::fuzz_target;
-use sediment::tei::{TeiOptions, TeiShape, metadata, tei_to_json};
+use sediment::internals::tei::{TeiOptions, TeiShape, metadata, tei_to_json};
 
 fuzz_target!(|data: &[u8]| {
     for shape in [TeiShape::Current, TeiShape::Legacy2018] {

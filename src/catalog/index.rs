@@ -146,6 +146,7 @@ impl<'s> Catalog<'s> {
     }
 
     /// Number of records (a scan: for reports, not hot paths).
+    #[cfg(test)]
     pub fn record_count(&self) -> Result<u64> {
         let mut count = 0;
         self.store

@@ -11,4 +11,4 @@ pub mod normalize;
 pub mod record;
 
 pub use index::{Added, Catalog, CatalogWriter};
-pub use record::{CatalogRecord, RecordError, parse_record};
+pub use record::{CatalogRecord, parse_record};

@@ -120,6 +120,7 @@ pub fn tokens(text: &str) -> Vec<String> {
 
 /// The title key: the folded tokens joined without separators, cut to
 /// [`TITLE_KEY_MAX_BYTES`]. Empty when the title has no letter or digit.
+#[cfg(test)]
 pub fn title_key(title: &str) -> String {
     key_of_tokens(&tokens(title))
 }

@@ -232,7 +232,7 @@ pub(crate) fn parse_header(line: &[u8]) -> Result<ColumnLayout, Reject> {
                     RejectReason::BadHeader,
                     format!(
                         "CDX header field {} is not a single letter",
-                        crate::input::excerpt(&String::from_utf8_lossy(token))
+                        crate::text::excerpt(&String::from_utf8_lossy(token))
                     ),
                 ));
             }

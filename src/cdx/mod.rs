@@ -9,7 +9,7 @@
 //!   line) turning each line into a [`CdxLine`]: a record borrowing from the line, a skipped
 //!   line (header, comment, `filedesc`, blank), or a [`Reject`] with its reason.
 //!
-//! - [`writer`]: the other way, CDX and CDXJ lines from WARC records, as pywb's
+//! - `writer` (internal): the other way, CDX and CDXJ lines from WARC records, as pywb's
 //!   cdxj-indexer writes them (the `cdx` command).
 //!
 //! Parsing a line allocates nothing, except for CDXJ values that need JSON unescaping and
@@ -19,7 +19,7 @@ mod dialect;
 pub mod lines;
 mod parse;
 mod timestamp;
-pub mod writer;
+pub(crate) mod writer;
 
 use std::borrow::Cow;
 use std::fmt;
@@ -45,7 +45,7 @@ pub struct CdxRecord<'a> {
     pub timestamp: Timestamp14,
     /// The original URL (`a`).
     pub url: Cow<'a, str>,
-    /// The MIME column as written (`m`); `None` for `-`. Normalize with [`crate::mime`].
+    /// The MIME column as written (`m`); `None` for `-`. Sediment normalizes it (`schemas/mime-aliases.json`).
     pub mime: Option<Cow<'a, str>>,
     /// HTTP status (`s`); `None` for `-` (revisits, `dns:`/`whois:` lines).
     pub status: Option<u16>,

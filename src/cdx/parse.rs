@@ -9,8 +9,8 @@ use serde_json::value::RawValue;
 use super::dialect::{self, ColumnLayout, Dialect, Field, MAX_COLUMNS};
 use super::timestamp::Timestamp14;
 use super::{CdxLine, CdxRecord, Reject, RejectReason, SkipReason};
-use crate::input::excerpt;
 use crate::key::{Sha1Key, strip_sha1_prefix};
+use crate::text::excerpt;
 
 /// Parses the lines of one CDX file in order. The dialect comes from the first line that
 /// decides it: a header line, or else the first data line (CDXJ when its third part is a

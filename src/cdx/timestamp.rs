@@ -72,7 +72,7 @@ impl Timestamp14 {
 /// The error text for a bad timestamp (kept out of the parsing path).
 #[cold]
 fn describe_bad(digits: &[u8], padded: Option<&[u8; 14]>) -> String {
-    let shown = crate::input::excerpt(&String::from_utf8_lossy(digits));
+    let shown = crate::text::excerpt(&String::from_utf8_lossy(digits));
     let Some(out) = padded else {
         return if (4..=14).contains(&digits.len()) {
             format!("timestamp {shown} is not all digits")

@@ -10,9 +10,9 @@ use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::cdx::writer::{CDX11_HEADER, CdxFormat, LineSorter, index_entry, index_filename};
-use crate::commands::import_warc::is_warc_name;
 use crate::ingest::thread_count;
 use crate::ingest::warc::record_despite;
+use crate::ingest::warc_files::is_warc_name;
 use crate::input::{expand_paths, open_raw};
 use crate::report::{Location, Report, ReportArgs};
 use crate::warc::WarcReader;

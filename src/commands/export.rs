@@ -9,16 +9,13 @@ use std::process::ExitCode;
 
 use anyhow::{Context, Result, bail};
 
-use crate::capture::Capture;
-use crate::ingest::warc::WarcInfo;
-use crate::jsonl::{write_capture, write_failed_fetch, write_row, write_warcinfo};
+use crate::export::{ExportOptions, Selection, export_jsonl};
 use crate::key::Sha1Key;
-use crate::report::{Location, Report, ReportArgs};
+use crate::report::{Report, ReportArgs};
 use crate::schema::Schema;
-use crate::store::Space;
 use crate::store::cells::{Projection, row_upper_bound};
 
-#[derive(clap::Args)]
+#[derive(clap::Args, Default)]
 #[command(after_help = "Examples:
   sediment export -o rows.jsonl --report export.json
   sediment export --columns file:mime,f:c --prefix 3I --limit 10
@@ -121,7 +118,31 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         );
     }
     let store = super::open_reader(store_path)?;
-    let schema = store.schema();
+    let selection = selection(store.schema(), &args)?;
+    let sink: Box<dyn Write> = match &args.output {
+        Some(path) => Box::new(super::NamedWriter::new(
+            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
+            path,
+        )),
+        None => Box::new(std::io::stdout().lock()),
+    };
+    let mut out = BufWriter::with_capacity(1 << 20, sink);
+    let report = Report::new("export")
+        .output(&args.reporting)
+        .with_progress(None, "rows");
+    let options = ExportOptions {
+        rows: !args.only_captures,
+        limit: args.limit,
+        with_versions: args.versions.is_some(),
+        captures: args.captures || args.only_captures,
+    };
+    export_jsonl(&store, selection, &options, &mut out, &report)?;
+    report.finish("rows", None)?;
+    super::finished(&report)
+}
+
+/// Checks the selection arguments (usage errors) before anything is written.
+fn selection(schema: &Schema, args: &Args) -> Result<Selection> {
     let mut projection = super::usage(projection(schema, &args.families, &args.columns))?;
     projection.versions = args.versions.unwrap_or(1).max(1);
 
@@ -141,101 +162,11 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         end = Some(end.map_or(high.clone(), |e| e.min(high)));
     }
 
-    let sink: Box<dyn Write> = match &args.output {
-        Some(path) => Box::new(super::NamedWriter::new(
-            File::create(path).with_context(|| format!("cannot create {}", path.display()))?,
-            path,
-        )),
-        None => Box::new(std::io::stdout().lock()),
-    };
-    let mut out = BufWriter::with_capacity(1 << 20, sink);
-    let report = Report::new("export")
-        .output(&args.reporting)
-        .with_progress(None, "rows");
-    let mut line = Vec::with_capacity(4096);
-    let mut bad_cells = Vec::new();
-    let mut rows = 0u64;
-    let limit = if args.only_captures {
-        0
-    } else {
-        args.limit.unwrap_or(u64::MAX)
-    };
-    store.scan_rows(&projection, start.as_deref(), end.as_deref(), |row| {
-        if rows >= limit {
-            return Ok(false);
-        }
-        line.clear();
-        write_row(
-            schema,
-            &row,
-            args.versions.is_some(),
-            &mut line,
-            &mut bad_cells,
-        );
-        out.write_all(&line)?;
-        rows += 1;
-        if rows.is_multiple_of(4096) {
-            report.progress().set_position(rows);
-        }
-        Ok(true)
-    })?;
-    if args.captures || args.only_captures {
-        let mut captures = 0u64;
-        let mut damaged = Vec::new();
-        store
-            .backend()
-            .scan_once(Space::Capture, &[], None, &mut |key, value| {
-                match Capture::decode(value) {
-                    Ok(capture) => {
-                        line.clear();
-                        write_capture(&capture, &mut line);
-                        out.write_all(&line)?;
-                        captures += 1;
-                    }
-                    Err(e) => damaged.push(format!(
-                        "capture {}: {e}",
-                        String::from_utf8_lossy(key).replace('\0', " ")
-                    )),
-                }
-                Ok(true)
-            })?;
-        let mut failed = 0u64;
-        store.for_each_failed_fetch(|fetch| {
-            line.clear();
-            write_failed_fetch(&fetch, &mut line);
-            out.write_all(&line)?;
-            failed += 1;
-            Ok(true)
-        })?;
-        let mut warcinfo = 0u64;
-        store.scan_prefix(Space::Meta, b"warcinfo/", &mut |key, value| {
-            match serde_json::from_slice::<WarcInfo>(value) {
-                Ok(info) => {
-                    line.clear();
-                    write_warcinfo(&info, &mut line);
-                    out.write_all(&line)?;
-                    warcinfo += 1;
-                }
-                Err(e) => damaged.push(format!("{}: {e}", String::from_utf8_lossy(key))),
-            }
-            Ok(true)
-        })?;
-        for key in damaged {
-            let at = Location::named(key);
-            report.problem(at, "undecodable_value", "left out of the export", None)?;
-        }
-        report.count("captures", captures);
-        report.count("warcinfo", warcinfo);
-        report.count("failed_fetches", failed);
-    }
-    out.flush()?;
-    for cell in &bad_cells {
-        let at = Location::named(format!("cell {cell}"));
-        let _ = report.problem(at, "undecodable_cell", "left out of the export", None);
-    }
-    report.count("rows", rows);
-    report.finish("rows", None)?;
-    super::finished(&report)
+    Ok(Selection {
+        projection,
+        start,
+        end,
+    })
 }
 
 #[cfg(test)]

@@ -45,7 +45,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_reader(store_path)?;
     let report = Report::new("export-captures")
         .output(&args.reporting)
-        .with_progress(super::project::capture_estimate(&store), "captures");
+        .with_progress(crate::store::captures::estimate_count(&store), "captures");
     let Format::Parquet = args.format;
     let layout = Layout {
         file_rows: args.file_rows.max(1),

@@ -1,17 +1,12 @@
 //! `sediment import-warc`: WARC files into the store, in parallel across files.
 
-use std::fs::File;
-use std::io::Read;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
-use std::sync::atomic::{AtomicU64, Ordering};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 
 use crate::filter::{FileFilter, FilterArgs};
-use crate::ingest::warc::WarcImporter;
-use crate::ingest::{IngestRun, thread_count};
-use crate::input::{InputKind, plan_inputs, refuse_kind, report_empty_directories};
+use crate::ingest::warc_files::{WarcImport, import_warcs, plan_warcs};
 use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
@@ -19,9 +14,8 @@ use crate::report::{Report, ReportArgs};
   sediment import-warc /data/warcs/ --threads 8
   sediment import-warc --all-types --json crawl.warc.gz > import.json")]
 pub struct Args {
-    /// WARC files (gzip per record, whole-file gzip, or uncompressed), WACZ packages
-    /// (their WARCs read in place, their hashes checked), directories (searched for
-    /// *.warc, *.warc.gz, *.wacz), or `-` for standard input.
+    /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
+    /// (searched for *.warc, *.warc.gz), or `-` for standard input.
     #[arg(required = true)]
     pub inputs: Vec<PathBuf>,
     #[command(flatten)]
@@ -52,107 +46,32 @@ pub struct Args {
 
 const COMMAND: &str = "import-warc";
 
-/// Names that directory expansion treats as WARC files.
-pub fn is_warc_name(path: &Path) -> bool {
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_lowercase())
-        .unwrap_or_default();
-    name.ends_with(".warc") || name.ends_with(".warc.gz")
-}
-
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
-    let stdin_name = stdin_name(&args)?;
-    let filter = FileFilter::from_args(&args.filter);
+    // A usage error before anything is read or created.
+    stdin_name(&args)?;
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)
         .rejects_to(args.rejects.as_deref())?;
-    let mut inputs = plan_inputs(
-        &args.inputs,
-        |p| is_warc_name(p) || crate::wacz::is_wacz_name(p),
-        &report,
-    )?;
-    refuse_kind(&mut inputs, InputKind::Cdx, &report)?;
-    report_empty_directories(
-        &args.inputs,
-        &inputs,
-        "WARC files (*.warc, *.warc.gz, *.wacz)",
-        &report,
-    )?;
+    let inputs = plan_warcs(&args.inputs, &report)?;
     if inputs.is_empty() {
         // Nothing to read: a store is neither created nor changed for it.
         report.finish("bytes", Some(0))?;
         return super::finished(&report);
     }
     let store = super::open_creator(store_path, COMMAND)?;
-    let mut run = IngestRun::new(&store, &report, COMMAND, filter.describe());
-    run.commit_interval = std::time::Duration::try_from_secs_f64(args.commit_every.max(0.0))
-        .unwrap_or(std::time::Duration::MAX);
-    let file_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
-    let stdin_bytes = AtomicU64::new(0);
-    report.start_progress(Some(file_bytes), "bytes");
-    run.apply(
-        inputs,
-        thread_count(args.threads),
-        args.force,
-        |input, writer| {
-            let (path, location) = match &stdin_name {
-                Some(name) if input.is_stdin() => (name.clone(), absolute(Path::new(name))),
-                _ => (input.display(), canonical(&input.path)),
-            };
-            let importer = WarcImporter {
-                report: &report,
-                filter: &filter,
-                path,
-                location,
-            };
-            let counts = if !input.is_stdin() && crate::wacz::is_wacz_name(&input.path) {
-                crate::wacz::read::WaczImporter {
-                    report: &report,
-                    filter: &filter,
-                    path: input.display(),
-                    location: canonical(&input.path),
-                }
-                .import(input, writer)?
-            } else if input.is_stdin() {
-                let mut counted = Counted {
-                    inner: std::io::stdin().lock(),
-                    bytes: &stdin_bytes,
-                };
-                importer.import(&mut counted, writer)?
-            } else {
-                let file = File::open(&input.path)
-                    .with_context(|| format!("cannot open {}", input.display()))?;
-                let mut reader = input.hashing(file);
-                let counts = importer.import(&mut reader, writer)?;
-                reader.finish()?;
-                counts
-            };
-            report.add_counts(&counts);
-            Ok(serde_json::to_value(&counts)?)
-        },
-    )?;
+    let options = WarcImport {
+        filter: FileFilter::from_args(&args.filter),
+        threads: args.threads,
+        force: args.force,
+        commit_every: super::commit_interval(args.commit_every),
+        stdin_name: stdin_name(&args)?,
+    };
+    let total_bytes = import_warcs(&store, inputs, &options, &report)?;
     store.close()?;
-    // Standard input has no size beforehand: its bytes are counted as they are read.
-    let total_bytes = file_bytes + stdin_bytes.load(Ordering::Relaxed);
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished(&report)
-}
-
-/// A reader that counts the bytes read through it.
-struct Counted<'a, R> {
-    inner: R,
-    bytes: &'a AtomicU64,
-}
-
-impl<R: Read> Read for Counted<'_, R> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.bytes.fetch_add(n as u64, Ordering::Relaxed);
-        Ok(n)
-    }
 }
 
 /// `--name` is what a WARC read from standard input is called and found by later.
@@ -172,18 +91,4 @@ fn stdin_name(args: &Args) -> Result<Option<String>> {
         .into()),
         (None, false) => Ok(None),
     }
-}
-
-/// The canonical absolute path of an input file (symbolic links resolved).
-fn canonical(path: &Path) -> Option<String> {
-    std::fs::canonicalize(path)
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_string))
-}
-
-/// An absolute path for a name given on the command line (the file need not exist).
-fn absolute(path: &Path) -> Option<String> {
-    std::path::absolute(path)
-        .ok()
-        .and_then(|p| p.to_str().map(str::to_string))
 }

@@ -181,7 +181,8 @@ pub fn done() -> anyhow::Result<ExitCode> {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
-/// Returns a [`UsageError`] with a formatted message.
+/// Returns a `UsageError` with a formatted message (internal).
+#[doc(hidden)]
 #[macro_export]
 macro_rules! usage_error {
     ($($arg:tt)*) => {
@@ -192,4 +193,9 @@ macro_rules! usage_error {
 /// Marks the error of checking an argument as a usage error (exit status 2).
 pub fn usage<T, E: std::fmt::Display>(result: Result<T, E>) -> anyhow::Result<T> {
     result.map_err(|e| UsageError(format!("{e:#}")).into())
+}
+
+/// `--commit-every SECS` as a duration (negative: at once; too large: never).
+pub fn commit_interval(seconds: f64) -> std::time::Duration {
+    std::time::Duration::try_from_secs_f64(seconds.max(0.0)).unwrap_or(std::time::Duration::MAX)
 }

@@ -6,14 +6,15 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::crawl::{
     CrawlOptions, TEXT_BYTES_PER_COMMIT, open_crawl_db_with, project_crawl,
 };
 use crate::project::limits::PageLimits;
+use crate::project::run::report_unread_bodies;
 use crate::report::{Report, ReportArgs};
+use crate::store::captures::estimate_count;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -62,10 +63,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         batch_size: args.batch.unwrap_or_else(|| memory.prefetch_captures()),
         text_per_commit: args.commit_text_kib.saturating_mul(1 << 10),
         memory,
-        spill_dir: super::project::spill_dir_of(&args.output),
+        spill_dir: crate::project::run::spill_dir_of(&args.output),
     };
     let report = Report::new("project crawl").output(&args.reporting);
-    report.start_progress(capture_estimate(&store), "captures");
+    report.start_progress(estimate_count(&store), "captures");
     project_crawl(&store, &conn, &options, &report)
         .map_err(|e| super::name_database(e, &args.output))?;
     drop(conn);

@@ -5,12 +5,13 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::project::{capture_estimate, report_unread_bodies};
 use crate::ingest::thread_count;
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::locust::write_locust;
+use crate::project::run::report_unread_bodies;
 use crate::project::wordindex::{Options, Snapshot, prepare_output_dir};
 use crate::report::{Report, ReportArgs};
+use crate::store::captures::estimate_count;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -48,7 +49,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let memory = MemoryBudget::new(args.memory_mb);
     let store = super::open_reader_with_cache(store_path, memory.block_cache_bytes())?;
     let report = Report::new("project locust").output(&args.reporting);
-    report.start_progress(capture_estimate(&store), "captures");
+    report.start_progress(estimate_count(&store), "captures");
     prepare_output_dir(&args.output)?;
     let options = Options {
         warc_dirs: args.warc_dirs,
@@ -61,9 +62,15 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         sort_run_bytes: args.sort_run_bytes,
         progress: report.progress().clone(),
     };
-    let mut snapshot = Snapshot::build(&store, &options)?;
-    let order = snapshot.crawl_order()?;
-    let written = write_locust(&mut snapshot, &order, &args.output)?;
+    // The scratch databases and sort runs live in the output directory too: a full disk
+    // there is named, whichever file met it.
+    let (snapshot, written) = (|| {
+        let mut snapshot = Snapshot::build(&store, &options)?;
+        let order = snapshot.crawl_order()?;
+        let written = write_locust(&mut snapshot, &order, &args.output)?;
+        anyhow::Ok((snapshot, written))
+    })()
+    .map_err(|e| super::name_database(e, &args.output))?;
     report.add_counts(&snapshot.counts);
     report.add_counts(&written.counts);
     report.count("sort_runs_spilled", snapshot.spilled_runs());

@@ -6,11 +6,12 @@ use std::process::ExitCode;
 
 use anyhow::Result;
 
-use super::project::{capture_estimate, report_unread_bodies};
 use crate::project::budget::{DEFAULT_MEMORY_MB, MemoryBudget};
 use crate::project::limits::PageLimits;
+use crate::project::run::report_unread_bodies;
 use crate::project::summary::{SummaryOptions, summarize};
 use crate::report::{Report, ReportArgs};
+use crate::store::captures::estimate_count;
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -47,13 +48,13 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let memory = MemoryBudget::new(args.memory_mb);
     let store = super::open_reader_with_cache(store_path, memory.block_cache_bytes())?;
     let report = Report::new(COMMAND).output(&args.reporting);
-    report.start_progress(capture_estimate(&store), "captures");
+    report.start_progress(estimate_count(&store), "captures");
     let options = SummaryOptions {
         warc_dirs: args.warc_dirs,
         limits: args.limits,
         batch_captures: args.batch.unwrap_or_else(|| memory.prefetch_captures() / 2),
         memory,
-        spill_dir: super::project::spill_dir_of(&args.output),
+        spill_dir: crate::project::run::spill_dir_of(&args.output),
     };
     let run = || {
         summarize(&store, &args.output, &options, &report)

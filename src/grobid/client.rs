@@ -126,10 +126,6 @@ impl GrobidClient {
         }
     }
 
-    pub fn options(&self) -> &GrobidOptions {
-        &self.options
-    }
-
     pub fn endpoint(&self) -> String {
         format!("{}/api/processFulltextDocument", self.options.url)
     }

@@ -17,8 +17,8 @@ use std::path::Path;
 
 use crate::key::Sha1Key;
 
-pub use client::{CallOutcome, GrobidClient, GrobidOptions};
-pub use result::{GrobidCells, STATUS_CODE_OVERSIZE, STATUS_CODE_TIMEOUT};
+pub use client::GrobidOptions;
+pub use result::GrobidCells;
 pub use stage::{GrobidStage, run_stage};
 
 /// The row a TEI file belongs to, from its name: `<sha1 hex>.tei.xml` or

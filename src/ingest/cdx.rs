@@ -54,7 +54,10 @@ pub fn capture_ref_from_cdx<'a>(
         CaptureKind::Response
     };
     let mime = computed.mime.as_deref();
-    let passes = filter.passes(kind, record.status, mime, record.digest.is_some());
+    // Not web captures (`metadata://`, `dns:`, `whois://`) locate no file row: see
+    // `FileFilter::is_web_fetch`.
+    let passes = FileFilter::is_web_fetch(&record.url)
+        && filter.passes(kind, record.status, mime, record.digest.is_some());
     CaptureRef {
         c_size: record.compressed_size,
         content_type: record.mime.as_deref(),
@@ -191,6 +194,7 @@ pub fn parse_chunk(
     // name three times a line was a few per cent of a bulk load.
     let mut tally = [0u64; 5];
     let [lines_seen, captures, file_captures, revisits, rejected] = &mut tally;
+    let mut not_web = 0u64;
     let parsed = (|| -> Result<()> {
         for (line_no, line) in lines(&chunk.data, chunk.first_line) {
             *lines_seen += 1;
@@ -202,6 +206,7 @@ pub fn parse_chunk(
                     *captures += 1;
                     *file_captures += u64::from(capture.passes);
                     *revisits += u64::from(capture.kind == CaptureKind::Revisit);
+                    not_web += u64::from(!FileFilter::is_web_fetch(capture.url));
                     each(&capture)?;
                 }
                 Ok(CdxLine::Skipped(reason)) => counts.incr(&format!("skipped_{}", reason.name())),
@@ -221,6 +226,9 @@ pub fn parse_chunk(
     let names = ["lines", "captures", "file_captures", "revisits", "rejected"];
     for (name, n) in names.into_iter().zip(tally) {
         counts.add(name, n);
+    }
+    if not_web > 0 {
+        counts.add("captures_not_web", not_web);
     }
     parsed
 }

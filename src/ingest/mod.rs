@@ -10,11 +10,13 @@
 //! is counted twice.
 
 pub mod cdx;
+pub mod cdx_files;
+pub mod jsonl_files;
 pub mod rows;
 pub mod warc;
+pub mod warc_files;
 
 use std::collections::HashSet;
-use std::path::PathBuf;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -24,10 +26,11 @@ use rayon::prelude::*;
 
 use crate::capture::{Capture, CaptureRef};
 use crate::ingest::warc::WarcInfo;
-use crate::input::{PlannedInput, plan_inputs, record_done};
+use crate::input::{PlannedInput, record_done};
 use crate::report::Report;
 use crate::store::Store;
-use crate::store::captures::{MaterializeStats, materialize_dirty};
+use crate::store::captures::MaterializeStats;
+use crate::store::materialize::materialize_dirty;
 use crate::store::writer::{Writer, now_millis};
 
 /// What one input produced, for the report and the registry.
@@ -110,17 +113,6 @@ impl<'s> IngestRun<'s> {
             .map(|r| r.size)
             .collect();
         Ok(self.completed_sizes.get_or_init(|| sizes))
-    }
-
-    /// Lists the inputs (directories expanded with `accept`); entries that cannot be
-    /// inputs (FIFOs, dangling links, empty files, …) are reported and left out (see
-    /// [`crate::input::expand_paths`]).
-    pub fn plan(
-        &self,
-        paths: &[PathBuf],
-        accept: impl Fn(&std::path::Path) -> bool,
-    ) -> Result<Vec<PlannedInput>> {
-        plan_inputs(paths, accept, self.report)
     }
 
     /// Whether an input must be applied: an input ingested before with the same options

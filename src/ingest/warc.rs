@@ -409,9 +409,14 @@ impl WarcImporter<'_> {
             _ => file_mime(content_type, prefix),
         };
         let status = http.and_then(|h| h.status());
-        let passes = self
-            .filter
-            .passes(kind, status, mime.as_deref(), digest.is_some());
+        let web = FileFilter::is_web_fetch(url);
+        if !web {
+            counts.incr("captures_not_web");
+        }
+        let passes = web
+            && self
+                .filter
+                .passes(kind, status, mime.as_deref(), digest.is_some());
         counts.incr("captures");
         Ok(Some(Capture {
             // What a CDX line says (the same as `sediment cdx` and cdxj-indexer).

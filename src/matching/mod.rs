@@ -52,6 +52,7 @@ impl MatchStatus {
         }
     }
 
+    #[cfg(test)]
     pub fn parse(text: &str) -> Option<MatchStatus> {
         [
             MatchStatus::ExactDoi,

@@ -174,6 +174,7 @@ impl Default for BaseIds {
 }
 
 impl BaseIds {
+    #[cfg(test)]
     pub fn new() -> BaseIds {
         BaseIds::default()
     }

@@ -27,7 +27,7 @@ use crate::capture::{Capture, Origin, file_name};
 use crate::ingest::warc::WarcInfo;
 use crate::project::base::without_fragment;
 use crate::store::Store;
-use crate::store::captures::capture_key;
+use crate::store::keys::capture_key;
 
 /// Recorded as `sediment_identity_version` in both databases: databases written with
 /// another derivation of the UUIDs cannot be continued incrementally.

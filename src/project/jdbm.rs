@@ -34,19 +34,6 @@ use crate::extsort::{Sorter, keyed, split_keyed};
 use crate::html::parse_datetime;
 use crate::report::Counts;
 
-/// The map names, in the original's order.
-pub const MAPS: [&str; 9] = [
-    "PageIDtoURL",
-    "URLtoPageID",
-    "PageIDtoTime",
-    "WordIDtoWord",
-    "WordtoWordID",
-    "ParenttoChild",
-    "ChildtoParent",
-    "PageIDtoWordID",
-    "WordIDtoPageID",
-];
-
 /// What was written.
 #[derive(Debug, Default, Clone)]
 pub struct JdbmFiles {
@@ -84,10 +71,12 @@ impl MapWriter {
     fn entry(&mut self, key: &str, value: &str) -> Result<()> {
         // Keys and values are URLs (WHATWG-serialized), tokens, numbers and dates: none
         // holds a tab or a line break.
-        self.out.write_all(key.as_bytes())?;
-        self.out.write_all(b"\t")?;
-        self.out.write_all(value.as_bytes())?;
-        self.out.write_all(b"\n")?;
+        let line = [key.as_bytes(), b"\t", value.as_bytes(), b"\n"];
+        for part in line {
+            self.out
+                .write_all(part)
+                .with_context(|| format!("cannot write {}", self.path.display()))?;
+        }
         self.entries += 1;
         Ok(())
     }
@@ -299,6 +288,7 @@ pub fn parse_postings(value: &str) -> Option<Vec<(u32, u32)>> {
 }
 
 /// Parses an `a;b;` id list; None when malformed.
+#[cfg(test)]
 pub fn parse_ids(value: &str) -> Option<Vec<u32>> {
     value
         .split(';')

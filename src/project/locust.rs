@@ -543,13 +543,15 @@ impl SqlWriter {
                 File::create(&path).with_context(|| format!("cannot create {}", path.display()))?;
             let mut file = BufWriter::with_capacity(1 << 20, file);
             let head = b"SET NAMES binary;\n";
-            file.write_all(head)?;
+            file.write_all(head)
+                .with_context(|| format!("cannot write {}", path.display()))?;
             self.file_bytes = head.len() as u64;
             self.files.push(path);
             self.file = Some(file);
         }
-        if let Some(file) = self.file.as_mut() {
-            file.write_all(&self.statement)?;
+        if let (Some(file), Some(path)) = (self.file.as_mut(), self.files.last()) {
+            file.write_all(&self.statement)
+                .with_context(|| format!("cannot write {}", path.display()))?;
         }
         self.file_bytes += self.statement.len() as u64;
         self.statement.clear();
@@ -558,7 +560,9 @@ impl SqlWriter {
 
     fn close_file(&mut self) -> Result<()> {
         if let Some(mut file) = self.file.take() {
-            file.flush().context("cannot write a data file")?;
+            let path = self.files.last().map(|p| p.display().to_string());
+            file.flush()
+                .with_context(|| format!("cannot write {}", path.unwrap_or_default()))?;
             self.total_bytes += self.file_bytes;
         }
         Ok(())

@@ -13,6 +13,7 @@ pub mod jdbm;
 pub mod limits;
 pub mod locust;
 pub mod originals;
+pub mod run;
 pub mod signals;
 pub mod source;
 pub mod summary;

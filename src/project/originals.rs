@@ -21,8 +21,9 @@ use crate::extsort::{Sorted, Sorter};
 use crate::key::Sha1Key;
 use crate::store::Space;
 use crate::store::Store;
-use crate::store::captures::{IndexEntry, capture_key, read_capture};
+use crate::store::captures::read_capture;
 use crate::store::cells::Projection;
+use crate::store::keys::{IndexEntry, capture_key};
 
 /// What the store knows of a payload that a revisit points at.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -75,6 +76,7 @@ impl Originals {
     }
 
     /// Revisits whose originals the joined stream held (0 when not joined).
+    #[cfg(test)]
     pub fn joined_revisits(&self) -> u64 {
         self.joined.as_ref().map_or(0, |j| j.revisits)
     }
@@ -275,6 +277,8 @@ struct Joined {
     sorted: Sorted,
     /// The record at the read position: escaped capture key, then the original.
     current: Option<Vec<u8>>,
+    /// How many revisits the pass sorted (the tests check the join saw them all).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     revisits: u64,
     _scratch: tempfile::TempDir,
 }

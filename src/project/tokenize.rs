@@ -43,11 +43,14 @@ pub enum RemoveDiacritics {
     /// `remove_diacritics 1` (SQLite's default): remove them from Latin letters, except
     /// from letters with several diacritics (SQLite's historical behaviour).
     Latin,
-    /// `remove_diacritics 2`: remove them from all Latin letters.
+    /// `remove_diacritics 2`: remove them from all Latin letters (SQLite's third
+    /// setting, held to SQLite by the tests; the projections use `Latin`).
+    #[cfg_attr(not(test), expect(dead_code, reason = "only the tests configure it"))]
     All,
 }
 
 impl RemoveDiacritics {
+    #[cfg(test)]
     fn option(self) -> u8 {
         match self {
             RemoveDiacritics::Keep => 0,
@@ -78,6 +81,7 @@ pub const PORTER_MAX_BYTES: usize = 64;
 
 impl Tokenizer {
     /// `unicode61` with SQLite's defaults.
+    #[cfg(test)]
     pub const UNICODE61: Tokenizer = Tokenizer {
         remove_diacritics: RemoveDiacritics::Latin,
         porter: false,
@@ -94,6 +98,7 @@ impl Tokenizer {
     };
 
     /// The FTS5 `tokenize` option that makes SQLite tokenize the same way.
+    #[cfg(test)]
     pub fn fts5_option(&self) -> String {
         format!(
             "{}unicode61 remove_diacritics {}",
@@ -192,13 +197,6 @@ fn fold(folds: &[(u32, u32)], cp: u32) -> Option<char> {
         Ok(i) => char::from_u32(folds[i].1).filter(|_| folds[i].1 != 0),
         Err(_) => char::from_u32(cp),
     }
-}
-
-/// The Porter stem of `token`, as SQLite's `porter` tokenizer computes it.
-pub fn porter_stem(token: &str) -> String {
-    let mut out = Vec::new();
-    porter_stem_into(token, &mut out);
-    String::from_utf8(out).unwrap_or_else(|_| token.to_string())
 }
 
 /// Writes the stem of `token` into `out` (bytes; see [`porter_stem`]).

@@ -18,7 +18,7 @@ use crate::scaleout::records::{
     InputPart, KeySample, LineCoverage, RecordCounts, partition_key, push_capture_line,
     push_index_line,
 };
-use crate::store::captures::{IndexEntry, by_digest_key, capture_key};
+use crate::store::keys::{IndexEntry, by_digest_key, capture_key};
 use crate::store::registry::ContentHash;
 
 /// Sampled partition keys per key space and input part.

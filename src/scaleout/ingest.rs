@@ -23,8 +23,10 @@ use crate::scaleout::records::InputPart;
 use crate::scaleout::sst::{Manifest, read_manifest};
 use crate::store::backend::{Batch, Op};
 use crate::store::bulk::ingest_files;
-use crate::store::captures::{DerivedColumns, materialize_dirty, writer_token};
+use crate::store::captures::DerivedColumns;
 use crate::store::cells::cell_key;
+use crate::store::keys::writer_token;
+use crate::store::materialize::materialize_dirty;
 use crate::store::registry::{ContentHash, InputRecord};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Space, Store, directory};
 
@@ -478,7 +480,7 @@ mod tests {
     use crate::scaleout::records::partition_key;
     use crate::scaleout::sst::RangeWriter;
     use crate::schema::Schema;
-    use crate::store::captures::materialize_dirty;
+    use crate::store::materialize::materialize_dirty;
     use crate::store::writer::Writer;
 
     /// Captures of 30 digests, several per digest, revisits, filtered-out ones, and the

@@ -16,8 +16,9 @@ use crate::scaleout::ranges::RangeLines;
 use crate::scaleout::records::Record;
 use crate::store::Store;
 use crate::store::backend::{Batch, Op, Space};
-use crate::store::captures::{IndexEntry, mark_token, materialize_dirty, writer_token};
 use crate::store::cells::ROW_LEN;
+use crate::store::keys::{IndexEntry, mark_token, writer_token};
+use crate::store::materialize::materialize_dirty;
 
 /// Bytes of a batch before it is written.
 const BATCH_BYTES: usize = 4 << 20;

@@ -27,8 +27,9 @@ use crate::scaleout::ranges::RangeLines;
 use crate::scaleout::records::{BY_DIGEST, CAPTURE, Record};
 use crate::schema::Schema;
 use crate::store::bulk::derived_cells;
-use crate::store::captures::{DerivedColumns, IndexEntry, derive_from, merge_index_entries};
+use crate::store::captures::{DerivedColumns, derive_from};
 use crate::store::cells::ROW_LEN;
+use crate::store::keys::{IndexEntry, merge_index_entries};
 use crate::store::rocks::base_cf_options_for_sst;
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE};
 

@@ -25,7 +25,7 @@ pub enum Space {
     /// ([`crate::capture::merge_encoded`]).
     Capture,
     /// The captures of each payload in first-capture order; merged
-    /// ([`super::captures::merge_index_entries`]).
+    /// ([`super::keys::merge_index_entries`]).
     ByDigest,
     /// Digests whose derived rows must be recomputed; the value names the writer.
     Dirty,
@@ -74,7 +74,7 @@ fn merge_captures(values: &[&[u8]]) -> Option<Vec<u8>> {
 }
 
 fn merge_index(values: &[&[u8]]) -> Option<Vec<u8>> {
-    super::captures::merge_index_entries(values.iter().copied())
+    super::keys::merge_index_entries(values.iter().copied())
 }
 
 /// One cell version as stored.
@@ -277,10 +277,9 @@ pub trait Backend: Send + Sync {
     /// Bytes the store takes on disk, when the backend can tell.
     fn size_on_disk(&self) -> Option<u64>;
 
-    /// The embedded backend, for what only it can do (bulk loads of SST files).
-    fn as_rocks(&self) -> Option<&super::rocks::RocksBackend> {
-        None
-    }
+    /// The backend as `Any`, so that code needing what only one backend can do (bulk
+    /// loads of SST files on RocksDB) can ask for it: see `RocksBackend`'s `as_rocks`.
+    fn as_any(&self) -> &dyn std::any::Any;
 }
 
 /// The smallest key greater than every key with this prefix, for range ends; `None`

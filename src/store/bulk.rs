@@ -18,10 +18,11 @@ use crate::capture::{Capture, CaptureRef};
 use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
-    DerivedColumns, DerivedRow, IndexEntry, MaterializeStats, by_digest_key, capture_key,
-    derive_from, derive_from_index, index_entries_from, merge_index_entries, read_capture,
+    DerivedColumns, DerivedRow, MaterializeStats, derive_from, derive_from_index,
+    index_entries_from, read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key};
+use crate::store::keys::{IndexEntry, by_digest_key, capture_key, merge_index_entries};
 use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, PrefixScanner, Store};
 
@@ -77,10 +78,6 @@ impl CaptureRun {
             index_flags: IndexEntry::flags_of(capture),
             value,
         });
-    }
-
-    pub fn len(&self) -> usize {
-        self.entries.len()
     }
 
     pub fn is_empty(&self) -> bool {
@@ -154,6 +151,7 @@ impl<'s> BulkLoader<'s> {
     }
 
     /// Cuts key spaces into SST files of at least `entries` entries (default 50,000).
+    #[cfg(test)]
     pub fn with_min_part(mut self, entries: usize) -> Self {
         self.min_part = entries.max(1);
         self
@@ -745,7 +743,7 @@ impl SstWriter<'static> {
 mod tests {
     use super::*;
     use crate::capture::CaptureKind;
-    use crate::store::captures::materialize_dirty;
+    use crate::store::materialize::materialize_dirty;
     use crate::store::writer::Writer;
 
     /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its

@@ -63,13 +63,34 @@ pub fn is_store(path: &Path) -> bool {
     path.join(MARKER).is_file()
 }
 
+/// A path without a store, given to something that does not create one.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct NoStore(String);
+
+/// A store another process is writing.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct StoreBusy(String);
+
 /// The error of a read command pointed at a path without a store.
 pub fn no_store_error(path: &Path) -> anyhow::Error {
-    anyhow::anyhow!(
+    NoStore(format!(
         "no Sediment store at {}; create one with import-warc or backfill-cdx \
          (or point --store / SEDIMENT_STORE at an existing store)",
         path.display()
-    )
+    ))
+    .into()
+}
+
+/// Whether `error` (or an error it wraps) is [`no_store_error`].
+pub fn is_no_store_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| e.is::<NoStore>())
+}
+
+/// Whether `error` (or an error it wraps) says that another process writes the store.
+pub fn is_busy_error(error: &anyhow::Error) -> bool {
+    error.chain().any(|e| e.is::<StoreBusy>())
 }
 
 /// How a writer made a new store.
@@ -199,12 +220,13 @@ impl WriterLock {
             Err(std::fs::TryLockError::WouldBlock) => {
                 let holder = describe_holder(&mut file);
                 if !wait {
-                    bail!(
+                    return Err(StoreBusy(format!(
                         "the store at {} is being written by another Sediment process ({holder}); \
                          only one process writes a store at a time: wait for it to finish, or pass \
                          --wait to queue behind it (reading commands work meanwhile)",
                         store.display()
-                    );
+                    ))
+                    .into());
                 }
                 crate::diag!(
                     "sediment: waiting for the writer of {} to finish ({holder})",

@@ -14,8 +14,9 @@ use serde::{Deserialize, Serialize};
 
 use super::Store;
 use super::backend::Space;
-use super::captures::{DerivedColumns, MaterializeStats, derive_and_unmark, writer_token};
-use super::writer::now_millis;
+use super::captures::{DerivedColumns, MaterializeStats, derive_and_unmark};
+use super::clock::now_millis;
+use super::keys::writer_token;
 use crate::key::Sha1Key;
 
 const LEASE_KEY: &[u8] = b"lease/derive";
@@ -140,7 +141,7 @@ fn release(store: &Store, held: &Held) -> Result<()> {
 }
 
 /// Derives rows until no mark this writer made is left (see
-/// [`super::captures::materialize_dirty`]).
+/// [`super::materialize::materialize_dirty`]).
 pub fn materialize_shared(store: &Store, ts: u64) -> Result<MaterializeStats> {
     let token = writer_token(ts);
     let owner = String::from_utf8_lossy(&token).into_owned();

@@ -11,7 +11,7 @@
 //! ([`Store::open_writer`]), any number of readers ([`Store::open_reader`]). On RocksDB
 //! readers open the newest *published version*, a checkpoint the writer makes at
 //! consistent points (see [`directory`]); Bigtable writes are visible at once, row by row,
-//! and several writers may share a table (see [`captures::materialize_dirty`]).
+//! and several writers may share a table (see [`materialize::materialize_dirty`]).
 
 pub mod backend;
 pub mod bigtable;
@@ -19,9 +19,12 @@ pub mod bulk;
 pub mod bulk_cells;
 pub mod captures;
 pub mod cells;
+mod clock;
 pub mod directory;
+pub mod keys;
 pub mod lease;
 pub mod locations;
+pub mod materialize;
 pub mod registry;
 pub mod rocks;
 pub mod writer;
@@ -33,16 +36,13 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 pub use backend::{Backend, Space};
-pub use rocks::{RocksBackend, TABLE_FORMAT_VERSION};
+pub use rocks::RocksBackend;
 
 use crate::schema::Schema;
 
 /// The names of the key spaces as RocksDB column families (and Bigtable table suffixes).
 pub const CF_CAPTURE: &str = "capture";
 pub const CF_BY_DIGEST: &str = "capture_by_digest";
-pub const CF_DIRTY: &str = "dirty";
-pub const CF_META: &str = "meta";
-pub const CF_CATALOG: &str = "catalog";
 
 /// Bumped when the on-disk layout changes; a store written by another layout is refused.
 pub const LAYOUT_VERSION: &str = "2";

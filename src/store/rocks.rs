@@ -820,7 +820,7 @@ impl Backend for RocksBackend {
             &dir,
             &serde_json::json!({
                 "version": version,
-                "published_ms": super::writer::now_millis(),
+                "published_ms": super::clock::now_millis(),
                 "sequence": sequence,
             }),
         )?;
@@ -888,8 +888,15 @@ impl Backend for RocksBackend {
         Some(directory::size_on_disk(&self.path))
     }
 
-    fn as_rocks(&self) -> Option<&RocksBackend> {
-        Some(self)
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
+}
+
+impl<'a> dyn Backend + 'a {
+    /// The embedded backend, for what only it can do (bulk loads of SST files).
+    pub fn as_rocks(&self) -> Option<&RocksBackend> {
+        self.as_any().downcast_ref()
     }
 }
 

@@ -7,12 +7,13 @@
 
 use anyhow::Result;
 
+pub use super::clock::now_millis;
 use crate::capture::CaptureRef;
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::Store;
 use crate::store::backend::{Batch, Op, Space};
-use crate::store::captures::{IndexEntry, by_digest_key, capture_key};
+use crate::store::keys::{IndexEntry, by_digest_key, capture_key};
 
 /// Batches larger than this are written at the next record boundary.
 const BATCH_BYTES: usize = 4 << 20;
@@ -26,17 +27,10 @@ pub struct Writer<'s> {
     /// Timestamp (ms) given to cells written without an explicit one: one per run,
     /// like an HBase bulk job.
     ts: u64,
-    /// Which writer marks digests (see `captures::materialize_dirty`); each batch's
+    /// Which writer marks digests (see `materialize::materialize_dirty`); each batch's
     /// marks add a sequence number, so a mark is never written twice with one value.
     writer_id: Vec<u8>,
     dirty_token: Vec<u8>,
-}
-
-/// Milliseconds since the Unix epoch.
-pub fn now_millis() -> u64 {
-    std::time::SystemTime::now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .map_or(0, |d| d.as_millis() as u64)
 }
 
 impl<'s> Writer<'s> {
@@ -46,7 +40,7 @@ impl<'s> Writer<'s> {
             batch: Batch::default(),
             sorted: false,
             ts,
-            writer_id: crate::store::captures::writer_token(ts),
+            writer_id: crate::store::keys::writer_token(ts),
             dirty_token: Vec::new(),
         }
     }
@@ -101,7 +95,7 @@ impl<'s> Writer<'s> {
         #[cfg(feature = "crash-points")]
         crash_test::count_capture(self);
         if self.dirty_token.is_empty() {
-            self.dirty_token = crate::store::captures::mark_token(&self.writer_id);
+            self.dirty_token = crate::store::keys::mark_token(&self.writer_id);
         }
         let value = capture.to_bytes();
         let mut key = Vec::with_capacity(capture.surt.len() + 64);
@@ -130,11 +124,11 @@ impl<'s> Writer<'s> {
     }
 
     /// Records a failed fetch (a request without response) beside the capture index, in
-    /// capture key order: see [`crate::store::captures::FAILED_FETCH_PREFIX`].
+    /// capture key order: see [`crate::store::keys::FAILED_FETCH_PREFIX`].
     pub fn failed_fetch(&mut self, fetch: &CaptureRef<'_>) {
         let mut key = Vec::with_capacity(fetch.surt.len() + 64);
         capture_key(fetch, &mut key);
-        let mut full = crate::store::captures::FAILED_FETCH_PREFIX.to_vec();
+        let mut full = crate::store::keys::FAILED_FETCH_PREFIX.to_vec();
         full.extend_from_slice(&key);
         self.batch.push(Op::Put {
             space: Space::Meta,

@@ -5,7 +5,7 @@
 //! * [`metadata`] is that JSON without `body` and `annex` (the `grobid0:metadata` column).
 //! * [`citations_from_tei`] reads the citations of a `processCitationList` reply (a
 //!   `listBibl` without a document) or of a full document.
-//! * [`quality`] rates a converted document `good` / `marginal` / `bad`
+//! * `quality` rates a converted document `good` / `marginal` / `bad`
 //!   (rule in `schemas/grobid-quality.md`).
 //!
 //! The JSON shapes are documented in `schemas/grobid-tei.md`.

@@ -7,8 +7,8 @@
 
 use sha1::{Digest, Sha1};
 
+use super::bytes::find_blank_line;
 use super::digest::{ParsedDigest, parse_digest};
-use super::parser::find_blank_line;
 use super::record::{Record, WarcType};
 
 pub(super) struct EndCheck {

@@ -3,9 +3,10 @@
 //! resynchronisation on the next gzip member or `WARC/` line). [`super::WarcReader`] drives
 //! it over a plain or gzip source.
 
-use memchr::{memchr_iter, memmem, memrchr};
+use memchr::{memmem, memrchr};
 
 use super::block::{BlockCursor, BlockStop, CandidateScan, PayloadSink, PayloadState, Terminator};
+use super::bytes::find_blank_line;
 use super::digest::{DigestCheck, check_digest};
 use super::end_check::EndCheck;
 use super::error::{ErrorKind, MandatoryHeader, WarcError};
@@ -75,30 +76,6 @@ pub(super) struct Parser {
     inside: Option<u64>,
     /// The gzip trailer damage found at the end of the current record (which is kept).
     trailer_damage: Option<WarcError>,
-}
-
-/// Look for the end of a header block (an empty line) in `prev` followed by `chunk`.
-/// Returns the number of bytes of `chunk` up to and including the end, if found. A line
-/// ends with LF after any number of CRs (`\n`, `\r\n`, and `\r\r\n` all occur).
-pub(super) fn find_blank_line(prev: &[u8], chunk: &[u8]) -> Option<usize> {
-    let byte_at = |i: isize| -> Option<u8> {
-        if i >= 0 {
-            chunk.get(i as usize).copied()
-        } else {
-            let back = i.unsigned_abs();
-            prev.len().checked_sub(back).map(|j| prev[j])
-        }
-    };
-    for i in memchr_iter(b'\n', chunk) {
-        let mut j = i as isize - 1;
-        while byte_at(j) == Some(b'\r') {
-            j -= 1;
-        }
-        if byte_at(j) == Some(b'\n') {
-            return Some(i + 1);
-        }
-    }
-    None
 }
 
 /// Fill until the window holds `n` bytes. False when it cannot grow (end of input or of

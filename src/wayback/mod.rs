@@ -11,7 +11,7 @@ pub mod record;
 pub mod run;
 pub mod scan;
 
-pub use query::{CaptureQuery, MatchType, QueryError, QueryLimits};
+pub use query::{CaptureQuery, QueryError, QueryLimits};
 pub use record::{CdxRecord, Field};
-pub use run::{CaptureSource, RunSummary, run, run_until};
+pub use run::{CaptureSource, run, run_until};
 pub use scan::StoreCaptures;

@@ -412,7 +412,6 @@ impl Default for QueryLimits {
 /// A parsed query.
 #[derive(Debug, Clone)]
 pub struct CaptureQuery {
-    pub url: String,
     pub match_type: MatchType,
     pub range: KeyRange,
     /// Padded, inclusive bounds.
@@ -574,7 +573,6 @@ impl CaptureQuery {
             fields = Field::ALL.to_vec();
         }
         Ok(CaptureQuery {
-            url,
             match_type,
             range,
             from,

@@ -94,7 +94,7 @@ impl Writer<'_> {
         }
         self.written += 1;
         if let Some(key) = &mut self.last_key {
-            crate::store::captures::capture_key(&item.capture.view(), key);
+            crate::store::keys::capture_key(&item.capture.view(), key);
         }
         self.out.write_all(&self.line)
     }
@@ -154,9 +154,8 @@ pub fn run_until(
     out: &mut dyn Write,
     deadline: Option<Instant>,
 ) -> Result<RunSummary> {
-    let range = query.scan_range();
     if let Some(Paging::Count { page_size }) = query.paging {
-        let captures = source.count(&range)?;
+        let captures = source.count(&query.scan_range())?;
         let pages = captures.div_ceil(page_size).max(1);
         match query.output {
             Output::Json => writeln!(
@@ -167,8 +166,88 @@ pub fn run_until(
         }
         return Ok(RunSummary::default());
     }
+    let mut writer = Writer {
+        out,
+        output: query.output,
+        fields: &query.fields,
+        line: Vec::with_capacity(512),
+        written: 0,
+        last_key: query.show_resume_key.then(Vec::new),
+        names_only: query.names_only,
+    };
+    let Some(scanned) = select_and_emit(query, source, deadline, &mut writer)? else {
+        return Ok(RunSummary::default());
+    };
+    // As IA: a key only when the limit cut the answer short (then there may be more).
+    let resume = match (query.limit, &query.order, &writer.last_key) {
+        (Limit::First(n), Order::Forward | Order::Reverse, Some(key)) if writer.written == n => {
+            Some(super::query::resume_key(key))
+        }
+        _ => None,
+    };
+    writer.finish(resume.as_deref())?;
+    Ok(RunSummary {
+        scanned,
+        written: writer.written,
+    })
+}
+
+/// Runs `query` over `source`, giving each capture it selects, in the answer's order,
+/// with its CDX fields to `visit` until it returns false. A query for the number of
+/// pages (`showNumPages`) selects no captures.
+pub fn for_each(
+    query: &CaptureQuery,
+    source: &dyn CaptureSource,
+    visit: &mut dyn FnMut(Capture, CdxRecord) -> Result<bool>,
+) -> Result<RunSummary> {
+    if let Some(Paging::Count { .. }) = query.paging {
+        return Ok(RunSummary::default());
+    }
+    let mut visitor = Visitor { visit, written: 0 };
+    let scanned = select_and_emit(query, source, None, &mut visitor)?.unwrap_or(0);
+    Ok(RunSummary {
+        scanned,
+        written: visitor.written,
+    })
+}
+
+/// Where selected items go: the formatted answer, or a caller's visitor.
+trait Sink {
+    /// Takes one item; false stops the run.
+    fn take(&mut self, item: Item) -> Result<bool>;
+}
+
+impl Sink for Writer<'_> {
+    fn take(&mut self, item: Item) -> Result<bool> {
+        self.write(&item)?;
+        Ok(true)
+    }
+}
+
+struct Visitor<'v> {
+    visit: &'v mut dyn FnMut(Capture, CdxRecord) -> Result<bool>,
+    written: u64,
+}
+
+impl Sink for Visitor<'_> {
+    fn take(&mut self, item: Item) -> Result<bool> {
+        self.written += 1;
+        (self.visit)(item.capture, item.record)
+    }
+}
+
+/// Paging, time span and filters over the scanned range, then collapse, order and
+/// limit into `sink`. The number of captures scanned; `None` for a page past the last
+/// (an answer with nothing at all).
+fn select_and_emit(
+    query: &CaptureQuery,
+    source: &dyn CaptureSource,
+    deadline: Option<Instant>,
+    sink: &mut dyn Sink,
+) -> Result<Option<u64>> {
+    let range = query.scan_range();
     let reverse = query.order == Order::Reverse;
-    let mut summary = RunSummary::default();
+    let mut scanned = 0u64;
     let mut raw = source.scan(&range, reverse);
     if let Some(Paging::Page { page, page_size }) = query.paging {
         let skip = page.saturating_mul(page_size);
@@ -180,19 +259,19 @@ pub fn run_until(
         // page past the last with nothing at all: no JSON brackets either, which is how
         // clients that ask for page after page (cdx-toolkit) learn to stop.
         if page > 0 && paged.peek().is_none() {
-            return Ok(summary);
+            return Ok(None);
         }
         raw = Box::new(paged);
     }
-    let scanned = &mut summary.scanned;
+    let counter = &mut scanned;
     let selected = raw.filter_map(|capture| {
-        *scanned += 1;
+        *counter += 1;
         if let Some(deadline) = deadline
-            && *scanned % DEADLINE_EVERY == 0
+            && counter.is_multiple_of(DEADLINE_EVERY)
             && Instant::now() > deadline
         {
             return Some(Err(anyhow::anyhow!(
-                "the query ran out of time after reading {scanned} captures: narrow it \
+                "the query ran out of time after reading {counter} captures: narrow it \
                  (matchType, from/to) or page through it (page, pageSize)"
             )));
         }
@@ -210,26 +289,8 @@ pub fn run_until(
             .all(|f| f.accepts(record.shown(f.field)))
             .then_some(Ok(Item { capture, record }))
     });
-    let mut writer = Writer {
-        out,
-        output: query.output,
-        fields: &query.fields,
-        line: Vec::with_capacity(512),
-        written: 0,
-        last_key: query.show_resume_key.then(Vec::new),
-        names_only: query.names_only,
-    };
-    emit(query, selected, reverse, &mut writer)?;
-    // As IA: a key only when the limit cut the answer short (then there may be more).
-    let resume = match (query.limit, &query.order, &writer.last_key) {
-        (Limit::First(n), Order::Forward | Order::Reverse, Some(key)) if writer.written == n => {
-            Some(super::query::resume_key(key))
-        }
-        _ => None,
-    };
-    writer.finish(resume.as_deref())?;
-    summary.written = writer.written;
-    Ok(summary)
+    emit(query, selected, reverse, sink)?;
+    Ok(Some(scanned))
 }
 
 /// Collapse, order and limit over the selected items.
@@ -237,19 +298,23 @@ fn emit(
     query: &CaptureQuery,
     selected: impl Iterator<Item = Result<Item>>,
     reverse: bool,
-    writer: &mut Writer<'_>,
+    sink: &mut dyn Sink,
 ) -> Result<()> {
     let mut collapsed = Collapsed::new(&query.collapse, reverse, selected);
     match (&query.order, query.limit) {
         (Order::Closest { seconds }, limit) => {
             let exact = query.match_type == super::query::MatchType::Exact;
             for item in closest(*seconds, limit.count() as usize, exact, &mut collapsed)? {
-                writer.write(&item)?;
+                if !sink.take(item)? {
+                    break;
+                }
             }
         }
         (_, Limit::First(n)) => {
             for item in collapsed.take(n as usize) {
-                writer.write(&item?)?;
+                if !sink.take(item?)? {
+                    break;
+                }
             }
         }
         (_, Limit::Last(n)) => {
@@ -260,8 +325,10 @@ fn emit(
                 }
                 window.push_back(item?);
             }
-            for item in &window {
-                writer.write(item)?;
+            for item in window {
+                if !sink.take(item)? {
+                    break;
+                }
             }
         }
     }
@@ -402,12 +469,13 @@ pub struct VecSource {
 }
 
 impl VecSource {
+    #[cfg(test)]
     pub fn new(captures: Vec<Capture>) -> VecSource {
         let mut entries: Vec<(Vec<u8>, Capture)> = captures
             .into_iter()
             .map(|c| {
                 let mut key = Vec::new();
-                crate::store::captures::capture_key(&c.view(), &mut key);
+                crate::store::keys::capture_key(&c.view(), &mut key);
                 (key, c)
             })
             .collect();

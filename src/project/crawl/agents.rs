@@ -114,12 +114,4 @@ impl Agents {
         }
         Ok(())
     }
-
-    pub fn len(&self) -> usize {
-        self.states.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.states.is_empty()
-    }
 }

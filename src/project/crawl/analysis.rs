@@ -128,12 +128,9 @@ impl PageCache {
         }
     }
 
+    #[cfg(test)]
     pub fn len(&self) -> usize {
         self.pages.len()
-    }
-
-    pub fn is_empty(&self) -> bool {
-        self.pages.is_empty()
     }
 }
 

@@ -107,6 +107,7 @@ impl Default for CrawlOptions {
 
 /// Opens (creating if needed) a crawl database: base and crawler tables, schema versions.
 /// Refuses a database of another kind (e.g. a summary database).
+#[cfg(test)]
 pub fn open_crawl_db(path: &Path) -> Result<Connection> {
     open_crawl_db_with(path, MemoryBudget::default())
 }

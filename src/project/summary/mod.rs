@@ -106,11 +106,6 @@ impl Default for SummaryOptions {
     }
 }
 
-/// Opens (creating if needed) a summary database.
-pub fn open_database(path: &Path) -> Result<Connection> {
-    open_database_with(path, MemoryBudget::default())
-}
-
 /// [`open_database`] with SQLite's memory sized from `memory`.
 pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connection> {
     let conn = open_projection_db(path, "summary", memory)?;

@@ -64,11 +64,8 @@ use url::Url;
 mod crawl_order;
 mod document;
 
-pub use crawl_order::{CrawlOrder, Entry};
-pub use document::{
-    MAX_WORD_BYTES, RAW_BLOB_MARK, TEXT_START_CHARS, count_words, meta_keywords, unpack_words_blob,
-    words_blob,
-};
+pub use crawl_order::CrawlOrder;
+pub use document::{count_words, meta_keywords, unpack_words_blob, words_blob};
 use document::{essence, is_html, text_start};
 
 use super::budget::MemoryBudget;
@@ -814,6 +811,7 @@ pub fn prepare_output_dir(dir: &Path) -> Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use document::TEXT_START_CHARS;
 
     #[test]
     fn words_blob_round_trips_compressed_and_raw() {

@@ -1099,6 +1099,10 @@ impl Backend for BigtableBackend {
     fn size_on_disk(&self) -> Option<u64> {
         None
     }
+
+    fn as_any(&self) -> &dyn std::any::Any {
+        self
+    }
 }
 
 /// What the cell's value `now` says of a conditional write (from `expected` to `new`)
