@@ -16,6 +16,13 @@
 #   - chromium + chromium-driver: the serve tests load the search page in headless Chromium.
 #   - python package pywb: the serve tests replay through pywb on top of `sediment serve`
 #     and compare its CDX API with ours (scripts/bench-serve.sh measures both).
+#   - python package wacz (py-wacz): writes the WACZ packages tests/wacz.rs imports.
+#   - npm + the npm package replaywebpage (ReplayWeb.page's prebuilt ui.js and sw.js,
+#     unpacked into ${SEDIMENT_NODE:-~/.cache/sediment-node}/replaywebpage; they need no
+#     dependencies): tests/wacz_replayweb.rs replays an exported WACZ with it in Chromium.
+#   - warcprox (pip) in its own virtual environment (${SEDIMENT_WARCPROX_VENV:-~/.cache/
+#     sediment-warcprox-venv}): it pins cryptography<46, pywb's pyOpenSSL needs >=46.
+#     tests/warcprox_dedup.rs has it deduplicate against `sediment serve`. curl drives it.
 #   - rocksdb-tools (ldb, sst_dump) and rocksdict (pip): other tools that must read a store
 #     (tests/shared_store.rs).
 #   - a Bigtable emulator and Google's cbt client (tests/bigtable.rs): Google's packages
@@ -37,6 +44,8 @@ command -v chromium >/dev/null 2>&1 || need_apt+=(chromium)
 command -v chromedriver >/dev/null 2>&1 || need_apt+=(chromium-driver)
 command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
+command -v npm >/dev/null 2>&1 || need_apt+=(npm)
+command -v curl >/dev/null 2>&1 || need_apt+=(curl)
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -51,8 +60,8 @@ fi
 venv="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}"
 python="${SEDIMENT_PYTHON:-python3}"
 # pip name => import name; pinned nothing: each is the newest release for the interpreter.
-packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax maturin pytest)
-modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax maturin pytest)
+packages=(warcio surt cdxj-indexer fastwarc rocksdict cdx-toolkit pyspark duckdb pywb selectolax wacz maturin pytest)
+modules=(warcio surt cdxj_indexer fastwarc rocksdict cdx_toolkit pyspark duckdb pywb selectolax wacz maturin pytest)
 
 fail() { echo "setup: $*" >&2; exit 1; }
 command -v "$python" >/dev/null 2>&1 || fail "no Python interpreter '$python' (set SEDIMENT_PYTHON, or install Debian's python3)"
@@ -111,6 +120,30 @@ if [ -n "$absent" ]; then
     || fail "pip install ${need_pip[*]} into $venv failed"
   absent=$(missing)
   [ -z "$absent" ] || fail "after pip install, $venv still lacks the modules $absent"
+fi
+
+# ReplayWeb.page: the package's own bundles, not an npm install (its dependency tree is
+# only needed to rebuild them).
+node_dir="${SEDIMENT_NODE:-$HOME/.cache/sediment-node}"
+if [ ! -f "$node_dir/replaywebpage/sw.js" ] || [ ! -f "$node_dir/replaywebpage/ui.js" ]; then
+  echo "setup: unpacking the npm package replaywebpage into $node_dir" >&2
+  mkdir -p "$node_dir"
+  unpack=$(mktemp -d)
+  (cd "$unpack" && npm pack --silent replaywebpage >/dev/null) \
+    || fail "npm pack replaywebpage failed"
+  tar -xzf "$unpack"/replaywebpage-*.tgz -C "$unpack" || fail "cannot unpack replaywebpage"
+  rm -rf "$node_dir/replaywebpage"
+  mv "$unpack/package" "$node_dir/replaywebpage"
+  rm -rf "$unpack"
+fi
+
+# warcprox, apart: its cryptography pin conflicts with pywb's pyOpenSSL.
+warcprox_venv="${SEDIMENT_WARCPROX_VENV:-$HOME/.cache/sediment-warcprox-venv}"
+if [ ! -x "$warcprox_venv/bin/warcprox" ]; then
+  echo "setup: installing warcprox into $warcprox_venv (pip)" >&2
+  "$want" -m venv "$warcprox_venv" || fail "python -m venv $warcprox_venv failed"
+  "$warcprox_venv/bin/python3" -m pip install -q --disable-pip-version-check warcprox >&2 \
+    || fail "pip install warcprox into $warcprox_venv failed"
 fi
 
 # The Bigtable emulator: the Cloud SDK's, or one built from Debian's bttest package.

@@ -97,6 +97,8 @@ pub enum Command {
     /// The capture index as Parquet files (Common Crawl's columnar URL index layout).
     #[cfg(feature = "parquet")]
     ExportCaptures(commands::export_captures::Args),
+    /// A capture selection (the options of `captures`) as a WACZ package.
+    ExportWacz(commands::export_wacz::Args),
     /// Serve the store over HTTP: CDX server API, rows, payloads, captures, search.
     #[cfg(feature = "server")]
     Serve(commands::serve::Args),
@@ -145,6 +147,7 @@ impl Command {
             Command::Match(a) => ("match", &a.reporting),
             #[cfg(feature = "parquet")]
             Command::ExportCaptures(a) => ("export-captures", &a.reporting),
+            Command::ExportWacz(a) => ("export-wacz", &a.reporting),
             Command::IngestSst(a) => ("ingest-sst", &a.reporting),
             Command::Catalog(a) => match &a.command {
                 CatalogCommand::Load(a) => ("catalog load", &a.reporting),
@@ -192,6 +195,7 @@ fn run(cli: Cli) -> Result<ExitCode> {
         Command::IngestSst(args) => commands::ingest_sst::run(&cli.store, args),
         #[cfg(feature = "parquet")]
         Command::ExportCaptures(args) => commands::export_captures::run(&cli.store, args),
+        Command::ExportWacz(args) => commands::export_wacz::run(&cli.store, args),
         #[cfg(feature = "server")]
         Command::Serve(args) => commands::serve::run(&cli.store, args),
         Command::Completions(args) => completions(args),

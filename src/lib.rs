@@ -91,6 +91,7 @@ mod serve;
 mod stage;
 mod store;
 mod text;
+mod wacz;
 mod wayback;
 
 // Not part of the API (hidden from its documentation): HTML analysis, the summary's full

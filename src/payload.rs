@@ -49,7 +49,7 @@ impl WarcLocator {
         let rules = self.rules(store)?;
         if let Some(location) = &capture.location {
             let path = PathBuf::from(relocate(rules, location));
-            if path.is_file() {
+            if path.is_file() || crate::wacz::split_member_location(&path).is_some() {
                 return Ok(Some(path));
             }
         }
@@ -125,12 +125,24 @@ pub fn read_payload_at(
     decode: bool,
     out: &mut dyn FnMut(&[u8]),
 ) -> Result<Record> {
-    let file = File::open(warc).with_context(|| format!("cannot open {}", warc.display()))?;
     let options = ReaderOptions {
         read_buffer: 256 << 10,
         ..ReaderOptions::default()
     };
-    let mut reader = WarcReader::open_at(BufReader::new(file), offset, 0, options)
+    // A WARC deflated inside a WACZ package: inflated up to the record.
+    let read: Box<dyn std::io::Read> = match crate::wacz::split_member_location(warc) {
+        Some((package, member)) if !warc.is_file() => {
+            crate::wacz::open_member_at(&package, &member, offset)?
+        }
+        _ => {
+            let mut file =
+                File::open(warc).with_context(|| format!("cannot open {}", warc.display()))?;
+            std::io::Seek::seek(&mut file, std::io::SeekFrom::Start(offset))
+                .with_context(|| format!("{}: cannot seek to byte {offset}", warc.display()))?;
+            Box::new(file)
+        }
+    };
+    let mut reader = WarcReader::positioned(BufReader::new(read), offset, 0, options)
         .map_err(|e| anyhow::anyhow!("{}: {e}", warc.display()))?;
     let mut sink = ForwardingSink {
         out,

@@ -62,7 +62,7 @@ fn a_directory_without_warcs_says_so() {
     assert_eq!(run.status, 3, "{}", run.stderr);
     assert!(
         run.stderr.contains(&format!(
-            "{}: no_inputs: no WARC files (*.warc, *.warc.gz) found",
+            "{}: no_inputs: no WARC files (*.warc, *.warc.gz, *.wacz) found",
             empty.display()
         )),
         "{}",

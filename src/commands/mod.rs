@@ -10,6 +10,7 @@ pub mod cdx;
 pub mod export;
 #[cfg(feature = "parquet")]
 pub mod export_captures;
+pub mod export_wacz;
 pub mod extract;
 pub mod get;
 pub mod grobid;

@@ -42,11 +42,18 @@ pub fn is_warc_name(path: &Path) -> bool {
     name.ends_with(".warc") || name.ends_with(".warc.gz")
 }
 
-/// The WARC files among `paths` (directories searched), wrong kinds refused.
+/// The WARC files and WACZ packages among `paths` (directories searched), wrong kinds
+/// refused.
 pub fn plan_warcs(paths: &[PathBuf], report: &Report) -> Result<Vec<PlannedInput>> {
-    let mut inputs = plan_inputs(paths, is_warc_name, report)?;
+    let accept = |p: &Path| is_warc_name(p) || crate::wacz::is_wacz_name(p);
+    let mut inputs = plan_inputs(paths, accept, report)?;
     refuse_kind(&mut inputs, InputKind::Cdx, report)?;
-    report_empty_directories(paths, &inputs, "WARC files (*.warc, *.warc.gz)", report)?;
+    report_empty_directories(
+        paths,
+        &inputs,
+        "WARC files (*.warc, *.warc.gz, *.wacz)",
+        report,
+    )?;
     Ok(inputs)
 }
 
@@ -78,7 +85,15 @@ pub fn import_warcs(
                 path,
                 location,
             };
-            let counts = if input.is_stdin() {
+            let counts = if !input.is_stdin() && crate::wacz::is_wacz_name(&input.path) {
+                crate::wacz::read::WaczImporter {
+                    report,
+                    filter,
+                    path: input.display(),
+                    location: canonical(&input.path),
+                }
+                .import(input, writer)?
+            } else if input.is_stdin() {
                 let mut counted = Counted {
                     inner: std::io::stdin().lock(),
                     bytes: &stdin_bytes,
