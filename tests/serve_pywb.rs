@@ -31,14 +31,6 @@ impl Drop for Pywb {
     }
 }
 
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 fn start_pywb(dir: &Path, sediment_port: u16) -> Pywb {
     let warcs = dir.join("warcs");
     let config = format!(
@@ -48,7 +40,7 @@ fn start_pywb(dir: &Path, sediment_port: u16) -> Pywb {
         warcs = warcs.display(),
     );
     std::fs::write(dir.join("config.yaml"), config).unwrap();
-    let port = free_port();
+    let port = common::free_port();
     let log = std::fs::File::create(dir.join("pywb.log")).unwrap();
     let child = Command::new("wayback")
         .args(["-p", &port.to_string(), "-b", "127.0.0.1"])

@@ -13,9 +13,10 @@ mod common;
 mod serve_support;
 
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
+use common::KilledOnDrop;
 use serde_json::{Value, json};
 use serve_support::agent;
 
@@ -37,24 +38,6 @@ fn replaywebpage() -> Option<PathBuf> {
         );
         None
     }
-}
-
-/// A child process killed when dropped.
-struct Killed(Child);
-
-impl Drop for Killed {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
 }
 
 /// A W3C WebDriver call; the `value` of the answer.
@@ -127,8 +110,8 @@ fn replaywebpage_in_headless_chromium_renders_a_page_of_an_exported_package() {
     .unwrap();
 
     let assets = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/wacz_replayweb");
-    let port = free_port();
-    let _server = Killed(
+    let port = common::free_port();
+    let _server = KilledOnDrop(
         Command::new("python3")
             .arg(assets.join("range_server.py"))
             .arg(&site)
@@ -140,8 +123,8 @@ fn replaywebpage_in_headless_chromium_renders_a_page_of_an_exported_package() {
     let base = format!("http://127.0.0.1:{port}");
     wait_for(&format!("{base}/index.html"), "the file server");
 
-    let driver_port = free_port();
-    let _driver = Killed(
+    let driver_port = common::free_port();
+    let _driver = KilledOnDrop(
         Command::new("chromedriver")
             .arg(format!("--port={driver_port}"))
             .stdout(Stdio::null())

@@ -17,10 +17,10 @@ mod serve_support;
 
 use std::io::BufRead;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{json_lines, ok};
+use common::{KilledOnDrop, json_lines, ok};
 
 fn warcprox() -> Option<PathBuf> {
     let venv = std::env::var_os("SEDIMENT_WARCPROX_VENV")
@@ -37,26 +37,8 @@ fn warcprox() -> Option<PathBuf> {
     }
 }
 
-/// A child process stopped when dropped.
-struct Running(Child);
-
-impl Drop for Running {
-    fn drop(&mut self) {
-        let _ = self.0.kill();
-        let _ = self.0.wait();
-    }
-}
-
-fn free_port() -> u16 {
-    std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port()
-}
-
 /// The fixture site `version` on 127.0.0.2:`port`; its base URL.
-fn site(version: &str, port: u16) -> (Running, String) {
+fn site(version: &str, port: u16) -> (KilledOnDrop, String) {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut child = Command::new("python3")
         .arg(root.join("scripts/fixture_server.py"))
@@ -76,7 +58,7 @@ fn site(version: &str, port: u16) -> (Running, String) {
         .read_line(&mut line)
         .unwrap();
     (
-        Running(child),
+        KilledOnDrop(child),
         line.trim().trim_end_matches('/').to_string(),
     )
 }
@@ -94,7 +76,7 @@ const PAGES: &[&str] = &[
 /// SIGINT so that it closes its WARC.
 fn crawl(warcprox: &Path, base: &str, warcs: &Path, name: &str, extra: &[&str]) {
     std::fs::create_dir_all(warcs).unwrap();
-    let port = free_port();
+    let port = common::free_port();
     let log = std::fs::File::create(warcs.with_extension("log")).unwrap();
     let mut child = Command::new(warcprox)
         .args([

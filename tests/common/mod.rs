@@ -213,3 +213,22 @@ fn parse_html_pages(data: &[u8]) -> Option<Vec<HtmlPage>> {
     }
     Some(pages)
 }
+
+/// A free TCP port on 127.0.0.1 (for a server a test starts).
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
+/// A child process (a server, a browser driver) killed when dropped.
+pub struct KilledOnDrop(pub std::process::Child);
+
+impl Drop for KilledOnDrop {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
