@@ -54,6 +54,8 @@ pub struct Config {
     pub max_connections_per_client: usize,
     /// Most searches running at once.
     pub max_searches: usize,
+    /// Most payloads being read or streamed at once.
+    pub max_payloads: usize,
     pub request_timeout: Duration,
     pub header_timeout: Duration,
     pub max_header_bytes: usize,
@@ -87,6 +89,9 @@ pub struct AppState {
     /// Searches may start (a permit each).
     pub searches: Arc<tokio::sync::Semaphore>,
     pub max_searches: usize,
+    /// Payloads may be read (a permit each, held until the last byte is sent).
+    pub payloads: Arc<tokio::sync::Semaphore>,
+    pub max_payloads: usize,
     /// Set at shutdown: long work still running stops.
     pub stopping: Arc<AtomicBool>,
     pub gate: Arc<gate::Gate>,
@@ -252,6 +257,8 @@ async fn serve(config: Config) -> Result<()> {
         log: config.access_log.clone(),
         searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches.max(1))),
         max_searches: config.max_searches.max(1),
+        payloads: Arc::new(tokio::sync::Semaphore::new(config.max_payloads.max(1))),
+        max_payloads: config.max_payloads.max(1),
         stopping: Arc::new(AtomicBool::new(false)),
         gate: gate::Gate::new(config.max_connections, config.max_connections_per_client),
     });

@@ -23,7 +23,7 @@ use crate::wayback::{CaptureSource, StoreCaptures};
 const DEFAULT_RESULTS: usize = 10;
 const MAX_RESULTS: usize = 100;
 /// How long a search waits for one of the `--max-searches` places before a 503.
-const QUEUE_WAIT: Duration = Duration::from_secs(1);
+pub(super) const QUEUE_WAIT: Duration = Duration::from_secs(1);
 
 pub async fn index() -> Redirect {
     Redirect::to("/search")
