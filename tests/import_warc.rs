@@ -583,3 +583,92 @@ fn directories_and_standard_input_are_inputs_too() {
     );
     assert_eq!(keys(&from_stdin), keys(&single));
 }
+
+/// `import-warc --follow DIR`: a file a crawler is still writing (`*.open`) is left alone;
+/// once renamed it is imported and published while the follower runs (a reader sees its
+/// captures); SIGTERM stops it cleanly; after a restart the files already imported are
+/// passed over without reading, and new ones are imported.
+#[test]
+fn follow_imports_each_warc_when_its_writer_closes_it_and_resumes_after_a_restart() {
+    use std::time::{Duration, Instant};
+    let (Some(first), Some(second)) = (
+        corpus("warcbase/example.warc.gz"),
+        corpus("pywb/sample_archive/warcs/example-wget-1-14.warc.gz"),
+    ) else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let crawl = dir.path().join("crawl");
+    std::fs::create_dir(&crawl).unwrap();
+    let store = dir.path().join("store");
+    let captures = |store: &Path| -> u64 {
+        let run = sediment(store, &["stats", "--json"]);
+        if run.status != 0 {
+            return 0;
+        }
+        let stats: Value = serde_json::from_str(&run.stdout).unwrap();
+        stats["captures"].as_u64().unwrap()
+    };
+    let expected_first = {
+        let reference = dir.path().join("reference");
+        ok(&reference, &["import-warc", first.to_str().unwrap()]);
+        captures(&reference)
+    };
+    assert!(expected_first > 0);
+    let start = |settle: &str| {
+        let child = Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .arg("--store")
+            .arg(&store)
+            .args(["import-warc", "--json", "--settle", settle, "--follow"])
+            .arg(&crawl)
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        common::KilledOnDrop(child)
+    };
+    let wait_for = |what: &str, done: &dyn Fn() -> bool| {
+        let until = Instant::now() + Duration::from_secs(30);
+        while !done() {
+            assert!(Instant::now() < until, "timed out waiting for {what}");
+            std::thread::sleep(Duration::from_millis(200));
+        }
+    };
+    let stop = |mut follower: common::KilledOnDrop| -> (Value, String) {
+        let pid = follower.0.id().to_string();
+        let sent = Command::new("kill").args(["-TERM", &pid]).status().unwrap();
+        assert!(sent.success());
+        let started = Instant::now();
+        let child = std::mem::replace(&mut follower.0, Command::new("true").spawn().unwrap());
+        let output = child.wait_with_output().unwrap();
+        assert!(started.elapsed() < Duration::from_secs(10));
+        let stderr = String::from_utf8_lossy(&output.stderr).into_owned();
+        assert_eq!(output.status.code(), Some(0), "{stderr}");
+        let report: Value = serde_json::from_slice(&output.stdout).expect("a JSON report");
+        (report, stderr)
+    };
+
+    let follower = start("0.5");
+    // Being written: never taken, however long it stays.
+    let open = crawl.join("a.warc.gz.open");
+    std::fs::copy(&first, &open).unwrap();
+    std::thread::sleep(Duration::from_secs(2));
+    assert_eq!(captures(&store), 0, "an .open file is still being written");
+    std::fs::rename(&open, crawl.join("a.warc.gz")).unwrap();
+    wait_for("the closed WARC's captures", &|| {
+        captures(&store) == expected_first
+    });
+    let (report, stderr) = stop(follower);
+    assert_eq!(report["counts"]["inputs"], 1, "{report} {stderr}");
+
+    // A restart passes over the file it has (without reading it) and takes a new one.
+    let follower = start("0.5");
+    std::fs::copy(&second, crawl.join("b.warc.gz")).unwrap();
+    wait_for("the second WARC's captures", &|| {
+        captures(&store) > expected_first
+    });
+    let (report, stderr) = stop(follower);
+    assert_eq!(report["counts"]["inputs_skipped"], 1, "{report} {stderr}");
+    assert_eq!(report["counts"]["inputs"], 1, "{report} {stderr}");
+    assert!(stderr.contains("already imported"), "{stderr}");
+}

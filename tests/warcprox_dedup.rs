@@ -125,6 +125,11 @@ fn crawl(warcprox: &Path, base: &str, warcs: &Path, name: &str, extra: &[&str]) 
     }
 }
 
+/// The page that changed between the two crawls.
+fn page_url(base: &str) -> String {
+    format!("{base}/about.html")
+}
+
 fn kind_of(store: &Path, url: &str, ts_after: &str) -> String {
     let captures = json_lines(&ok(store, &["captures", "--url", url]));
     let last = captures
@@ -174,8 +179,20 @@ fn warcprox_deduplicates_against_sediment_serve() {
         .max()
         .unwrap();
 
-    // The changed site, crawled with warcprox asking the store through serve's /cdx.
+    // The changed site, crawled with warcprox asking the store through serve's /cdx,
+    // while `import-warc --follow` waits for warcprox to close its WARC.
     let server = serve_support::Server::start(&store, &[]);
+    let second_dir = dir.path().join("second");
+    std::fs::create_dir_all(&second_dir).unwrap();
+    let follower = KilledOnDrop(
+        Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .arg("--store")
+            .arg(&store)
+            .args(["import-warc", "--quiet", "--settle", "1", "--follow"])
+            .arg(&second_dir)
+            .spawn()
+            .expect("start the follower"),
+    );
     let (second_site, base2) = site("v2", port);
     assert_eq!(base, base2);
     // The second crawl must be later by the second: CDX timestamps have seconds.
@@ -194,11 +211,32 @@ fn warcprox_deduplicates_against_sediment_serve() {
         "{}",
         server.log()
     );
+    // The follower imports the closed WARC and the running server shows it.
+    let about = format!("/cdx?url={}", serve_support::enc(&page_url(&base2)));
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while server.get(&about).lines().len() < 2 {
+        assert!(
+            Instant::now() < deadline,
+            "the follower's import never reached serve: {}",
+            server.get(&about).text()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
     drop(server);
-    ok(
-        &store,
-        &["import-warc", dir.path().join("second").to_str().unwrap()],
-    );
+    let mut follower = follower;
+    // SAFETY: kill sends a signal to our own child, whose pid is valid until waited for.
+    unsafe {
+        libc::kill(follower.0.id() as i32, libc::SIGTERM);
+    }
+    let deadline = Instant::now() + Duration::from_secs(10);
+    let status = loop {
+        if let Some(status) = follower.0.try_wait().unwrap() {
+            break status;
+        }
+        assert!(Instant::now() < deadline, "the follower did not stop");
+        std::thread::sleep(Duration::from_millis(100));
+    };
+    assert!(status.success(), "the follower stops cleanly: {status}");
 
     let page = |base: &str, path: &str| format!("{base}{path}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/site");

@@ -2,22 +2,37 @@
 
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
+use std::time::Duration;
 
 use anyhow::Result;
 
 use crate::filter::{FileFilter, FilterArgs};
+use crate::ingest::follow::{Follow, follow, stop_on_signals};
 use crate::ingest::warc_files::{WarcImport, import_warcs, plan_warcs};
 use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment import-warc /data/warcs/ --threads 8
-  sediment import-warc --all-types --json crawl.warc.gz > import.json")]
+  sediment import-warc --all-types --json crawl.warc.gz > import.json
+  sediment import-warc --follow /data/warcprox/warcs   # while a crawler writes there
+
+With --follow, a file is imported once its writer has given it its final name (warcprox and
+Heritrix rename NAME.warc.gz.open when they close it) and it has not changed for --settle
+seconds; each round of such files is committed and published, so a running `sediment serve`
+shows its captures within seconds. Files imported before (same path and size, unchanged
+since) are passed over without reading them. Ctrl-C or SIGTERM stops it between rounds.")]
 pub struct Args {
     /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
     /// (searched for *.warc, *.warc.gz), or `-` for standard input.
-    #[arg(required = true)]
+    #[arg(required_unless_present = "follow", conflicts_with = "follow")]
     pub inputs: Vec<PathBuf>,
+    /// Keep importing the WARC files that appear in DIR (one level) until stopped.
+    #[arg(long, value_name = "DIR")]
+    pub follow: Option<PathBuf>,
+    /// With --follow: seconds a file must stay unchanged before it is imported.
+    #[arg(long, value_name = "SECS", default_value_t = 5.0, requires = "follow")]
+    pub settle: f64,
     #[command(flatten)]
     pub filter: FilterArgs,
     /// Worker threads (default: one per core).
@@ -49,6 +64,9 @@ const COMMAND: &str = "import-warc";
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     // A usage error before anything is read or created.
     stdin_name(&args)?;
+    if let Some(dir) = &args.follow {
+        return run_follow(store_path, dir, &args);
+    }
     let report = Report::new(COMMAND)
         .output(&args.reporting)
         .strict(args.strict)
@@ -68,6 +86,44 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         stdin_name: stdin_name(&args)?,
     };
     let total_bytes = import_warcs(&store, inputs, &options, &report)?;
+    store.close()?;
+    report.count("bytes", total_bytes);
+    report.finish("bytes", Some(total_bytes))?;
+    super::finished(&report)
+}
+
+/// `--follow DIR`: imports until stopped by a signal.
+fn run_follow(store_path: &Path, dir: &Path, args: &Args) -> Result<ExitCode> {
+    if !dir.is_dir() {
+        return Err(crate::commands::UsageError(format!(
+            "--follow needs a directory; {} is not one",
+            dir.display()
+        ))
+        .into());
+    }
+    let stop = stop_on_signals();
+    let report = Report::new(COMMAND)
+        .output(&args.reporting)
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())?;
+    let store = super::open_creator(store_path, COMMAND)?;
+    let options = WarcImport {
+        filter: FileFilter::from_args(&args.filter),
+        threads: args.threads,
+        force: args.force,
+        commit_every: super::commit_interval(args.commit_every),
+        stdin_name: None,
+    };
+    let watch = Follow {
+        dir: dir.to_path_buf(),
+        settle: Duration::from_secs_f64(args.settle.clamp(0.0, 86_400.0)),
+        poll: Duration::from_millis(500),
+    };
+    report.note(&format!(
+        "following {} (Ctrl-C or SIGTERM to stop)",
+        dir.display()
+    ));
+    let total_bytes = follow(&store, &watch, &options, &report, stop)?;
     store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;

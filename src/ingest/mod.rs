@@ -11,6 +11,7 @@
 
 pub mod cdx;
 pub mod cdx_files;
+pub mod follow;
 pub mod jsonl_files;
 pub mod rows;
 pub mod warc;
