@@ -618,12 +618,19 @@ pub fn sniff_kind(path: &Path) -> Option<InputKind> {
     if path == Path::new("-") {
         return None;
     }
-    let mut head = Vec::with_capacity(1024);
-    open_lines(path)
-        .ok()?
-        .take(1024)
-        .read_to_end(&mut head)
-        .ok()?;
+    // Small buffers: open_lines' 1 MiB ones would read and inflate up to 1 MiB of every
+    // input to look at its first line.
+    const HEAD: usize = 1024;
+    let mut head = Vec::with_capacity(HEAD);
+    let mut raw = BufReader::with_capacity(16 << 10, open_raw(path).ok()?);
+    if is_gzip(raw.fill_buf().ok()?) {
+        BufReader::with_capacity(HEAD, MultiGzDecoder::new(raw))
+            .take(HEAD as u64)
+            .read_to_end(&mut head)
+            .ok()?;
+    } else {
+        raw.take(HEAD as u64).read_to_end(&mut head).ok()?;
+    }
     if head.starts_with(b"WARC/") {
         return Some(InputKind::Warc);
     }

@@ -171,7 +171,10 @@ impl<'s> IngestRun<'s> {
                         if !self.should_apply(&input, force)? {
                             return Ok(None);
                         }
-                        let mut writer = Writer::new(self.store, self.ts);
+                        // Sorted: a WARC's captures come in crawl order and their digest
+                        // keys in random order; RocksDB's memtable takes keys in order
+                        // several times faster.
+                        let mut writer = Writer::sorted(self.store, self.ts);
                         let summary = apply_one(&input, &mut writer)
                             .with_context(|| format!("while reading {}", input.display()))?;
                         writer.finish()?;

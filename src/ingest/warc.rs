@@ -84,6 +84,21 @@ fn fetch_time_ms(block: &[u8]) -> Option<u64> {
 
 const WARCINFO_LIMIT: usize = 64 << 10;
 
+/// The count of records of a standard type, named without a string made per record.
+fn records_count_name(kind: &WarcType) -> &'static str {
+    match kind {
+        WarcType::Warcinfo => "records_warcinfo",
+        WarcType::Response => "records_response",
+        WarcType::Resource => "records_resource",
+        WarcType::Request => "records_request",
+        WarcType::Revisit => "records_revisit",
+        WarcType::Metadata => "records_metadata",
+        WarcType::Conversion => "records_conversion",
+        WarcType::Continuation => "records_continuation",
+        WarcType::Other(_) => "records_other",
+    }
+}
+
 impl PayloadSink for WarcinfoSink {
     fn begin(&mut self, record: &Record) -> bool {
         self.bytes.clear();
@@ -110,7 +125,12 @@ struct Waiting {
     /// The number of the request record in the file.
     record: u64,
     id: Option<String>,
-    fetch: Capture,
+    url: String,
+    ts: String,
+    agent: Option<String>,
+    /// The request record's offset and length.
+    offset: u64,
+    length: u64,
 }
 
 /// Reads one WARC and hands its captures and warcinfo records to a [`CaptureSink`] (the
@@ -189,7 +209,10 @@ impl WarcImporter<'_> {
             {
                 counts.incr("http_heads_over_limit");
             }
-            counts.incr(&format!("records_{}", record.warc_type.as_str()));
+            match &record.warc_type {
+                WarcType::Other(other) => counts.incr(&format!("records_{other}")),
+                known => counts.incr(records_count_name(known)),
+            }
             match record.warc_type {
                 WarcType::Warcinfo => writer.warcinfo(self.warcinfo(&record, &sink.bytes))?,
                 WarcType::Request => {
@@ -199,10 +222,16 @@ impl WarcImporter<'_> {
                     if record.concurrent_to().next().is_none()
                         && let Ok((url, ts)) = index_fields(&record)
                     {
+                        // Most requests are answered: the capture of a failed fetch is
+                        // made only when none comes (see `failed_fetch`).
                         requests.push_back(Waiting {
                             record: records,
                             id: record.record_id().map(str::to_string),
-                            fetch: self.request_capture(&record, url, ts, agent),
+                            url: url.to_string(),
+                            ts,
+                            agent: agent.map(str::to_string),
+                            offset: record.offset,
+                            length: record.length,
                         });
                     }
                     let Some(agent) = agent else {
@@ -246,7 +275,7 @@ impl WarcImporter<'_> {
                     };
                     let answered = requests.iter().position(named).or_else(|| {
                         let url = record.target_uri()?;
-                        requests.iter().position(|w| w.fetch.url == url)
+                        requests.iter().position(|w| w.url == url)
                     });
                     if let Some(i) = answered {
                         requests.remove(i);
@@ -292,29 +321,23 @@ impl WarcImporter<'_> {
         counts: &mut Counts,
     ) -> Result<()> {
         counts.incr("failed_fetches");
-        writer.failed_fetch(&waiting.fetch)?;
+        writer.failed_fetch(&self.request_capture(waiting))?;
         writer.end_record()
     }
 
     /// The capture a request record would have made, without status or payload.
-    fn request_capture(
-        &self,
-        record: &Record,
-        url: &str,
-        ts: String,
-        agent: Option<&str>,
-    ) -> Capture {
+    fn request_capture(&self, waiting: Waiting) -> Capture {
         Capture {
-            c_size: Some(record.length),
+            c_size: Some(waiting.length),
             location: self.location.clone(),
-            offset: Some(record.offset),
+            offset: Some(waiting.offset),
             origin: Origin::Warc,
-            record_id: record.record_id().map(bare_record_id),
+            record_id: waiting.id.as_deref().map(bare_record_id),
             source: self.path.clone(),
-            surt: crate::surt::surt(url),
-            ts,
-            ua: agent.map(str::to_string),
-            url: url.to_string(),
+            surt: crate::surt::surt(&waiting.url),
+            ts: waiting.ts,
+            ua: waiting.agent,
+            url: waiting.url,
             warc: Some(self.path.clone()),
             ..Capture::default()
         }
@@ -473,6 +496,25 @@ impl Store {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn record_counts_are_named_after_the_type() {
+        for kind in [
+            WarcType::Warcinfo,
+            WarcType::Response,
+            WarcType::Resource,
+            WarcType::Request,
+            WarcType::Revisit,
+            WarcType::Metadata,
+            WarcType::Conversion,
+            WarcType::Continuation,
+        ] {
+            assert_eq!(
+                records_count_name(&kind),
+                format!("records_{}", kind.as_str())
+            );
+        }
+    }
 
     #[test]
     fn heritrix_metadata_records_give_the_fetch_time() {
