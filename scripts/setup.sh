@@ -31,7 +31,12 @@
 #   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
 #     application and the readers of the Parquet capture index (tests/spark.rs, tests/parquet.rs).
 #   - maturin and pytest (pip): build the Python bindings (python/) and run their tests.
+#   - the bench crawl tests/relevance.rs searches: ${SEDIMENT_BENCH_WARC:-../bench-data/
+#     base.warc.gz beside the checkout}, a wget crawl of Debian's python3.11-doc,
+#     postgresql-doc-15, erlang-doc and debian-reference-en (scripts/make-bench-warc.sh,
+#     without copies; a few minutes, once).
 set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 
 need_apt=()
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
@@ -46,6 +51,13 @@ command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
+bench_warc="${SEDIMENT_BENCH_WARC:-$repo/../bench-data/base.warc.gz}"
+if [ ! -s "$bench_warc" ]; then
+  for package in python3.11-doc postgresql-doc-15 erlang-doc debian-reference-en; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+      || need_apt+=("$package")
+  done
+fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
@@ -162,4 +174,12 @@ if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ] \
     "$(dirname "$0")/build-bigtable-emulator.sh" >&2 \
       || fail "no Bigtable emulator: scripts/build-bigtable-emulator.sh failed (tests/bigtable.rs needs one)"
   fi
+fi
+
+# The bench crawl (after the packages above): the crawl only, no copies, no crawl without PDFs.
+if [ ! -s "$bench_warc" ]; then
+  [ -z "${SEDIMENT_BENCH_WARC:-}" ] || fail "SEDIMENT_BENCH_WARC=$bench_warc does not exist"
+  echo "setup: crawling the documentation into $(dirname "$bench_warc") (scripts/make-bench-warc.sh)" >&2
+  HTML_MB=0 "$repo/scripts/make-bench-warc.sh" "$(dirname "$bench_warc")" 0 >&2 \
+    || fail "scripts/make-bench-warc.sh failed: tests/relevance.rs needs its crawl"
 fi

@@ -841,7 +841,7 @@ fn the_schema_has_the_seed_tables_indexes_and_checks() {
     let squashed: String = fts.split_whitespace().collect::<Vec<_>>().join(" ");
     assert!(
         squashed.contains(
-            "fts5( text_pile_id UNINDEXED, any, title, description, text, secondary_text, big_headlines, small_headlines, code_text, quote_text, tokenize='porter unicode61' )"
+            "fts5( text_pile_id UNINDEXED, any, title, description, text, secondary_text, big_headlines, small_headlines, code_text, quote_text, url_path, tokenize='porter unicode61' )"
         ),
         "{squashed}"
     );
