@@ -51,19 +51,30 @@ command -v ldb >/dev/null 2>&1 || need_apt+=(rocksdb-tools)
 command -v java >/dev/null 2>&1 || need_apt+=(default-jre-headless)
 command -v npm >/dev/null 2>&1 || need_apt+=(npm)
 command -v curl >/dev/null 2>&1 || need_apt+=(curl)
-bench_warc="${SEDIMENT_BENCH_WARC:-$repo/../bench-data/base.warc.gz}"
-if [ ! -s "$bench_warc" ]; then
-  for package in python3.11-doc postgresql-doc-15 erlang-doc debian-reference-en; do
-    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
-      || need_apt+=("$package")
-  done
-fi
 if [ ${#need_apt[@]} -gt 0 ]; then
   echo "setup: installing ${need_apt[*]} (Debian packages)" >&2
   sudo_cmd=""
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# The documentation the bench crawl is made of, when the crawl is missing (as
+# scripts/make-bench-warc.sh installs it: without recommended packages).
+bench_warc="${SEDIMENT_BENCH_WARC:-$repo/../bench-data/base.warc.gz}"
+need_docs=()
+if [ ! -s "$bench_warc" ]; then
+  for package in python3.11-doc postgresql-doc-15 erlang-doc debian-reference-en; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+      || need_docs+=("$package")
+  done
+fi
+if [ ${#need_docs[@]} -gt 0 ]; then
+  echo "setup: installing ${need_docs[*]} (Debian packages; the bench crawl's documentation)" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_docs[@]}" >/dev/null
 fi
 
 # The Python packages live in the project's virtual environment, never in the system
