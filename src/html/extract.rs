@@ -389,7 +389,7 @@ impl<'d> Visitor for Walker<'d> {
             frame.permalink = true;
         }
         if let Some(field) = class.field
-            && !(class.inline_code && !frame.pre)
+            && (!class.inline_code || frame.pre)
             && frame.field.is_none_or(|f| field.rank() > f.rank())
         {
             frame.field = Some(field);
