@@ -284,10 +284,13 @@ CREATE TABLE IF NOT EXISTS token_statistics (
 -- The search index: one row per open, non-duplicate generation with a non-empty text pile
 -- whose page may be indexed (exit code 20: not noindex, not canonical elsewhere), rowid =
 -- entity_generation_id. `any` holds the literal word "any" in every row, so that a query
--- made only of exclusions can be written `any : any NOT …`.
+-- made only of exclusions can be written `any : any NOT …`. sediment: `url_path` holds the
+-- URL's path without `index.html` and `.html` (`/library/os.path.html` → `/library/os.path`),
+-- for ranking; a database whose index lacks it gets its index made again (see
+-- src/project/summary/mod.rs).
 CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(
     text_pile_id UNINDEXED, any, title, description, text, secondary_text, big_headlines,
-    small_headlines, code_text, quote_text, tokenize='porter unicode61'
+    small_headlines, code_text, quote_text, url_path, tokenize='porter unicode61'
 );
 
 -- sediment: the text pile made from each HTML payload (by payload SHA-1), so a later run

@@ -3,6 +3,8 @@
 # served on 127.0.0.1 by scripts/fixture_server.py, then repeated to reach the wanted size.
 #
 # Usage: scripts/make-bench-warc.sh [DIR] [MB]      (defaults: /work/bench-data, 500)
+# MB 0 makes no copies; HTML_MB=0 skips the crawl without PDFs and its copies (scripts/setup.sh
+# makes only base.warc.gz, for the relevance test: HTML_MB=0 scripts/make-bench-warc.sh DIR 0).
 # Writes, in DIR (outside the repository; nothing of it is committed):
 #   site/                 the served tree: symlinks to the documentation plus a generated index.html
 #   base.warc.gz          the crawl, gzip per record, as wget wrote it
@@ -18,7 +20,9 @@ set -euo pipefail
 dir="${1:-/work/bench-data}"
 mb="${2:-500}"
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
-[[ "$mb" =~ ^[0-9]+$ && "$mb" -gt 0 ]] || { echo "MB must be a positive whole number, not '$mb'" >&2; exit 2; }
+[[ "$mb" =~ ^[0-9]+$ ]] || { echo "MB must be a whole number, not '$mb'" >&2; exit 2; }
+html_mb="${HTML_MB:-100}"
+[[ "$html_mb" =~ ^[0-9]+$ ]] || { echo "HTML_MB must be a whole number, not '$html_mb'" >&2; exit 2; }
 
 # Packages with many HTML pages (Python, PostgreSQL, Erlang/OTP) and some PDFs (Erlang/OTP has 38,
 # the Debian Reference one).
@@ -124,10 +128,13 @@ crawl() {
 crawl base "Debian documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference)"
 # The same documentation without its PDFs: many small HTML pages and their requisites, the
 # shape of most web crawls (scripts/bench-warc.sh reports it apart).
-crawl html "Debian HTML documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference), no PDF" \
-    --reject pdf
-html_size=$(stat -c %s "$dir/html.warc.gz")
-html_copies=$(((${HTML_MB:-100} * 1024 * 1024 + html_size - 1) / html_size))
+html_copies=0
+if ((html_mb > 0)); then
+    crawl html "Debian HTML documentation served on 127.0.0.1 (Python, PostgreSQL, Erlang/OTP, Debian Reference), no PDF" \
+        --reject pdf
+    html_size=$(stat -c %s "$dir/html.warc.gz")
+    html_copies=$(((html_mb * 1024 * 1024 + html_size - 1) / html_size))
+fi
 for ((i = 0; i < html_copies; i++)); do
     name=$(printf 'html-%03d' "$i")
     if [[ ! -f "$dir/$name.warc.gz" || $(stat -c %s "$dir/$name.warc.gz") -ne $html_size ]]; then
@@ -193,7 +200,8 @@ print(f"base.warc.gz: {os.path.getsize(base):,} bytes gzip, {uncompressed:,} byt
 for kind, n in sorted(kinds.items()):
     print(f"  {kind}: {n:,}")
 print("  response Content-Types: " + ", ".join(f"{m} {n:,}" for m, n in mimes.most_common(8)))
-print(
+if files:
+  print(
     f"{directory}: {len(files)} files bench-000..bench-{len(files) - 1:03d}.warc.gz, "
     f"{records * len(files):,} records, {compressed:,} bytes gzip ({compressed / 1048576:.1f} MiB), "
     f"{uncompressed * len(files):,} bytes uncompressed"

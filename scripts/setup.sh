@@ -31,7 +31,12 @@
 #   - Java (default-jre-headless, 17 on Debian 12) and pyspark + duckdb (pip): the Spark
 #     application and the readers of the Parquet capture index (tests/spark.rs, tests/parquet.rs).
 #   - maturin and pytest (pip): build the Python bindings (python/) and run their tests.
+#   - the bench crawl tests/relevance.rs searches: ${SEDIMENT_BENCH_WARC:-../bench-data/
+#     base.warc.gz beside the checkout}, a wget crawl of Debian's python3.11-doc,
+#     postgresql-doc-15, erlang-doc and debian-reference-en (scripts/make-bench-warc.sh,
+#     without copies; a few minutes, once).
 set -euo pipefail
+repo="$(cd "$(dirname "$0")/.." && pwd)"
 
 need_apt=()
 command -v clang >/dev/null 2>&1 || need_apt+=(clang)
@@ -52,6 +57,24 @@ if [ ${#need_apt[@]} -gt 0 ]; then
   [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
   $sudo_cmd apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq "${need_apt[@]}" >/dev/null
+fi
+
+# The documentation the bench crawl is made of, when the crawl is missing (as
+# scripts/make-bench-warc.sh installs it: without recommended packages).
+bench_warc="${SEDIMENT_BENCH_WARC:-$repo/../bench-data/base.warc.gz}"
+need_docs=()
+if [ ! -s "$bench_warc" ]; then
+  for package in python3.11-doc postgresql-doc-15 erlang-doc debian-reference-en; do
+    dpkg-query -W -f='${Status}' "$package" 2>/dev/null | grep -q "install ok installed" \
+      || need_docs+=("$package")
+  done
+fi
+if [ ${#need_docs[@]} -gt 0 ]; then
+  echo "setup: installing ${need_docs[*]} (Debian packages; the bench crawl's documentation)" >&2
+  sudo_cmd=""
+  [ "$(id -u)" -eq 0 ] || sudo_cmd="sudo"
+  $sudo_cmd apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $sudo_cmd apt-get install -y -qq --no-install-recommends "${need_docs[@]}" >/dev/null
 fi
 
 # The Python packages live in the project's virtual environment, never in the system
@@ -162,4 +185,12 @@ if [ ! -x /usr/lib/google-cloud-sdk/platform/bigtable-emulator/cbtemulator ] \
     "$(dirname "$0")/build-bigtable-emulator.sh" >&2 \
       || fail "no Bigtable emulator: scripts/build-bigtable-emulator.sh failed (tests/bigtable.rs needs one)"
   fi
+fi
+
+# The bench crawl (after the packages above): the crawl only, no copies, no crawl without PDFs.
+if [ ! -s "$bench_warc" ]; then
+  [ -z "${SEDIMENT_BENCH_WARC:-}" ] || fail "SEDIMENT_BENCH_WARC=$bench_warc does not exist"
+  echo "setup: crawling the documentation into $(dirname "$bench_warc") (scripts/make-bench-warc.sh)" >&2
+  HTML_MB=0 "$repo/scripts/make-bench-warc.sh" "$(dirname "$bench_warc")" 0 >&2 \
+    || fail "scripts/make-bench-warc.sh failed: tests/relevance.rs needs its crawl"
 fi

@@ -7,7 +7,12 @@ use std::process::ExitCode;
 use anyhow::Result;
 use chrono::DateTime;
 
-use crate::search::{Query, open, search};
+use rusqlite::{Connection, OptionalExtension};
+use serde::Serialize;
+
+use crate::key::Sha1Key;
+use crate::project::summary::keys::ContentKey;
+use crate::search::{Hit, Query, open, search};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -15,11 +20,12 @@ use crate::search::{Query, open, search};
   sediment search --db summary.db --json --limit 50 crawler")]
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
-    /// filters site:HOST, lang:CODE, mime:TYPE. A query that starts with a minus goes
-    /// after `--`: `sediment search -- -"phrase" word`. At most 32 words (a repeated word
-    /// counts once, a phrase counts its words), 16 filter values and 4096 bytes of search
-    /// expression; control characters are refused.
-    #[arg(required = true, num_args = 1..)]
+    /// filters site:HOST[:PORT], lang:CODE, mime:TYPE. Exclusions need no `--`
+    /// (`sediment search zlib -gzip -"a phrase"`); --db, --limit and --json may come
+    /// before or after the query. At most 32 words (a repeated word counts once, a phrase
+    /// counts its words), 16 filter values and 4096 bytes of search expression; control
+    /// characters are refused.
+    #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
     pub query: Vec<String>,
     /// The summary database written by `sediment project summary`.
     #[arg(long, default_value = "summary.db")]
@@ -30,6 +36,60 @@ pub struct Args {
     /// One JSON object per result.
     #[arg(long)]
     pub json: bool,
+}
+
+/// A `--json` line: the hit and where to find its capture and payload in the store.
+#[derive(Serialize)]
+struct JsonHit<'h> {
+    #[serde(flatten)]
+    hit: &'h Hit,
+    /// The latest capture of this version, as a 14-digit CDX/wayback timestamp.
+    timestamp: String,
+    /// Base32 SHA-1 of a payload of this version (`sediment cat`, `serve`'s `/payload/KEY`):
+    /// a file's own payload; for an HTML page, one whose text is this version's text (a
+    /// page captured under several payloads that differ only in markup has several).
+    payload: Option<String>,
+}
+
+fn wayback_timestamp(unix: i64) -> String {
+    DateTime::from_timestamp(unix, 0)
+        .map(|t| t.format("%Y%m%d%H%M%S").to_string())
+        .unwrap_or_default()
+}
+
+/// The payload key of a generation, from the summary database: a file generation's key
+/// holds its payload's SHA-1, an HTML one's the digest of its text pile, whose payloads
+/// `summary_payload` lists.
+fn payload_key(conn: &Connection, generation_uuid: &str) -> Result<Option<String>> {
+    let Ok(uuid) = uuid::Uuid::parse_str(generation_uuid) else {
+        return Ok(None);
+    };
+    let found: Option<(Vec<u8>, Option<i64>)> = conn
+        .query_row(
+            "SELECT content_key, text_pile_id FROM entity_generation
+             WHERE entity_generation_uuid = ?1",
+            [uuid.as_bytes().as_slice()],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )
+        .optional()?;
+    let Some((content_key, pile)) = found else {
+        return Ok(None);
+    };
+    let sha1: Option<Vec<u8>> = match ContentKey::from_bytes(&content_key) {
+        Some(ContentKey::File(sha1)) => Some(sha1.to_vec()),
+        Some(ContentKey::Pile(_)) => conn
+            .query_row(
+                "SELECT payload_sha1 FROM summary_payload WHERE text_pile_id = ?1
+                 ORDER BY payload_sha1 LIMIT 1",
+                [pile],
+                |r| r.get(0),
+            )
+            .optional()?,
+        _ => None,
+    };
+    Ok(sha1
+        .and_then(|bytes| <[u8; 20]>::try_from(bytes.as_slice()).ok())
+        .map(|bytes| Sha1Key(bytes).to_base32()))
 }
 
 fn date(unix: i64) -> String {
@@ -43,8 +103,68 @@ fn one_line(text: &str) -> String {
     text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-pub fn run(args: Args) -> Result<ExitCode> {
-    let query = super::usage(Query::parse(&args.query.join(" ")))?;
+/// The query's words back as one query string. The shell took the quotes off
+/// `-"a phrase"`: an exclusion holding white space and no quote was a phrase.
+fn query_text(words: &[String]) -> String {
+    let words: Vec<String> = words
+        .iter()
+        .map(|word| match word.strip_prefix('-') {
+            Some(phrase) if phrase.contains(char::is_whitespace) && !phrase.contains('"') => {
+                format!("-\"{phrase}\"")
+            }
+            _ => word.clone(),
+        })
+        .collect();
+    words.join(" ")
+}
+
+/// The query takes hyphenated words (`zlib -gzip`), so clap hands it every word after its
+/// first, options included: this command's own options written after the query are taken
+/// back here, and the global ones, which search does not use, dropped.
+fn options_after_query(args: &mut Args) -> Result<()> {
+    let words = std::mem::take(&mut args.query);
+    let mut words = words.into_iter();
+    while let Some(word) = words.next() {
+        let (name, attached) = match word.split_once('=') {
+            Some((name, value)) if name.starts_with("--") => {
+                (name.to_string(), Some(value.to_string()))
+            }
+            _ => (word.clone(), None),
+        };
+        let takes_value = matches!(name.as_str(), "--db" | "--limit" | "--store");
+        if !takes_value && !matches!(name.as_str(), "--json" | "--wait") {
+            args.query.push(word);
+            continue;
+        }
+        let value = if takes_value {
+            match attached.or_else(|| words.next()) {
+                Some(value) => Some(value),
+                None => crate::usage_error!("{name} needs a value"),
+            }
+        } else if attached.is_some() {
+            crate::usage_error!("{name} takes no value");
+        } else {
+            None
+        };
+        match (name.as_str(), value) {
+            ("--db", Some(value)) => args.db = PathBuf::from(value),
+            ("--limit", Some(value)) => match value.parse() {
+                Ok(limit) => args.limit = limit,
+                Err(_) => crate::usage_error!("--limit needs a whole number, not {value:?}"),
+            },
+            ("--json", _) => args.json = true,
+            _ => {}
+        }
+    }
+    if args.query.is_empty() {
+        crate::usage_error!("the query is missing (words to search for)");
+    }
+    Ok(())
+}
+
+pub fn run(mut args: Args) -> Result<ExitCode> {
+    options_after_query(&mut args)?;
+    let query = super::usage(Query::parse(&query_text(&args.query)))?;
     if !args.db.exists() {
         anyhow::bail!(
             "there is no summary database {}: make one from a store with \
@@ -59,13 +179,30 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         for hit in &hits {
-            serde_json::to_writer(&mut out, hit)?;
+            let line = JsonHit {
+                hit,
+                timestamp: wayback_timestamp(hit.last_seen),
+                payload: payload_key(&conn, &hit.entity_generation_uuid)?,
+            };
+            serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
         }
     } else {
         for (i, hit) in hits.iter().enumerate() {
             writeln!(out, "{}. {}", i + 1, one_line(&hit.title))?;
             writeln!(out, "   {}", hit.url)?;
+            match hit.copies {
+                0 => {}
+                1 => writeln!(out, "   1 more copy: {}", hit.copy_urls.join(" "))?,
+                n => {
+                    let more = if n as usize > hit.copy_urls.len() {
+                        " …"
+                    } else {
+                        ""
+                    };
+                    writeln!(out, "   {n} more copies: {}{more}", hit.copy_urls.join(" "))?
+                }
+            }
             if !hit.snippet.is_empty() {
                 writeln!(out, "   {}", one_line(&hit.snippet))?;
             }

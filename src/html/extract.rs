@@ -124,6 +124,8 @@ struct Frame {
     pre: bool,
     /// Open `a` elements whose text this frame's text adds to.
     anchors: usize,
+    /// Inside a permalink anchor (Sphinx's `<a class="headerlink">`).
+    permalink: bool,
     capturing_h1: bool,
     // About the element itself, for `leave`:
     sep: Sep,
@@ -192,6 +194,7 @@ impl<'d> Walker<'d> {
                 field: None,
                 pre: false,
                 anchors: 0,
+                permalink: false,
                 capturing_h1: false,
                 sep: Sep::None,
                 opened_anchor: false,
@@ -233,9 +236,11 @@ impl<'d> Walker<'d> {
         {
             t.push(text, frame.pre);
         }
-        if frame.anchors > 0 && frame.bits & HEADLINE != 0 && is_permalink_glyph(text) {
-            // A headline's permalink (Sphinx and MkDocs write `<a class="headerlink"
-            // href="#id">¶</a>`): link text, but not headline text.
+        if (frame.permalink || (frame.anchors > 0 && frame.bits & HEADLINE != 0))
+            && is_permalink_glyph(text)
+        {
+            // A permalink (Sphinx and MkDocs write `<a class="headerlink" href="#id">¶</a>`
+            // after headlines and definitions): link text, but not text of the page.
             return;
         }
         if frame.capturing_h1 {
@@ -380,7 +385,11 @@ impl<'d> Visitor for Walker<'d> {
         if class.aside || (class.header && self.region.is_none()) {
             frame.secondary = true;
         }
+        if e.html_name() == Some(&local_name!("a")) && is_permalink_anchor(e) {
+            frame.permalink = true;
+        }
         if let Some(field) = class.field
+            && (!class.inline_code || frame.pre)
             && frame.field.is_none_or(|f| field.rank() > f.rank())
         {
             frame.field = Some(field);
@@ -451,6 +460,17 @@ impl<'d> Visitor for Walker<'d> {
 
 /// The marks documentation generators put in a headline's permalink: ¶ (Sphinx, MkDocs),
 /// § , # (Docusaurus, many Markdown renderers), 🔗.
+/// Sphinx's `class="headerlink"`, or a `title` that says it is a permalink.
+fn is_permalink_anchor(e: &Element) -> bool {
+    e.attr(&local_name!("class"))
+        .is_some_and(|class| class.split_ascii_whitespace().any(|c| c == "headerlink"))
+        || e.attr(&local_name!("title")).is_some_and(|title| {
+            title
+                .get(..9)
+                .is_some_and(|start| start.eq_ignore_ascii_case("permalink"))
+        })
+}
+
 fn is_permalink_glyph(text: &str) -> bool {
     matches!(
         text.trim_matches(|c: char| c.is_whitespace() || c == '\u{200b}'),
@@ -461,6 +481,34 @@ fn is_permalink_glyph(text: &str) -> bool {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// From Python 3.11's library/os.path.html: a definition with Sphinx's permalink, and
+    /// a sentence with inline code.
+    #[test]
+    fn inline_code_stays_in_its_sentence_and_definition_permalinks_go() {
+        let html = r##"<html><head><title>os.path</title></head><body><main>
+            <dl class="py function"><dt class="sig sig-object py" id="os.path.join">
+            <span class="sig-prename descclassname"><span class="pre">os.path.</span></span><span class="sig-name descname"><span class="pre">join</span></span><span class="sig-paren">(</span><em class="sig-param"><span class="n"><span class="pre">path</span></span></em><span class="sig-paren">)</span><a class="headerlink" href="#os.path.join" title="Permalink to this definition">¶</a></dt>
+            <dd><p>On Windows, the drive is not reset when a rooted path segment (e.g.,
+            <code class="docutils literal notranslate"><span class="pre">r'\foo'</span></code>) is encountered.</p>
+            <pre>os.path.join("a", "b")</pre>
+            <p>Press <kbd>Ctrl</kbd>+<kbd>C</kbd>; see <a href="#x" title="Permalink">¶</a> and ¶ 3.</p></dd></dl>
+            </main></body></html>"##;
+        let dom = crate::html::dom::parse(html);
+        let url = Url::parse("http://example.org/os.path.html").unwrap();
+        let e = extract(&dom, &url);
+        assert_eq!(
+            e.pile.text,
+            "os.path.join(path)\nOn Windows, the drive is not reset when a rooted path segment \
+             (e.g., r'\\foo') is encountered.\nPress Ctrl+C; see and ¶ 3."
+        );
+        assert_eq!(e.pile.code_text, "os.path.join(\"a\", \"b\")");
+        let permalink = e
+            .links
+            .iter()
+            .find(|l| l.fragment.as_deref() == Some("os.path.join"));
+        assert_eq!(permalink.map(|l| l.text.as_str()), Some("¶"), "link text");
+    }
 
     #[test]
     fn permalink_glyphs_are_not_headline_text() {

@@ -6,7 +6,9 @@
 //! # Text pile
 //! Every piece of visible text lands in exactly one of six fields:
 //! * `big_headlines`: text inside `h1`–`h3`; `small_headlines`: inside `h4`–`h6`;
-//! * `code_text`: inside `pre`, `code`, `samp`, `kbd` (not inside a headline);
+//! * `code_text`: inside `pre` (not inside a headline); `code`, `samp` and `kbd` outside
+//!   `pre` are inline code, whose words stay in the field of the sentence around them (a
+//!   snippet would have holes where they were);
 //! * `quote_text`: inside `blockquote`, `q` (not inside a headline or code);
 //! * `text`: the rest of the text inside the *main region*;
 //! * `secondary_text`: the rest.
@@ -21,6 +23,11 @@
 //! content (and `role="banner"`, `role="complementary"`), which goes to `secondary_text`:
 //! the body of a page without landmarks is its content, and leaving `text` empty would hide
 //! it from title-and-text ranking.
+//!
+//! Permalink glyphs (`¶`, `§`, `#`, `🔗`) are dropped from the fields when they are the text
+//! of a link inside a headline, or of a permalink anchor anywhere (`class="headerlink"`, as
+//! Sphinx writes after definitions, or a `title` starting with "Permalink"); they stay link
+//! text.
 //!
 //! Dropped from all six fields: `head`, `nav`, `footer` (and `role="navigation"`,
 //! `role="contentinfo"`), `script`, `style`, `template`, `noscript`, `svg`, `canvas`,

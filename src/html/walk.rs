@@ -89,6 +89,9 @@ pub(super) struct Class {
     pub(super) bits: u16,
     pub(super) field: Option<Field>,
     pub(super) pre: bool,
+    /// `code`, `samp`, `kbd`: code text only inside `pre`; elsewhere their words stay in
+    /// the sentence around them.
+    pub(super) inline_code: bool,
     pub(super) sep: Sep,
     /// `svg`: neither text nor links inside.
     pub(super) skip_subtree: bool,
@@ -105,6 +108,7 @@ pub(super) fn classify(e: &Element) -> Class {
         bits: 0,
         field: None,
         pre: false,
+        inline_code: false,
         sep: Sep::None,
         skip_subtree: false,
     };
@@ -219,6 +223,7 @@ pub(super) fn classify(e: &Element) -> Class {
         local_name!("code") | local_name!("samp") | local_name!("kbd") => {
             c.bits |= CODE;
             c.field = Some(Field::Code);
+            c.inline_code = true;
         }
         local_name!("h1") | local_name!("h2") | local_name!("h3") => {
             c.bits |= HEADLINE;

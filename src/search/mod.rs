@@ -1,10 +1,15 @@
 //! Searching a summary database (`sediment search`).
 //!
-//! The full-text index holds one row per open, non-duplicate generation. Results are
-//! ranked by FTS5's bm25 with per-column weights ([`COLUMN_WEIGHTS`]: title and headlines
-//! count more than body text), and index pages (positive indexiness: lists of links) come
-//! after articles. Each hit carries its URL, title, a snippet with the matches marked and
-//! the capture dates of its generation.
+//! The full-text index holds one row per open, non-duplicate generation; a result stands
+//! for the copies of its text under other URLs ([`Hit::copies`]). Results are ranked by
+//! FTS5's bm25 with per-column weights ([`COLUMN_WEIGHTS`]: title, headlines and URL path
+//! count more than body text), then that score is raised for a page whose title holds
+//! every term ([`TITLE_BOOST`]) and whose URL path does ([`URL_PATH_BOOST`]) — bm25 judges
+//! the whole page's length, so a long reference page would otherwise lose to short pages
+//! that mention its title — and lowered for index pages (positive indexiness: lists of
+//! links), by [`INDEX_PAGE_HALF`]. Relevance is measured by tests/relevance.rs. Each hit
+//! carries its URL, title, a snippet with the matches marked and the capture dates of its
+//! generation.
 
 pub mod query;
 
@@ -19,8 +24,19 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 /// bm25 weights in column order: text_pile_id (unindexed), any, title, description, text,
-/// secondary_text, big_headlines, small_headlines, code_text, quote_text.
-pub const COLUMN_WEIGHTS: [f64; 10] = [0.0, 0.0, 10.0, 3.0, 1.0, 0.4, 5.0, 2.5, 0.5, 0.8];
+/// secondary_text, big_headlines, small_headlines, code_text, quote_text, url_path (an
+/// index made before it had that column has the first ten).
+pub const COLUMN_WEIGHTS: [f64; 11] = [0.0, 0.0, 10.0, 3.0, 1.0, 0.4, 5.0, 2.5, 0.5, 0.8, 5.0];
+
+/// The score of a page whose title holds every included term is multiplied by
+/// 1 + this.
+pub const TITLE_BOOST: f64 = 1.0;
+/// The same for the URL path.
+pub const URL_PATH_BOOST: f64 = 0.5;
+/// An index page's score is divided by 1 + indexiness / this: halved at this indexiness.
+/// (Indexiness alone does not tell a list of links from a long article with many links:
+/// Python's "What's New" pages and Erlang's module references score above 0.)
+pub const INDEX_PAGE_HALF: f64 = 100.0;
 
 /// Marks around matches in snippets.
 pub const MATCH_START: &str = "[";
@@ -37,11 +53,19 @@ pub struct Hit {
     pub last_seen: i64,
     /// How many captures saw this version.
     pub captures: i64,
-    /// bm25 score (lower is better).
+    /// bm25 score with the ranking's boosts (lower is better).
     pub score: f64,
     pub index_page: bool,
     pub entity_generation_uuid: String,
+    /// How many other URLs hold the same text now (on this host or others): one result
+    /// stands for them all, "N more copies".
+    pub copies: i64,
+    /// The first [`MAX_COPY_URLS`] of them, in URL order.
+    pub copy_urls: Vec<String>,
 }
+
+/// Most copies' URLs a hit lists.
+pub const MAX_COPY_URLS: usize = 10;
 
 /// Opens a summary database for reading.
 pub fn open(path: &std::path::Path) -> Result<Connection> {
@@ -142,11 +166,35 @@ fn interrupted(error: &anyhow::Error) -> bool {
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut.
 fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> Result<Vec<Hit>> {
-    let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(f64::to_string).collect();
+    let has_url_path = has_url_path(conn)?;
+    let columns = if has_url_path { 11 } else { 10 };
+    let weights: Vec<String> = COLUMN_WEIGHTS[..columns]
+        .iter()
+        .map(f64::to_string)
+        .collect();
     let expression = query.fts_expression();
+    let mut values: Vec<Value> = Vec::new();
+    // Which matches hold every term in their title (URL path): each set is made once.
+    let mut boost = |columns: &str, factor: f64| match query.fts_included_in(columns) {
+        Some(expression) => {
+            values.push(Value::Text(expression));
+            format!(
+                " * (1 + {factor:?} * (full_text_entity_index.rowid IN
+                     (SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH ?)))"
+            )
+        }
+        None => String::new(),
+    };
+    let title_boost = boost("{title}", TITLE_BOOST);
+    let url_boost = if has_url_path {
+        boost("{url_path}", URL_PATH_BOOST)
+    } else {
+        String::new()
+    };
     let mut sql = format!(
         "SELECT full_text_entity_index.rowid,
-                bm25(full_text_entity_index, {}) AS score,
+                bm25(full_text_entity_index, {}){title_boost}{url_boost}
+                    / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
                 COALESCE(dd.indexiness, 0) > 0 AS index_page
          FROM full_text_entity_index
          JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
@@ -155,12 +203,16 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
            AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
         weights.join(", ")
     );
-    let mut values: Vec<Value> = vec![Value::Text(expression.clone())];
+    values.push(Value::Text(expression.clone()));
     if !query.sites.is_empty() {
+        // A port, when given, must be the origin's (a default port is stored as NULL).
         let alternatives: Vec<&str> = query
             .sites
             .iter()
-            .map(|_| "(o.host = ? OR o.host LIKE ? ESCAPE '\\')")
+            .map(|_| {
+                "((o.host = ? OR o.host LIKE ? ESCAPE '\\') AND (? IS NULL OR \
+                  COALESCE(o.port, CASE o.scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END) = ?))"
+            })
             .collect();
         sql.push_str(&format!(
             " AND EXISTS (SELECT 1 FROM url JOIN origin o ON o.origin_id = url.origin_id
@@ -168,9 +220,12 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
             alternatives.join(" OR ")
         ));
         for site in &query.sites {
-            let host = site_host(site);
+            let (host, port) = site_host(site);
             values.push(Value::Text(host.to_string()));
             values.push(Value::Text(format!("%.{}", like_escape(host))));
+            let port = port.map_or(Value::Null, |p| Value::Integer(i64::from(p)));
+            values.push(port.clone());
+            values.push(port);
         }
     }
     if !query.languages.is_empty() {
@@ -207,7 +262,7 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
         }
     }
     // Ties (equal scores) go to the older generation: stable across runs.
-    sql.push_str(" ORDER BY index_page, score, full_text_entity_index.rowid LIMIT ?");
+    sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ?");
     values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
     let ranked: Vec<(i64, f64, bool)> = conn
         .prepare_cached(&sql)?
@@ -230,6 +285,15 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
         )?);
     }
     Ok(hits)
+}
+
+/// Whether the index has the `url_path` column (an index made before it does not, until
+/// the next `project summary` run makes it again).
+fn has_url_path(conn: &Connection) -> Result<bool> {
+    let sql: String = conn
+        .prepare_cached("SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'")?
+        .query_row([], |r| r.get(0))?;
+    Ok(sql.contains("url_path"))
 }
 
 /// Columns a snippet is taken from, in order of preference: body text first, the title
@@ -274,8 +338,27 @@ fn hit(
                 entity_generation_uuid: uuid::Uuid::from_slice(&uuid)
                     .map(|u| u.to_string())
                     .unwrap_or_default(),
+                copies: 0,
+                copy_urls: Vec::new(),
             })
         })?;
+    // Duplicates are left out of the index; their original stands for them.
+    let copies: Vec<(String, i64)> = conn
+        .prepare_cached(
+            "SELECT url.str_url, count(*) OVER ()
+             FROM duplicate_summary ds
+             JOIN entity_generation d ON d.entity_generation_id = ds.subject_entity_generation_id
+             JOIN url ON url.url_id = d.url_id
+             WHERE ds.duplicate_of_entity_generation_id = ?1
+               AND ds.duplicate_status_end_unix_utc IS NULL
+             ORDER BY url.str_url LIMIT ?2",
+        )?
+        .query_map(rusqlite::params![generation, MAX_COPY_URLS as i64], |r| {
+            Ok((r.get(0)?, r.get(1)?))
+        })?
+        .collect::<Result<_, _>>()?;
+    hit.copies = copies.first().map_or(0, |(_, n)| *n);
+    hit.copy_urls = copies.into_iter().map(|(url, _)| url).collect();
     // The first column with a match; without terms (or matches), the body text.
     let mut fallback = String::new();
     for column in SNIPPET_COLUMNS {
@@ -308,19 +391,26 @@ fn hit(
     Ok(hit)
 }
 
-/// `site:` values may be written as URLs: `https://www.example.org:8080/x` → `example.org`
-/// (a leading `www.` is dropped; subdomains match anyway).
-fn site_host(site: &str) -> &str {
+/// `site:` values may be written as URLs: `https://www.example.org:8080/x` →
+/// (`example.org`, 8080) (a leading `www.` is dropped; subdomains match anyway). A port
+/// is kept when written.
+fn site_host(site: &str) -> (&str, Option<u16>) {
     let rest = site.split_once("://").map_or(site, |(_, rest)| rest);
     let authority = rest.split(['/', '?', '#']).next().unwrap_or(rest);
-    let host = if authority.starts_with('[') {
-        authority.split_inclusive(']').next().unwrap_or(authority)
+    let (host, port) = if authority.starts_with('[') {
+        let host = authority.split_inclusive(']').next().unwrap_or(authority);
+        (host, authority[host.len()..].strip_prefix(':'))
     } else {
-        authority.split(':').next().unwrap_or(authority)
+        match authority.split_once(':') {
+            Some((host, port)) => (host, Some(port)),
+            None => (authority, None),
+        }
     };
-    host.strip_prefix("www.")
+    let host = host
+        .strip_prefix("www.")
         .unwrap_or(host)
-        .trim_end_matches('.')
+        .trim_end_matches('.');
+    (host, port.and_then(|p| p.parse().ok()))
 }
 
 fn like_escape(s: &str) -> String {
@@ -376,11 +466,15 @@ mod tests {
 
     #[test]
     fn site_values() {
-        assert_eq!(site_host("example.org"), "example.org");
-        assert_eq!(site_host("www.example.org."), "example.org");
-        assert_eq!(site_host("https://www.example.org:8080/x?y"), "example.org");
-        assert_eq!(site_host("127.0.0.1:47213"), "127.0.0.1");
-        assert_eq!(site_host("[::1]:80"), "[::1]");
+        assert_eq!(site_host("example.org"), ("example.org", None));
+        assert_eq!(site_host("www.example.org."), ("example.org", None));
+        assert_eq!(
+            site_host("https://www.example.org:8080/x?y"),
+            ("example.org", Some(8080))
+        );
+        assert_eq!(site_host("127.0.0.1:47213"), ("127.0.0.1", Some(47213)));
+        assert_eq!(site_host("[::1]:80"), ("[::1]", Some(80)));
+        assert_eq!(site_host("[::1]"), ("[::1]", None));
         assert_eq!(like_escape("a_b%c"), "a\\_b\\%c");
     }
 }

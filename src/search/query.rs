@@ -173,17 +173,25 @@ impl Query {
     /// `NOT` each excluded term; with nothing to include, the literal `any` column
     /// (which holds "any" in every row) stands in, so exclusions and filters alone work.
     pub fn fts_expression(&self) -> String {
-        let positive = if self.include.is_empty() {
-            "any : \"any\"".to_string()
-        } else {
-            let terms: Vec<String> = self.include.iter().map(Term::fts).collect();
-            format!("{TEXT_COLUMNS} : ({})", terms.join(" AND "))
-        };
+        let positive = self
+            .fts_included_in(TEXT_COLUMNS)
+            .unwrap_or_else(|| "any : \"any\"".to_string());
         let mut expression = format!("({positive})");
         for term in &self.exclude {
             expression.push_str(&format!(" NOT ({TEXT_COLUMNS} : ({}))", term.fts()));
         }
         expression
+    }
+
+    /// The included terms, searched only in `columns` (an FTS5 column filter such as
+    /// `{title}`): ranking asks which matches hold every term there. `None` without
+    /// included terms.
+    pub fn fts_included_in(&self, columns: &str) -> Option<String> {
+        if self.include.is_empty() {
+            return None;
+        }
+        let terms: Vec<String> = self.include.iter().map(Term::fts_whole_or_parts).collect();
+        Some(format!("{columns} : ({})", terms.join(" AND ")))
     }
 }
 
@@ -221,6 +229,21 @@ impl Term {
             .filter(|t| !t.is_empty())
             .map(str::to_lowercase)
             .collect()
+    }
+
+    /// An included word of several tokens, an identifier such as `os.path.join`,
+    /// `gen_server:call` or `std::vec::Vec`: its tokens in this order, or all of them
+    /// anywhere (the page of `lists:keyfind` writes `keyfind` under the title `lists`).
+    /// A page with the whole identifier matches both and ranks higher.
+    fn fts_whole_or_parts(&self) -> String {
+        let tokens = self.tokens();
+        match self {
+            Term::Word { prefix: false, .. } if tokens.len() > 1 => {
+                let parts: Vec<String> = tokens.iter().map(|t| format!("\"{t}\"")).collect();
+                format!("({} OR ({}))", self.fts(), parts.join(" AND "))
+            }
+            _ => self.fts(),
+        }
     }
 
     /// The term as an FTS5 string (double quotes doubled inside).
@@ -290,6 +313,20 @@ mod tests {
             ]
         );
         assert!(q.fts_expression().contains(r#""1""2""#));
+    }
+
+    #[test]
+    fn identifiers_are_found_whole_or_by_their_parts() {
+        let q = Query::parse("os.path.join -gen_server:call \"a.b\" std::vec*").unwrap();
+        assert_eq!(
+            q.fts_expression(),
+            r#"(- {any} : (("os.path.join" OR ("os" AND "path" AND "join")) AND "a.b" AND "std::vec" *)) NOT (- {any} : ("gen_server:call"))"#
+        );
+        assert_eq!(
+            q.fts_included_in("{title}").unwrap(),
+            r#"{title} : (("os.path.join" OR ("os" AND "path" AND "join")) AND "a.b" AND "std::vec" *)"#
+        );
+        assert_eq!(Query::parse("-x").unwrap().fts_included_in("{title}"), None);
     }
 
     #[test]

@@ -310,6 +310,8 @@ mod tests {
             score: 0.0,
             index_page: false,
             entity_generation_uuid: String::new(),
+            copies: 0,
+            copy_urls: Vec::new(),
         };
         let html = page("q\"<", None, &[Result { hit, payload: None }]);
         assert!(!html.contains("<script>"));

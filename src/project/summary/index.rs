@@ -107,11 +107,14 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
     )?;
     let inserted = conn.execute(
         "INSERT INTO full_text_entity_index (rowid, text_pile_id, any, title, description,
-             text, secondary_text, big_headlines, small_headlines, code_text, quote_text)
+             text, secondary_text, big_headlines, small_headlines, code_text, quote_text,
+             url_path)
          SELECT eg.entity_generation_id, tp.text_pile_id, 'any',
              COALESCE(NULLIF(dd.title, ''), NULLIF(dd.primary_headline, ''), url.str_url),
              NULLIF(dd.description, ''), tp.text, tp.secondary_text,
-             tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text
+             tp.big_headlines, tp.small_headlines, tp.code_text, tp.quote_text,
+             replace(replace(replace(COALESCE(url.path, ''), 'index.html', ''), '.html', ''),
+                     '.htm', '')
          FROM summary_work w
          JOIN entity_generation eg ON eg.entity_generation_id = w.id
          JOIN text_pile tp ON tp.text_pile_id = eg.text_pile_id

@@ -68,7 +68,7 @@ pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
 /// The seed's summary schema version, recorded as `unobtanium_summary_schema_version`.
 pub const SUMMARY_SCHEMA_VERSION: &str = "0.0.0";
 /// The version of sediment's additions, recorded as `sediment_summary_schema`.
-pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-2";
+pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-3";
 
 /// The seed's UNIQUE generation UUIDs: a fresh database is filled without the constraint
 /// (see [`crate::project::bulk_load`]).
@@ -113,6 +113,7 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     create_base_tables(&conn)?;
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
+    remake_search_index_without_url_path(&conn)?;
     // A first run that was interrupted left the constraint out.
     GENERATION_UUID.restore(&conn)?;
     set_info(&conn, "unobtanium_database_kind", "summary")?;
@@ -126,6 +127,34 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     conn.execute_batch(UNREAD_SQL)
         .context("cannot create sediment_unread_payload")?;
     Ok(conn)
+}
+
+/// A database made before the search index had its `url_path` column (FTS5 tables cannot
+/// gain one): the index is made again, empty, and every generation it may hold is put on the
+/// work list, in one transaction, so the end of this run writes all the rows.
+fn remake_search_index_without_url_path(conn: &Connection) -> Result<()> {
+    let sql: Option<String> = conn
+        .query_row(
+            "SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'",
+            [],
+            |r| r.get(0),
+        )
+        .optional()?;
+    if sql.is_none_or(|sql| sql.contains("url_path")) {
+        return Ok(());
+    }
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch("DROP TABLE full_text_entity_index;")?;
+    tx.execute_batch(SUMMARY_SQL)
+        .context("cannot create the summary tables (schemas/summary.sql)")?;
+    tx.execute(
+        "INSERT OR IGNORE INTO summary_work (kind, id)
+         SELECT ?1, entity_generation_id FROM entity_generation
+         WHERE confirmed_end_unix_utc IS NULL AND marked_duplicate = 0",
+        [WORK_SEARCH_ROW],
+    )?;
+    tx.commit()?;
+    Ok(())
 }
 
 /// sediment's own side table (not in the seed): the HTML payloads whose body a run could

@@ -1,0 +1,184 @@
+//! Search relevance over the bench crawl (scripts/make-bench-warc.sh: the Python 3.11,
+//! PostgreSQL 15, Erlang/OTP and Debian Reference documentation, HTML and PDF): the queries
+//! of tests/relevance/queries.tsv, each with the document a person expects first. The goal
+//! (issue 37): the expected document in the top 3 for at least 90 % of the queries and a mean
+//! reciprocal rank of at least 0.8. Also: snippets of real pages keep their inline code and
+//! lose Sphinx's `¶`.
+//!
+//! The crawl is `$SEDIMENT_BENCH_WARC`, else `../bench-data/base.warc.gz` beside the checkout
+//! (scripts/setup.sh makes it there).
+
+mod common;
+mod summary_support;
+
+use std::path::PathBuf;
+
+use sediment::search::{Hit, Query, open, search};
+use summary_support::import_and_summarize;
+
+const MIN_TOP3: f64 = 0.9;
+const MIN_MRR: f64 = 0.8;
+/// Ranks past this count as not found (reciprocal rank 0).
+const DEPTH: usize = 10;
+
+struct Case {
+    query: String,
+    expected: String,
+}
+
+fn cases() -> Vec<Case> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/relevance/queries.tsv");
+    let text = std::fs::read_to_string(&path)
+        .unwrap_or_else(|e| panic!("cannot read {}: {e}", path.display()));
+    let mut cases = Vec::new();
+    for (i, line) in text.lines().enumerate() {
+        if line.starts_with('#') || line.trim().is_empty() || line.starts_with("query\t") {
+            continue;
+        }
+        let fields: Vec<&str> = line.split('\t').collect();
+        assert_eq!(
+            fields.len(),
+            3,
+            "{}:{}: query, expected path and why, tab-separated",
+            path.display(),
+            i + 1
+        );
+        assert!(
+            fields[1].starts_with('/'),
+            "{}:{}: the expected document is a URL path",
+            path.display(),
+            i + 1
+        );
+        cases.push(Case {
+            query: fields[0].to_string(),
+            expected: fields[1].to_string(),
+        });
+    }
+    cases
+}
+
+fn bench_warc() -> Option<PathBuf> {
+    let path = std::env::var_os("SEDIMENT_BENCH_WARC")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| {
+            PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../bench-data/base.warc.gz")
+        });
+    if path.is_file() {
+        return Some(path);
+    }
+    common::skip(
+        &format!("the bench crawl {}", path.display()),
+        "scripts/make-bench-warc.sh ../bench-data 1, which scripts/setup.sh runs; or set \
+         SEDIMENT_BENCH_WARC",
+    );
+    None
+}
+
+/// The URL's path (the crawl's host and port change from one crawl to the next).
+fn path_of(url: &str) -> String {
+    url::Url::parse(url)
+        .map(|u| u.path().to_string())
+        .unwrap_or_default()
+}
+
+/// Whether a hit is the document: its URL or one of its copies' (one result stands for
+/// all the URLs with the same text).
+fn is(hit: &Hit, expected: &str) -> bool {
+    path_of(&hit.url) == expected || hit.copy_urls.iter().any(|u| path_of(u) == expected)
+}
+
+#[test]
+fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
+    let Some(warc) = bench_warc() else {
+        return;
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let db = dir.path().join("summary.db");
+    let started = std::time::Instant::now();
+    import_and_summarize(&store, &db, &[&warc]);
+    eprintln!(
+        "import and summary of {}: {:.1} s",
+        warc.display(),
+        started.elapsed().as_secs_f64()
+    );
+    let conn = open(&db).unwrap();
+    let run = |query: &str| -> Vec<Hit> {
+        let parsed = Query::parse(query).unwrap_or_else(|e| panic!("{query}: {e}"));
+        search(&conn, &parsed, DEPTH).unwrap_or_else(|e| panic!("{query}: {e:#}"))
+    };
+
+    // The index holds PDF text only where PDFs get text piles (issue 37, item 1); until
+    // then their queries are shown, not counted.
+    let pdf_searchable = !run("mime:application/pdf").is_empty();
+    let mut counted = 0usize;
+    let mut top3 = 0usize;
+    let mut reciprocal = 0.0;
+    let mut report = String::new();
+    for case in cases() {
+        let hits = run(&case.query);
+        let rank = hits
+            .iter()
+            .position(|h| is(h, &case.expected))
+            .map(|i| i + 1);
+        let pdf = case.expected.ends_with(".pdf");
+        let shown = rank.map_or("-".to_string(), |r| r.to_string());
+        report.push_str(&format!("{shown:>3}  {}  ({})", case.query, case.expected));
+        if pdf && !pdf_searchable {
+            report.push_str("  [not counted: no PDF text in the index]\n");
+            continue;
+        }
+        report.push('\n');
+        if rank.is_none_or(|r| r > 3) {
+            for (i, hit) in hits.iter().take(3).enumerate() {
+                report.push_str(&format!("       {}. {}\n", i + 1, path_of(&hit.url)));
+            }
+        }
+        counted += 1;
+        if rank.is_some_and(|r| r <= 3) {
+            top3 += 1;
+        }
+        reciprocal += rank.map_or(0.0, |r| 1.0 / r as f64);
+    }
+    let top3_rate = top3 as f64 / counted as f64;
+    let mrr = reciprocal / counted as f64;
+    eprintln!(
+        "{report}relevance: {counted} queries, expected document in the top 3 for {top3} \
+         ({:.1} %), mean reciprocal rank {mrr:.3}",
+        100.0 * top3_rate
+    );
+    assert!(counted >= 40, "only {counted} queries counted");
+    assert!(
+        top3_rate >= MIN_TOP3 && mrr >= MIN_MRR,
+        "relevance under the goal: top 3 {:.1} % (goal {:.0} %), MRR {mrr:.3} (goal {MIN_MRR})",
+        100.0 * top3_rate,
+        100.0 * MIN_TOP3
+    );
+
+    // Snippets: inline code stays in its sentence, permalink glyphs go.
+    let hits = run("\"rooted path segment\"");
+    let os_path = hits
+        .iter()
+        .find(|h| path_of(&h.url) == "/python3.11/library/os.path.html")
+        .unwrap_or_else(|| panic!("os.path page not found: {hits:?}"));
+    assert!(
+        os_path.snippet.contains("(e.g., r'\\foo') is encountered"),
+        "inline code kept: {}",
+        os_path.snippet
+    );
+    for query in [
+        "os.path.join",
+        "CREATE INDEX",
+        "gen_server",
+        "argparse tutorial",
+    ] {
+        for hit in run(query) {
+            assert!(
+                !hit.snippet.contains('¶'),
+                "{query}: {} snippet {:?}",
+                hit.url,
+                hit.snippet
+            );
+        }
+    }
+}
