@@ -7,12 +7,14 @@ use std::process::ExitCode;
 use anyhow::Result;
 use chrono::DateTime;
 
-use crate::search::{Query, open, search};
+use crate::search::facets::{FacetValue, overview};
+use crate::search::{Query, Stop, open, search_page};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment search --db summary.db 'web archive' site:example.com
-  sediment search --db summary.db --json --limit 50 crawler")]
+  sediment search --db summary.db --json --limit 50 crawler
+  sediment search --db summary.db --offset 10 --facets 'web archive'   # page 2, with facets")]
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
     /// filters site:HOST, lang:CODE, mime:TYPE. A query that starts with a minus goes
@@ -30,6 +32,14 @@ pub struct Args {
     /// One JSON object per result.
     #[arg(long)]
     pub json: bool,
+    /// Skip this many results (the next page starts at offset + limit).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Also count the matches and show their facets (site, type, year; the first 10,000
+    /// matches are counted): after the results, or with --json as a last line
+    /// {"total":…,"total_exact":…,"offset":…,"facets":{"site":[{"value":…,"count":…}],…}}.
+    #[arg(long)]
+    pub facets: bool,
 }
 
 fn date(unix: i64) -> String {
@@ -54,17 +64,35 @@ pub fn run(args: Args) -> Result<ExitCode> {
             args.db.display()
         );
     }
-    let conn = open(&args.db)?;
-    let hits = search(&conn, &query, args.limit)?;
+    let mut conn = open(&args.db)?;
+    let stop = Stop::default();
+    let hits = search_page(&mut conn, &query, args.offset, args.limit, &stop)?;
+    let counted = if args.facets {
+        Some(overview(&mut conn, &query, &stop)?)
+    } else {
+        None
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         for hit in &hits {
             serde_json::to_writer(&mut out, hit)?;
             out.write_all(b"\n")?;
         }
+        if let Some(counted) = &counted {
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({
+                    "total": counted.total,
+                    "total_exact": counted.total_exact,
+                    "offset": args.offset,
+                    "facets": counted.facets,
+                }),
+            )?;
+            out.write_all(b"\n")?;
+        }
     } else {
         for (i, hit) in hits.iter().enumerate() {
-            writeln!(out, "{}. {}", i + 1, one_line(&hit.title))?;
+            writeln!(out, "{}. {}", args.offset + i + 1, one_line(&hit.title))?;
             writeln!(out, "   {}", hit.url)?;
             if !hit.snippet.is_empty() {
                 writeln!(out, "   {}", one_line(&hit.snippet))?;
@@ -83,6 +111,34 @@ pub fn run(args: Args) -> Result<ExitCode> {
         }
         if hits.is_empty() {
             crate::diag!("no results");
+        }
+        if let Some(counted) = &counted {
+            let more = if counted.total_exact {
+                ""
+            } else {
+                "more than "
+            };
+            writeln!(
+                out,
+                "{more}{} results; these are {}–{}",
+                counted.total,
+                (args.offset + 1).min(args.offset + hits.len()),
+                args.offset + hits.len()
+            )?;
+            let facets = &counted.facets;
+            for (name, values) in [
+                ("site", &facets.site),
+                ("mime", &facets.mime),
+                ("year", &facets.year),
+            ] {
+                let listed: Vec<String> = values
+                    .iter()
+                    .map(|FacetValue { value, count }| format!("{name}:{value} ({count})"))
+                    .collect();
+                if !listed.is_empty() {
+                    writeln!(out, "  {}", listed.join("  "))?;
+                }
+            }
         }
     }
     out.flush()?;

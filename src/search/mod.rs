@@ -6,6 +6,7 @@
 //! after articles. Each hit carries its URL, title, a snippet with the matches marked and
 //! the capture dates of its generation.
 
+pub mod facets;
 pub mod query;
 
 use anyhow::{Context, Result};
@@ -100,7 +101,21 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
-    ranked_hits(conn, query, limit, &Stop::default())
+    ranked_hits(conn, query, 0, limit, &Stop::default())
+}
+
+/// One page of hits: at most `limit` after the first `offset` (see [`facets`] for the
+/// total and the facets of the same query).
+pub fn search_page(
+    conn: &mut Connection,
+    query: &Query,
+    offset: usize,
+    limit: usize,
+    stop: &Stop,
+) -> Result<Vec<Hit>> {
+    interruptible(conn, stop, |conn| {
+        ranked_hits(conn, query, offset, limit, stop)
+    })
 }
 
 /// [`search`], interrupted inside SQLite when `stop` says so ([`Stopped`]).
@@ -110,7 +125,7 @@ pub fn search_until(
     limit: usize,
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
-    interruptible(conn, stop, |conn| ranked_hits(conn, query, limit, stop))
+    interruptible(conn, stop, |conn| ranked_hits(conn, query, 0, limit, stop))
 }
 
 /// Runs `work` on `conn` with SQLite checking `stop` every few thousand steps.
@@ -141,7 +156,13 @@ fn interrupted(error: &anyhow::Error) -> bool {
 
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut.
-fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> Result<Vec<Hit>> {
+fn ranked_hits(
+    conn: &Connection,
+    query: &Query,
+    offset: usize,
+    limit: usize,
+    stop: &Stop,
+) -> Result<Vec<Hit>> {
     let weights: Vec<String> = COLUMN_WEIGHTS.iter().map(f64::to_string).collect();
     let expression = query.fts_expression();
     let mut sql = format!(
@@ -206,9 +227,11 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
             values.push(Value::Text(essence));
         }
     }
+    facets::push_year_filter(query, &mut sql, &mut values);
     // Ties (equal scores) go to the older generation: stable across runs.
-    sql.push_str(" ORDER BY index_page, score, full_text_entity_index.rowid LIMIT ?");
+    sql.push_str(" ORDER BY index_page, score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
     values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
+    values.push(Value::Integer(offset.min(i64::MAX as usize) as i64));
     let ranked: Vec<(i64, f64, bool)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(values), |r| {
