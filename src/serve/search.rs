@@ -41,6 +41,10 @@ const MAX_CAPTURES_SHOWN: usize = 1000;
 /// Most captures of one URL looked at to pick a result's payload: a URL captured every
 /// hour for years must not cost a search its time.
 const PAYLOAD_SCAN: usize = 10_000;
+/// Totals and facets kept for the next pages of recent queries.
+const OVERVIEWS_KEPT: usize = 64;
+/// How long the landing page waits for counts being made.
+const LANDING_WAIT: Duration = Duration::from_secs(3);
 /// Open database connections kept for the next searches (their prepared statements too).
 const IDLE_CONNECTIONS: usize = 16;
 
@@ -50,6 +54,11 @@ const IDLE_CONNECTIONS: usize = 16;
 pub struct Cache {
     idle: Mutex<Vec<(FileVersion, Connection)>>,
     holdings: Mutex<Option<(FileVersion, Arc<Holdings>)>>,
+    /// A job is counting the landing page's holdings.
+    counting: AtomicBool,
+    /// The totals and facets of the last queries, newest last: the next page of a query
+    /// costs only its ranking.
+    overviews: Mutex<std::collections::VecDeque<(FileVersion, String, Overview)>>,
 }
 
 /// Which file (and which state of it) a connection or count belongs to: a database
@@ -93,6 +102,23 @@ impl Cache {
         }
         drop(idle);
         Ok((version, open(db)?))
+    }
+
+    fn overview(&self, version: &FileVersion, query: &str) -> Option<Overview> {
+        let kept = self.overviews.lock().unwrap_or_else(|e| e.into_inner());
+        kept.iter()
+            .rev()
+            .find(|(of, q, _)| of == version && q == query)
+            .map(|(_, _, overview)| overview.clone())
+    }
+
+    fn keep_overview(&self, version: FileVersion, query: String, overview: &Overview) {
+        let mut kept = self.overviews.lock().unwrap_or_else(|e| e.into_inner());
+        kept.retain(|(of, q, _)| !(*of == version && *q == query));
+        if kept.len() == OVERVIEWS_KEPT {
+            kept.pop_front();
+        }
+        kept.push_back((version, query, overview.clone()));
     }
 
     /// A connection whose work ended without an error goes back for the next search.
@@ -247,39 +273,63 @@ async fn limited<T: Send + 'static>(
 }
 
 /// `/`: the landing page.
+/// `/`: the landing page. Its counts scan the whole database, so they are made once per
+/// version of the file, by one background job at a time (stopped only at shutdown, so a
+/// large database is counted however long it takes); the page waits a little for them,
+/// else shows the last ones made, or says they are being made.
 pub async fn index(State(state): State<Shared>) -> Response {
     let Some(db) = state.summary_db.clone() else {
         return Html(no_summary_page(&state.store_path)).into_response();
     };
     let version = file_version(&db);
-    let cached = state
+    let (current, stale) = match &*state
         .search_cache
         .holdings
         .lock()
         .unwrap_or_else(|e| e.into_inner())
-        .as_ref()
-        .filter(|(of, _)| *of == version)
-        .map(|(_, holdings)| holdings.clone());
-    let holdings = match cached {
-        Some(holdings) => Some(holdings),
-        None => {
-            let worker = state.clone();
-            let counted = limited(&state, move |stop| {
-                let (_, mut conn) = worker.search_cache.connection(&db)?;
-                let holdings = Arc::new(facets::holdings(&mut conn, &stop)?);
-                *worker
-                    .search_cache
-                    .holdings
-                    .lock()
-                    .unwrap_or_else(|e| e.into_inner()) = Some((version, holdings.clone()));
-                Ok(holdings)
-            })
-            .await;
-            // Too slow or busy: the search box still works.
-            counted.ok()
-        }
+    {
+        Some((of, holdings)) if *of == version => (Some(holdings.clone()), None),
+        Some((_, holdings)) => (None, Some(holdings.clone())),
+        None => (None, None),
     };
-    Html(landing_page(holdings.as_deref())).into_response()
+    if let Some(holdings) = current {
+        return Html(landing_page(Some(&holdings))).into_response();
+    }
+    let mut fresh = None;
+    if !state.search_cache.counting.swap(true, Ordering::SeqCst) {
+        let worker = state.clone();
+        let job = tokio::task::spawn_blocking(move || {
+            let cache = &worker.search_cache;
+            let counted = cache.connection(&db).and_then(|(of, mut conn)| {
+                let stop = Stop {
+                    deadline: None,
+                    cancel: vec![worker.stopping.clone()],
+                };
+                let holdings = Arc::new(facets::holdings(&mut conn, &stop)?);
+                cache.give_back(of, conn);
+                Ok(holdings)
+            });
+            match &counted {
+                Ok(holdings) => {
+                    *cache.holdings.lock().unwrap_or_else(|e| e.into_inner()) =
+                        Some((version, holdings.clone()));
+                }
+                Err(e) => crate::diag!(
+                    "sediment serve: cannot count what {} holds: {e:#}",
+                    db.display()
+                ),
+            }
+            cache.counting.store(false, Ordering::SeqCst);
+            counted.ok()
+        });
+        let wait = LANDING_WAIT.min(state.request_timeout);
+        fresh = tokio::time::timeout(wait, job)
+            .await
+            .ok()
+            .and_then(|joined| joined.ok())
+            .flatten();
+    }
+    Html(landing_page(fresh.or(stale).as_deref())).into_response()
 }
 
 pub async fn search(
@@ -322,7 +372,17 @@ pub async fn search(
         let cache = &worker.search_cache;
         let (version, mut conn) = cache.connection(&db)?;
         let hits = search_page(&mut conn, &query, offset, limit, &stop)?;
-        let overview = facets::overview(&mut conn, &query, &stop)?;
+        // The parsed query, so that spellings of one query share their counts.
+        let key = format!("{query:?}");
+        let current = file_version(&db);
+        let overview = match cache.overview(&current, &key) {
+            Some(overview) => overview,
+            None => {
+                let overview = facets::overview(&mut conn, &query, &stop)?;
+                cache.keep_overview(current, key, &overview);
+                overview
+            }
+        };
         cache.give_back(version, conn);
         let store = worker.store.get();
         let mut results = Vec::with_capacity(hits.len());
@@ -499,7 +559,7 @@ fn thousands(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i) % 3 == 0 {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
             out.push(',');
         }
         out.push(c);
