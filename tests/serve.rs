@@ -806,3 +806,94 @@ fn the_landing_page_shows_what_the_store_holds_or_how_to_summarize_it() {
         "{html}"
     );
 }
+
+/// Payloads have their own limit: a client that starts a large download and stops reading
+/// holds one place until the request deadline at most, a second download meanwhile gets a
+/// quick 503 that names the flag, and health checks and CDX queries are answered all along.
+#[test]
+fn payloads_have_their_own_limit_and_a_stalled_download_gives_its_place_back() {
+    use std::time::Instant;
+    use summary_support::{Response, write_warc};
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("big.warc");
+    // Larger than the socket buffers and the stream's queue, so the reader blocks.
+    let body: Vec<u8> = (0..24_000_000u32).map(|i| (i * 13 % 251) as u8).collect();
+    write_warc(
+        &warc,
+        &[Response {
+            url: "http://example.com/big.bin",
+            date: "2021-01-01T00:00:00Z",
+            status: 200,
+            headers: vec![("Content-Type", "application/pdf")],
+            body,
+        }],
+    );
+    let store = dir.path().join("store");
+    ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    let cdx = ok(
+        &store,
+        &[
+            "captures",
+            "--url",
+            "http://example.com/big.bin",
+            "--output",
+            "cdx",
+        ],
+    );
+    let key = cdx.split_whitespace().nth(5).unwrap().to_string();
+    let server = Server::start(&store, &["--max-payloads", "1", "--request-timeout", "6"]);
+
+    // Start a download and read nothing but the first bytes.
+    let mut stalled = TcpStream::connect(("127.0.0.1", server.port)).unwrap();
+    write!(
+        stalled,
+        "GET /payload/{key} HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"
+    )
+    .unwrap();
+    let mut first = [0u8; 64];
+    stalled.read_exact(&mut first).unwrap();
+    assert!(
+        first.starts_with(b"HTTP/1.1 200"),
+        "{}",
+        String::from_utf8_lossy(&first)
+    );
+
+    let started = Instant::now();
+    let second = server.get(&format!("/payload/{key}"));
+    assert_eq!(second.status, 503, "{}", second.text());
+    assert!(
+        second.text().contains("--max-payloads"),
+        "{}",
+        second.text()
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(4),
+        "{:?}",
+        started.elapsed()
+    );
+    assert_eq!(server.get("/health").status, 200);
+    assert_eq!(
+        server.get("/cdx?url=http://example.com/big.bin").status,
+        200
+    );
+    assert_eq!(server.get("/stats").json()["payloads_running"], 1);
+
+    // The stalled download is cut at the deadline and its place is free again.
+    let mut freed = false;
+    for _ in 0..40 {
+        std::thread::sleep(Duration::from_millis(250));
+        if server.get("/stats").json()["payloads_running"] == 0 {
+            freed = true;
+            break;
+        }
+    }
+    assert!(
+        freed,
+        "the stalled download still holds its place: {}",
+        server.log()
+    );
+    drop(stalled);
+    let third = server.get(&format!("/payload/{key}"));
+    assert_eq!(third.status, 200, "{}", third.text());
+    assert_eq!(third.body.len(), 24_000_000);
+}

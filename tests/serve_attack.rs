@@ -320,6 +320,20 @@ fn client_errors_are_400s_that_say_what_is_wrong() {
             "a message body: {answer}"
         );
     }
+    // The same on a kept-alive connection's later request: the answers before it are
+    // whole, then a 400 that says what is wrong (hyper alone would send an empty one).
+    let kept_alive = raw_request(
+        port,
+        b"GET /health HTTP/1.1\r\nHost: x\r\n\r\nGET /health HTTP/1.1\r\nHost: x\r\n\r\n\
+          GET /cdx?url=\xff HTTP/1.1\r\nHost: x\r\n\r\n",
+    );
+    assert_eq!(
+        kept_alive.matches("HTTP/1.1 200").count(),
+        2,
+        "{kept_alive}"
+    );
+    let refused = &kept_alive[kept_alive.find("HTTP/1.1 400").expect(&kept_alive)..];
+    assert!(refused.contains("byte 0xFF"), "a message body: {refused}");
     assert_eq!(server.get("/health").status, 200);
 
     // The command line: usage errors (exit 2), never SQLite's words.

@@ -20,7 +20,8 @@ pages), / (what the archive holds, and a search box), /health, /stats.
 Limits: a search query holds at most 32 words (a repeated word counts once), 16 site:/lang:/mime:
 values and 4096 bytes of search expression; at most --max-searches run at once (others wait a
 second, then get 503 with Retry-After), each stopped at --request-timeout or when its client
-goes away. When all --max-connections (or a client's --max-connections-per-client) are taken,
+goes away; likewise at most --max-payloads payloads are read or streamed at once, each cut
+short at --request-timeout, also when its client stops reading. When all --max-connections (or a client's --max-connections-per-client) are taken,
 the longest-open idle connection (still sending its headers, or between requests) is closed
 to make room; a connection is refused (503) only when every slot it could take is busy.
 SIGTERM or Ctrl-C gives requests in progress a second to finish, then stops them.
@@ -51,6 +52,9 @@ pub struct Args {
     /// Most searches running at once (default: one per core).
     #[arg(long)]
     pub max_searches: Option<usize>,
+    /// Most payloads (/payload/KEY) read or streamed at once (default: two per core).
+    #[arg(long)]
+    pub max_payloads: Option<usize>,
     /// Most seconds one request may take (the answer is cut short after that).
     #[arg(long, default_value_t = 30)]
     pub request_timeout: u64,
@@ -103,6 +107,9 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         max_connections_per_client: args.max_connections_per_client,
         max_searches: args.max_searches.unwrap_or_else(|| {
             std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
+        }),
+        max_payloads: args.max_payloads.unwrap_or_else(|| {
+            2 * std::thread::available_parallelism().map_or(2, std::num::NonZeroUsize::get)
         }),
         request_timeout: Duration::from_secs(args.request_timeout.max(1)),
         header_timeout: Duration::from_secs(args.header_timeout.max(1)),

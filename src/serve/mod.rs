@@ -54,6 +54,8 @@ pub struct Config {
     pub max_connections_per_client: usize,
     /// Most searches running at once.
     pub max_searches: usize,
+    /// Most payloads being read or streamed at once.
+    pub max_payloads: usize,
     pub request_timeout: Duration,
     pub header_timeout: Duration,
     pub max_header_bytes: usize,
@@ -89,6 +91,9 @@ pub struct AppState {
     /// Searches may start (a permit each).
     pub searches: Arc<tokio::sync::Semaphore>,
     pub max_searches: usize,
+    /// Payloads may be read (a permit each, held until the last byte is sent).
+    pub payloads: Arc<tokio::sync::Semaphore>,
+    pub max_payloads: usize,
     /// Set at shutdown: long work still running stops.
     pub stopping: Arc<AtomicBool>,
     pub gate: Arc<gate::Gate>,
@@ -264,6 +269,8 @@ async fn serve(config: Config) -> Result<()> {
         log: config.access_log.clone(),
         searches: Arc::new(tokio::sync::Semaphore::new(config.max_searches.max(1))),
         max_searches: config.max_searches.max(1),
+        payloads: Arc::new(tokio::sync::Semaphore::new(config.max_payloads.max(1))),
+        max_payloads: config.max_payloads.max(1),
         stopping: Arc::new(AtomicBool::new(false)),
         gate: gate::Gate::new(config.max_connections, config.max_connections_per_client),
         replay_url: config.replay_url.clone(),
@@ -285,13 +292,16 @@ async fn serve(config: Config) -> Result<()> {
     let gate = state.gate.clone();
     let graceful = hyper_util::server::graceful::GracefulShutdown::new();
     let mut http = hyper::server::conn::http1::Builder::new();
+    // Half-close: a connection whose reading side ends (the client's, or ours at a bad
+    // request line) still gets the answers to the requests before that.
     http.timer(TokioTimer::new())
+        .half_close(true)
         .max_buf_size(config.max_header_bytes.max(8192));
     let header_timeout = config.header_timeout;
     let line_limit = config.max_header_bytes.max(8192);
     let mut shutdown = std::pin::pin!(shutdown_signal());
     loop {
-        let (mut stream, peer) = tokio::select! {
+        let (stream, peer) = tokio::select! {
             accepted = listener.accept() => match accepted {
                 Ok(accepted) => accepted,
                 Err(e) => {
@@ -320,22 +330,9 @@ async fn serve(config: Config) -> Result<()> {
         tokio::spawn(async move {
             let slot = ticket.slot.clone();
             let serve = async move {
-                // The first request line is read here, so a malformed one gets a message.
-                let first = tokio::time::timeout(
-                    header_timeout,
-                    request::read_first_line(&mut stream, line_limit),
-                )
-                .await;
-                let read = match first {
-                    Ok(Ok(Ok(Some(read)))) => read,
-                    Ok(Ok(Err(message))) => {
-                        let answer = request::plain_answer("400 Bad Request", &message, "");
-                        request::answer_and_close(stream, &answer).await;
-                        return;
-                    }
-                    // Closed, failed, or too slow with the request line.
-                    _ => return,
-                };
+                // Every request line is checked on the way in, so a malformed one gets a
+                // message.
+                let (watched, handle) = request::Watched::new(stream, line_limit);
                 let mut http = http;
                 http.header_read_timeout(header_timeout);
                 let slot = slot.clone();
@@ -351,11 +348,11 @@ async fn serve(config: Config) -> Result<()> {
                         )
                     }
                 });
-                let connection = http
-                    .serve_connection(TokioIo::new(request::Prefixed::new(read, stream)), service);
+                let connection = http.serve_connection(TokioIo::new(watched), service);
                 // Errors here are clients going away or timing out; the access log has
                 // the rest.
                 let _ = graceful.watch(connection).await;
+                handle.answer_refused().await;
             };
             tokio::select! {
                 _ = serve => {}
@@ -460,11 +457,21 @@ async fn refresh_store(state: Shared, every: Duration) {
 }
 
 /// Everything a request's bytes go through before a handler does any work, for the HTTP
-/// fuzz target: the first request line's check, the header check, URI parsing, and the
-/// parameter parsing of every endpoint (each tried on the query string, whatever the
-/// path). Must never panic, and must stay bounded in time and memory.
+/// fuzz target: the request framer (every request line of a connection), the request
+/// line's check, the header check, URI parsing, and the parameter parsing of every
+/// endpoint (each tried on the query string, whatever the path). Must never panic, and must stay bounded in time and memory.
 #[doc(hidden)]
 pub fn parse_request_for_fuzzing(data: &[u8]) {
+    // The framer passes on a prefix of what it is given, the same however it is split.
+    let mut whole = Vec::new();
+    let refused = request::RequestFramer::new(8192).feed(data, &mut whole);
+    assert!(data.starts_with(&whole));
+    let at = usize::from(data.first().copied().unwrap_or(0)).min(data.len());
+    let (mut split, mut framer) = (Vec::new(), request::RequestFramer::new(8192));
+    let split_refused = framer
+        .feed(&data[..at], &mut split)
+        .and_then(|()| framer.feed(&data[at..], &mut split));
+    assert_eq!((whole, refused), (split, split_refused));
     let mut lines = data
         .split(|&b| b == b'\n')
         .map(|l| l.strip_suffix(b"\r").unwrap_or(l));

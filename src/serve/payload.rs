@@ -16,10 +16,11 @@ use axum::body::{Body, Bytes};
 use axum::extract::{Path, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::response::Response;
-use tokio::sync::mpsc;
+use tokio::sync::{OwnedSemaphorePermit, mpsc};
 
 use super::cdx::key_from_path;
-use super::{Shared, error};
+use super::search::QUEUE_WAIT;
+use super::{Shared, busy, error};
 use crate::capture::CaptureKind;
 use crate::key::Sha1Key;
 use crate::payload::read_payload_at;
@@ -134,11 +135,24 @@ pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Re
         Err(response) => return *response,
     };
     let deadline = Instant::now() + state.request_timeout;
+    // A payload costs a blocking thread, a file and SHA-1 work for as long as the client
+    // reads: without a limit of their own, slow downloads would take every thread.
+    let permit =
+        match tokio::time::timeout(QUEUE_WAIT, state.payloads.clone().acquire_owned()).await {
+            Ok(Ok(permit)) => permit,
+            _ => {
+                return busy(format!(
+                    "{} payloads are being sent already (--max-payloads); try again in a moment",
+                    state.max_payloads
+                ));
+            }
+        };
     let (tx, rx) = mpsc::channel(4);
     let worker_state = state.clone();
-    let read =
-        tokio::task::spawn_blocking(move || read_payload(&worker_state, &key, deadline, tx, rx))
-            .await;
+    let read = tokio::task::spawn_blocking(move || {
+        read_payload(&worker_state, &key, deadline, permit, tx, rx)
+    })
+    .await;
     match read {
         Ok(Ok(Read::Whole(located, bytes))) => {
             let length = bytes.len() as u64;
@@ -164,6 +178,7 @@ fn read_payload(
     state: &Shared,
     key: &Sha1Key,
     deadline: Instant,
+    permit: OwnedSemaphorePermit,
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
     rx: mpsc::Receiver<Result<Bytes, std::io::Error>>,
 ) -> Result<Read, (StatusCode, String)> {
@@ -185,8 +200,10 @@ fn read_payload(
     }
     let (warc, offset, key) = (located.warc.clone(), located.offset, *key);
     let state = state.clone();
-    tokio::runtime::Handle::current()
-        .spawn_blocking(move || stream_checked(&state, &warc, offset, &key, deadline, tx));
+    tokio::runtime::Handle::current().spawn_blocking(move || {
+        let _permit = permit;
+        stream_checked(&state, &warc, offset, &key, deadline, tx)
+    });
     Ok(Read::Streaming(located, rx))
 }
 
@@ -200,6 +217,16 @@ fn stream_checked(
     deadline: Instant,
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
 ) {
+    let runtime = tokio::runtime::Handle::current();
+    // A client that stops reading must not hold this thread (and its --max-payloads
+    // place) past the deadline: every send waits at most until then.
+    let send = |item: Result<Bytes, std::io::Error>| -> bool {
+        let left = deadline.saturating_duration_since(Instant::now());
+        matches!(
+            runtime.block_on(tokio::time::timeout(left, tx.send(item))),
+            Ok(Ok(()))
+        )
+    };
     let mut held: Option<Bytes> = None;
     let mut gone = false;
     let result = read_payload_at(warc, offset, key, false, &mut |bytes| {
@@ -208,11 +235,11 @@ fn stream_checked(
         }
         if Instant::now() > deadline {
             gone = true;
-            let _ = tx.blocking_send(Err(std::io::Error::other("out of time")));
+            let _ = tx.try_send(Err(std::io::Error::other("out of time")));
             return;
         }
         if let Some(previous) = held.replace(Bytes::copy_from_slice(bytes)) {
-            gone = tx.blocking_send(Ok(previous)).is_err();
+            gone = !send(Ok(previous));
         }
     });
     match result {
@@ -220,13 +247,13 @@ fn stream_checked(
             if let Some(last) = held
                 && !gone
             {
-                let _ = tx.blocking_send(Ok(last));
+                send(Ok(last));
             }
         }
         Err(e) => {
             let message = format!("{e:#}");
             state.problem(&message);
-            let _ = tx.blocking_send(Err(std::io::Error::other(message)));
+            send(Err(std::io::Error::other(message)));
         }
     }
 }

@@ -1,9 +1,10 @@
 //! What is checked of a request before and around the router, as pure functions (the
 //! HTTP fuzz target calls them), and the reading of a connection's first request line.
 //!
-//! hyper answers a request line it cannot parse with an empty 400; reading the first
-//! line ourselves lets the client learn what was wrong (a byte outside printable ASCII in
-//! the target, most often). The bytes read are handed on to hyper unchanged.
+//! hyper answers a request line it cannot parse with an empty 400; finding each request
+//! line ourselves ([`RequestFramer`], [`Watched`]) lets the client learn what was wrong (a
+//! byte outside printable ASCII in the target, most often), on the connection's first
+//! request and on any later one. The bytes are handed on to hyper unchanged.
 
 use std::io;
 use std::pin::Pin;
@@ -69,90 +70,238 @@ fn shown(bytes: &[u8]) -> String {
     text
 }
 
-/// The first request line on a connection, read up to its line end (or `limit` bytes):
-/// `Ok(None)` when the client closed without sending one, `Err` with the message for a
-/// 400 when it is malformed, and otherwise every byte read (a line, and maybe more).
-pub async fn read_first_line(
-    stream: &mut TcpStream,
+/// Where each request on a connection begins, found in the bytes as they arrive, so that
+/// every request line is checked (not only a connection's first: hyper answers a bad one
+/// on a kept-alive connection with an empty 400). Free of I/O: bytes go in, the bytes
+/// that may go on to hyper come out. A request line is held back until it is whole and
+/// checked; headers are passed on as they come, read only for the body's length.
+/// Bodies with a length are skipped; after a chunked body, an over-long line or an
+/// unreadable length, the rest of the connection is passed on unchecked (hyper answers
+/// those itself).
+pub struct RequestFramer {
+    state: Framing,
+    /// The request line so far, or the header line so far.
+    line: Vec<u8>,
     limit: usize,
-) -> io::Result<Result<Option<Vec<u8>>, String>> {
-    let mut read = Vec::with_capacity(1024);
-    let mut chunk = [0u8; 2048];
-    loop {
-        let n = stream.read(&mut chunk).await?;
-        if n == 0 {
-            return Ok(if read.is_empty() {
-                Ok(None)
-            } else {
-                Err("the connection closed inside the request line".into())
-            });
+    content_length: Option<u64>,
+    chunked: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Framing {
+    /// Between requests: empty lines are allowed here (RFC 9112 §2.2).
+    BeforeLine,
+    Line,
+    Headers,
+    Body(u64),
+    Blind,
+}
+
+impl RequestFramer {
+    /// `limit`: the most bytes of one request line or header line.
+    pub fn new(limit: usize) -> RequestFramer {
+        RequestFramer {
+            state: Framing::BeforeLine,
+            line: Vec::new(),
+            limit: limit.max(64),
+            content_length: None,
+            chunked: false,
         }
-        read.extend_from_slice(&chunk[..n]);
-        // Empty lines before a request are allowed (RFC 9112 §2.2).
-        let start = read
-            .iter()
-            .position(|&b| b != b'\r' && b != b'\n')
-            .unwrap_or(read.len());
-        if let Some(end) = memchr::memchr(b'\n', &read[start..]) {
-            let line = &read[start..start + end];
-            let line = line.strip_suffix(b"\r").unwrap_or(line);
-            return Ok(match check_request_line(line) {
-                Ok(()) => Ok(Some(read)),
-                Err(message) => Err(message),
-            });
+    }
+
+    /// Takes the next bytes of the connection and appends to `out` those that may go on.
+    /// `Err` is the message for a 400: a request line that is not one. The bytes before
+    /// that line are in `out`; nothing after it is.
+    pub fn feed(&mut self, mut bytes: &[u8], out: &mut Vec<u8>) -> Result<(), String> {
+        while let Some((&b, rest)) = bytes.split_first() {
+            match self.state {
+                Framing::Blind => {
+                    out.extend_from_slice(bytes);
+                    return Ok(());
+                }
+                Framing::Body(left) => {
+                    let take = bytes.len().min(usize::try_from(left).unwrap_or(usize::MAX));
+                    out.extend_from_slice(&bytes[..take]);
+                    bytes = &bytes[take..];
+                    let left = left - take as u64;
+                    self.state = if left == 0 {
+                        Framing::BeforeLine
+                    } else {
+                        Framing::Body(left)
+                    };
+                    continue;
+                }
+                Framing::BeforeLine if b == b'\r' || b == b'\n' => out.push(b),
+                Framing::BeforeLine | Framing::Line => {
+                    self.state = Framing::Line;
+                    self.line.push(b);
+                    if b == b'\n' {
+                        let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+                        check_request_line(line.strip_suffix(b"\r").unwrap_or(line))?;
+                        out.append(&mut self.line);
+                        self.state = Framing::Headers;
+                        self.content_length = None;
+                        self.chunked = false;
+                    } else if self.line.len() >= self.limit {
+                        // Too long: hyper answers that (414) itself.
+                        out.append(&mut self.line);
+                        self.state = Framing::Blind;
+                    }
+                }
+                Framing::Headers => {
+                    out.push(b);
+                    self.line.push(b);
+                    if b == b'\n' {
+                        self.header_line_done();
+                    } else if self.line.len() >= self.limit {
+                        self.line.clear();
+                        self.state = Framing::Blind;
+                    }
+                }
+            }
+            bytes = rest;
         }
-        if read.len() >= limit {
-            // Too long: hyper answers that (414) itself.
-            return Ok(Ok(Some(read)));
+        Ok(())
+    }
+
+    fn header_line_done(&mut self) {
+        let line = std::mem::take(&mut self.line);
+        let line = line.trim_ascii();
+        if line.is_empty() {
+            self.state = match self.content_length {
+                _ if self.chunked => Framing::Blind,
+                Some(n) if n > 0 => Framing::Body(n),
+                _ => Framing::BeforeLine,
+            };
+            return;
+        }
+        let Some(colon) = memchr::memchr(b':', line) else {
+            return;
+        };
+        let (name, value) = (&line[..colon], line[colon + 1..].trim_ascii());
+        if name.eq_ignore_ascii_case(b"content-length") {
+            let length = std::str::from_utf8(value).ok().and_then(|v| v.parse().ok());
+            match (length, self.content_length) {
+                (Some(n), None) => self.content_length = Some(n),
+                (Some(n), Some(m)) if n == m => {}
+                // Unreadable or conflicting: hyper refuses the request; stop following.
+                _ => self.state = Framing::Blind,
+            }
+        } else if name.eq_ignore_ascii_case(b"transfer-encoding") {
+            self.chunked = true;
         }
     }
 }
 
-/// A stream that first gives back bytes already read from it.
-pub struct Prefixed {
-    prefix: Vec<u8>,
+/// A connection as hyper reads it: every request line checked by a [`RequestFramer`] on
+/// the way. At a bad line hyper is told the connection ended (it finishes the answers
+/// before it), and the message waits in `refused` for the connection's task, which
+/// still holds the socket and answers 400 with it.
+pub struct Watched {
+    stream: std::sync::Arc<TcpStream>,
+    framer: RequestFramer,
+    /// Checked bytes not yet handed to hyper, from `at`.
+    ready: Vec<u8>,
     at: usize,
-    inner: TcpStream,
+    refused: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+    ended: bool,
 }
 
-impl Prefixed {
-    pub fn new(prefix: Vec<u8>, inner: TcpStream) -> Prefixed {
-        Prefixed {
-            prefix,
+/// What the connection's task keeps of a [`Watched`] connection.
+pub struct WatchedHandle {
+    stream: std::sync::Arc<TcpStream>,
+    refused: std::sync::Arc<std::sync::Mutex<Option<String>>>,
+}
+
+impl Watched {
+    pub fn new(stream: TcpStream, line_limit: usize) -> (Watched, WatchedHandle) {
+        let stream = std::sync::Arc::new(stream);
+        let refused = std::sync::Arc::default();
+        let handle = WatchedHandle {
+            stream: stream.clone(),
+            refused: std::sync::Arc::clone(&refused),
+        };
+        let watched = Watched {
+            stream,
+            framer: RequestFramer::new(line_limit),
+            ready: Vec::new(),
             at: 0,
-            inner,
+            refused,
+            ended: false,
+        };
+        (watched, handle)
+    }
+}
+
+impl WatchedHandle {
+    /// After hyper is done with the connection: the 400 for a bad request line, if one
+    /// came (the socket is this handle's alone by then).
+    pub async fn answer_refused(self) {
+        let Some(message) = self.refused.lock().ok().and_then(|mut m| m.take()) else {
+            return;
+        };
+        if let Ok(stream) = std::sync::Arc::try_unwrap(self.stream) {
+            let answer = plain_answer("400 Bad Request", &message, "");
+            answer_and_close(stream, &answer).await;
         }
     }
 }
 
-impl AsyncRead for Prefixed {
+impl AsyncRead for Watched {
     fn poll_read(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         buf: &mut ReadBuf<'_>,
     ) -> Poll<io::Result<()>> {
         let this = self.get_mut();
-        if this.at < this.prefix.len() {
-            let n = buf.remaining().min(this.prefix.len() - this.at);
-            buf.put_slice(&this.prefix[this.at..this.at + n]);
-            this.at += n;
-            if this.at == this.prefix.len() {
-                this.prefix = Vec::new();
-                this.at = 0;
+        loop {
+            if this.at < this.ready.len() {
+                let n = buf.remaining().min(this.ready.len() - this.at);
+                buf.put_slice(&this.ready[this.at..this.at + n]);
+                this.at += n;
+                return Poll::Ready(Ok(()));
             }
-            return Poll::Ready(Ok(()));
+            this.ready.clear();
+            this.at = 0;
+            if this.ended {
+                return Poll::Ready(Ok(()));
+            }
+            let mut chunk = [0u8; 8192];
+            let n = loop {
+                std::task::ready!(this.stream.poll_read_ready(cx))?;
+                match this.stream.try_read(&mut chunk) {
+                    Ok(n) => break n,
+                    Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                    Err(e) => return Poll::Ready(Err(e)),
+                }
+            };
+            if n == 0 {
+                this.ended = true;
+                continue;
+            }
+            if let Err(message) = this.framer.feed(&chunk[..n], &mut this.ready) {
+                if let Ok(mut refused) = this.refused.lock() {
+                    *refused = Some(message);
+                }
+                this.ended = true;
+            }
         }
-        Pin::new(&mut this.inner).poll_read(cx, buf)
     }
 }
 
-impl AsyncWrite for Prefixed {
+impl AsyncWrite for Watched {
     fn poll_write(
         self: Pin<&mut Self>,
         cx: &mut Context<'_>,
         data: &[u8],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write(cx, data)
+        loop {
+            std::task::ready!(self.stream.poll_write_ready(cx))?;
+            match self.stream.try_write(data) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
     }
 
     fn poll_write_vectored(
@@ -160,19 +309,27 @@ impl AsyncWrite for Prefixed {
         cx: &mut Context<'_>,
         bufs: &[io::IoSlice<'_>],
     ) -> Poll<io::Result<usize>> {
-        Pin::new(&mut self.get_mut().inner).poll_write_vectored(cx, bufs)
+        loop {
+            std::task::ready!(self.stream.poll_write_ready(cx))?;
+            match self.stream.try_write_vectored(bufs) {
+                Err(e) if e.kind() == io::ErrorKind::WouldBlock => continue,
+                result => return Poll::Ready(result),
+            }
+        }
     }
 
     fn is_write_vectored(&self) -> bool {
-        self.inner.is_write_vectored()
+        true
     }
 
-    fn poll_flush(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_flush(cx)
+    fn poll_flush(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 
-    fn poll_shutdown(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<io::Result<()>> {
-        Pin::new(&mut self.get_mut().inner).poll_shutdown(cx)
+    /// The socket closes when the last of this and its handle goes (the handle may still
+    /// have a 400 to write).
+    fn poll_shutdown(self: Pin<&mut Self>, _: &mut Context<'_>) -> Poll<io::Result<()>> {
+        Poll::Ready(Ok(()))
     }
 }
 
@@ -224,6 +381,46 @@ mod tests {
         assert!(check_request_line(b"GET  / HTTP/1.1").is_err());
         assert!(check_request_line(b"\x16\x03\x01 not http").is_err());
         assert!(check_request_line(b"").is_err());
+    }
+
+    fn framed(chunks: &[&[u8]]) -> (Vec<u8>, Option<String>) {
+        let mut framer = RequestFramer::new(8192);
+        let mut out = Vec::new();
+        for chunk in chunks {
+            if let Err(message) = framer.feed(chunk, &mut out) {
+                return (out, Some(message));
+            }
+        }
+        (out, None)
+    }
+
+    #[test]
+    fn every_request_line_is_checked_and_bytes_pass_unchanged() {
+        let good: &[u8] = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n\r\nGET /b HTTP/1.1\r\n\r\n";
+        assert_eq!(framed(&[good]), (good.to_vec(), None));
+        // Split anywhere, the same bytes come out.
+        for at in 0..good.len() {
+            assert_eq!(framed(&[&good[..at], &good[at..]]), (good.to_vec(), None));
+        }
+        // A bad second line: the first request passes whole, nothing of the second.
+        let first: &[u8] = b"GET /a HTTP/1.1\r\nHost: x\r\n\r\n";
+        let bad = [first, b"GET /\xff HTTP/1.1\r\nHost: x\r\n\r\n"].concat();
+        let (out, refused) = framed(&[&bad]);
+        assert_eq!(out, first);
+        assert!(refused.unwrap().contains("0xFF"));
+        // A line held back until whole: a prefix of it does not pass.
+        assert_eq!(framed(&[b"GET /a HT"]), (Vec::new(), None));
+    }
+
+    #[test]
+    fn bodies_are_skipped_by_length_and_chunked_ones_end_the_checking() {
+        let body = b"POST /a HTTP/1.1\r\nContent-Length: 12\r\n\r\nGET /\xff HTTP/\r\nGET /b HTTP/1.1\r\n\r\n";
+        assert_eq!(framed(&[body]), (body.to_vec(), None));
+        let chunked =
+            b"POST /a HTTP/1.1\r\nTransfer-Encoding: chunked\r\n\r\n3\r\n\xff\xff\xff\r\n0\r\n\r\n";
+        assert_eq!(framed(&[chunked]), (chunked.to_vec(), None));
+        let long = [b"GET /".as_slice(), &vec![b'a'; 9000], b" HTTP/1.1\r\n"].concat();
+        assert_eq!(framed(&[&long]), (long.clone(), None));
     }
 
     #[test]

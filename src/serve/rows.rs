@@ -98,6 +98,7 @@ pub async fn stats(State(state): State<Shared>) -> Response {
         "connections": connections,
         "connections_closed_for_room": connections_closed_for_room,
         "searches_running": state.max_searches - state.searches.available_permits(),
+        "payloads_running": state.max_payloads - state.payloads.available_permits(),
         "summary_db": state.summary_db.as_ref().map(|p| p.display().to_string()),
     }))
     .into_response()

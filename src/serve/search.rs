@@ -35,7 +35,7 @@ use crate::wayback::{CaptureSource, StoreCaptures};
 const DEFAULT_RESULTS: usize = 10;
 const MAX_RESULTS: usize = 100;
 /// How long a search waits for one of the `--max-searches` places before a 503.
-const QUEUE_WAIT: Duration = Duration::from_secs(1);
+pub(super) const QUEUE_WAIT: Duration = Duration::from_secs(1);
 /// Most captures listed on one `/captures?url=` page (the rest through `/cdx`).
 const MAX_CAPTURES_SHOWN: usize = 1000;
 /// Most captures of one URL looked at to pick a result's payload: a URL captured every
