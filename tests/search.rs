@@ -509,3 +509,58 @@ fn an_index_made_before_the_url_path_column_is_searched_and_then_made_again() {
         Some(&page("/about.html"))
     );
 }
+
+#[test]
+fn offset_and_facets_on_the_command_line() {
+    let db = fixture_crawls();
+    let run = |extra: &[&str]| {
+        let mut args = vec!["search", "--db", db.db.to_str().unwrap(), "--json"];
+        args.extend_from_slice(extra);
+        args.push("the");
+        let run = sediment(&db.store, &args);
+        assert_eq!(run.status, 0, "{}", run.stderr);
+        json_lines(&run.stdout)
+    };
+    let all = run(&["--limit", "100"]);
+    assert!(all.len() > 6);
+    let page = run(&["--limit", "3", "--offset", "3", "--facets"]);
+    assert_eq!(page.len(), 4, "three hits and the counts");
+    assert_eq!(page[..3], all[3..6]);
+    let counts = &page[3];
+    assert_eq!(counts["total"].as_u64().unwrap() as usize, all.len());
+    assert_eq!(counts["total_exact"], true);
+    assert_eq!(counts["offset"], 3);
+    assert_eq!(
+        counts["facets"]["site"],
+        serde_json::json!([{"value": "127.0.0.1:47213", "count": all.len()}])
+    );
+    assert!(!counts["facets"]["year"].as_array().unwrap().is_empty());
+    // In text, the results are numbered from the offset, and the counts follow.
+    let text = sediment(
+        &db.store,
+        &[
+            "search",
+            "--db",
+            db.db.to_str().unwrap(),
+            "--limit",
+            "2",
+            "--offset",
+            "4",
+            "--facets",
+            "the",
+        ],
+    );
+    assert_eq!(text.status, 0, "{}", text.stderr);
+    assert!(text.stdout.starts_with("5. "), "{}", text.stdout);
+    assert!(
+        text.stdout
+            .contains(&format!("{} results; these are 5–6", all.len())),
+        "{}",
+        text.stdout
+    );
+    assert!(
+        text.stdout.contains("site:127.0.0.1:47213 ("),
+        "{}",
+        text.stdout
+    );
+}

@@ -552,6 +552,261 @@ fn large_payloads_stream_and_a_damaged_one_is_cut_short() {
     assert_eq!(server.get("/health").status, 200);
 }
 
+/// The two fixture crawls in a store and their summary database.
+fn summarized() -> (tempfile::TempDir, PathBuf, PathBuf) {
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let db = dir.path().join("summary.db");
+    summary_support::import_and_summarize(
+        &store,
+        &db,
+        &[
+            &summary_support::crawl("crawl1.warc.gz"),
+            &summary_support::crawl("crawl2.warc.gz"),
+        ],
+    );
+    (dir, store, db)
+}
+
+const REPLAY: &str = "http://replay.example:8080/my-coll/{timestamp}/{url}";
+
+fn year(unix: i64) -> i64 {
+    use chrono::Datelike;
+    i64::from(chrono::DateTime::from_timestamp(unix, 0).unwrap().year())
+}
+
+fn urls(page: &serde_json::Value) -> Vec<String> {
+    page["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["url"].as_str().unwrap().to_string())
+        .collect()
+}
+
+#[test]
+fn search_json_has_the_total_facets_pages_and_replay_links() {
+    let (_dir, store, db) = summarized();
+    let server = Server::start(
+        &store,
+        &["--summary-db", db.to_str().unwrap(), "--replay-url", REPLAY],
+    );
+    let all = server.get("/search?q=the&limit=100&format=json").json();
+    let results = all["results"].as_array().unwrap();
+    let total = all["total"].as_u64().unwrap();
+    assert!(total >= 10, "{all}");
+    assert_eq!(results.len() as u64, total, "every match fits on the page");
+    assert_eq!(all["total_exact"], true);
+    assert_eq!(all["next"], serde_json::Value::Null);
+
+    // Facets: the one site holds every match; the types and years are those of the results.
+    let facets = &all["facets"];
+    assert_eq!(
+        facets["site"],
+        serde_json::json!([{"value": "127.0.0.1:47213", "count": total}])
+    );
+    let html = facets["mime"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|v| v["value"] == "text/html")
+        .unwrap_or_else(|| panic!("text/html among {}", facets["mime"]));
+    assert!(html["count"].as_u64().unwrap() > 0);
+    let mut expected_years = std::collections::BTreeMap::<i64, u64>::new();
+    for r in results {
+        let (first, last) = (
+            year(r["first_seen"].as_i64().unwrap()),
+            year(r["last_seen"].as_i64().unwrap()),
+        );
+        for y in first..=last {
+            *expected_years.entry(y).or_default() += 1;
+        }
+    }
+    let years: std::collections::BTreeMap<i64, u64> = facets["year"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| {
+            (
+                v["value"].as_str().unwrap().parse().unwrap(),
+                v["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(years, expected_years);
+
+    // A facet value as a filter finds as many as the facet says; another year finds none.
+    let (y, n) = years.iter().next().unwrap();
+    let filtered = server
+        .get(&format!(
+            "/search?q={}&format=json",
+            enc(&format!("the year:{y}"))
+        ))
+        .json();
+    assert_eq!(filtered["total"].as_u64().unwrap(), *n);
+    let site = server
+        .get(&format!(
+            "/search?q={}&format=json",
+            enc("the site:127.0.0.1:47213")
+        ))
+        .json();
+    assert_eq!(site["total"].as_u64().unwrap(), total);
+    let none = server
+        .get(&format!("/search?q={}&format=json", enc("the year:1999")))
+        .json();
+    assert_eq!((none["total"].as_u64(), urls(&none).len()), (Some(0), 0));
+
+    // Pages of three, followed through `next`, are the whole list in order; `previous`
+    // leads back.
+    let mut paged = Vec::new();
+    let mut path = Some("/search?q=the&limit=3&format=json".to_string());
+    let mut pages = 0;
+    while let Some(p) = path {
+        let page = server.get(&p).json();
+        assert_eq!(page["total"].as_u64().unwrap(), total);
+        assert_eq!(page["offset"].as_u64().unwrap() as usize, paged.len());
+        if pages == 1 {
+            let back = server.get(page["previous"].as_str().unwrap()).json();
+            assert_eq!(urls(&back), paged);
+        }
+        paged.extend(urls(&page));
+        path = page["next"].as_str().map(str::to_string);
+        pages += 1;
+        assert!(pages <= 40, "paging does not end");
+    }
+    assert_eq!(paged, urls(&all));
+    assert_eq!(pages, total.div_ceil(3));
+    let beyond = server
+        .get(&format!("/search?q=the&format=json&offset={}", total + 5))
+        .json();
+    assert_eq!(beyond["total"].as_u64().unwrap(), total);
+    assert!(urls(&beyond).is_empty());
+    let too_far = server.get("/search?q=the&offset=10001");
+    assert_eq!(too_far.status, 400);
+    assert!(
+        too_far.text().contains("offset must be"),
+        "{}",
+        too_far.text()
+    );
+
+    // Each result: the replay of a capture of its URL, its captures page, its payload.
+    for r in results {
+        let url = r["url"].as_str().unwrap();
+        let ts = r["timestamp"].as_str().unwrap();
+        assert_eq!(ts.len(), 14, "{r}");
+        assert_eq!(
+            r["replay"].as_str().unwrap(),
+            format!("http://replay.example:8080/my-coll/{ts}/{url}")
+        );
+        assert_eq!(
+            r["captures_page"].as_str().unwrap(),
+            format!("/captures?url={}", enc(url))
+        );
+        let captured = server.get(&format!("/cdx?url={}&fl=timestamp,digest", enc(url)));
+        let key = r["payload"].as_str().unwrap();
+        assert!(
+            captured.lines().contains(&format!("{ts} {key}")),
+            "{ts} {key} among {:?}",
+            captured.lines()
+        );
+    }
+}
+
+#[test]
+fn the_captures_page_lists_every_capture_of_a_url() {
+    let fixture = imported();
+    let server = Server::start(&fixture.store, &["--replay-url", REPLAY]);
+    let about = format!("{SITE}/about.html");
+    let expected = server
+        .get(&format!(
+            "/cdx?url={}&fl=timestamp,statuscode,digest",
+            enc(&about)
+        ))
+        .lines();
+    assert_eq!(expected.len(), 6);
+    let page = server.get(&format!("/captures?url={}", enc(&about)));
+    assert_eq!(page.status, 200);
+    assert!(page.content_type.starts_with("text/html"));
+    let html = page.text();
+    let rows: Vec<&str> = html.split("<tr class=\"capture\"").skip(1).collect();
+    assert_eq!(rows.len(), expected.len(), "{html}");
+    for (row, line) in rows.iter().zip(&expected) {
+        let fields: Vec<&str> = line.split(' ').collect();
+        let (ts, status, digest) = (fields[0], fields[1], fields[2]);
+        assert!(row.contains(&format!("data-timestamp=\"{ts}\"")), "{row}");
+        assert!(
+            row.contains(&format!("<td class=\"status\">{status}</td>")),
+            "{row}"
+        );
+        if digest != "-" {
+            assert!(
+                row.contains(&format!("href=\"/payload/{digest}\"")),
+                "{row}"
+            );
+        }
+        assert!(
+            row.contains(&format!(
+                "href=\"http://replay.example:8080/my-coll/{ts}/{about}\""
+            )),
+            "{row}"
+        );
+    }
+    let unknown = server.get(&format!("/captures?url={}", enc("http://nowhere.example/")));
+    assert_eq!(unknown.status, 404);
+    assert!(unknown.text().contains("no-captures"));
+    let missing = server.get("/captures");
+    assert_eq!(missing.status, 400);
+    assert!(missing.text().contains("url is required"));
+}
+
+#[test]
+fn the_landing_page_shows_what_the_store_holds_or_how_to_summarize_it() {
+    let fixture = imported();
+    let server = Server::start(&fixture.store, &[]);
+    let page = server.get("/");
+    assert_eq!(page.status, 200);
+    assert!(page.content_type.starts_with("text/html"));
+    let command = format!(
+        "sediment --store {} project summary -o summary.db",
+        fixture.store.display()
+    );
+    assert!(page.text().contains(&command), "{}", page.text());
+    drop(server);
+
+    let db = fixture.store.parent().unwrap().join("summary.db");
+    summary_support::summarize(&fixture.store, &db);
+    let server = Server::start(&fixture.store, &["--summary-db", db.to_str().unwrap()]);
+    let html = server.get("/").text();
+    assert!(html.contains("<form id=\"search\""), "{html}");
+    let conn = summary_support::open(&db);
+    let count = |sql: &str| conn.query_row(sql, [], |r| r.get::<_, i64>(0)).unwrap();
+    for (id, sql) in [
+        ("searchable", "SELECT count(*) FROM full_text_entity_index"),
+        ("captures", "SELECT count(*) FROM crawl_summary"),
+        ("urls", "SELECT count(*) FROM url"),
+    ] {
+        let n = count(sql);
+        assert!(n > 0 && n < 1000);
+        assert!(
+            html.contains(&format!("<b id=\"{id}\">{n}</b>")),
+            "{id} {n}: {html}"
+        );
+    }
+    let first = count("SELECT min(time_started_unix_utc) FROM crawl_summary");
+    let first = chrono::DateTime::from_timestamp(first, 0)
+        .unwrap()
+        .format("%Y-%m-%d %H:%M")
+        .to_string();
+    assert!(
+        html.contains(&format!("<span id=\"first-capture\">{first}</span>")),
+        "{html}"
+    );
+    assert!(
+        html.contains("<ol id=\"largest-hosts\"><li><a href=\"/search?q=site%3A127.0.0.1&amp;format=html\">127.0.0.1</a>"),
+        "{html}"
+    );
+}
+
 /// Payloads have their own limit: a client that starts a large download and stops reading
 /// holds one place until the request deadline at most, a second download meanwhile gets a
 /// quick 503 that names the flag, and health checks and CDX queries are answered all along.

@@ -279,6 +279,9 @@ fn client_errors_are_400s_that_say_what_is_wrong() {
             "at least -100",
         ),
         ("/search?q=lake&limit=-5".into(), 400, "between 1 and"),
+        ("/search?q=lake&offset=10001".into(), 400, "offset must be"),
+        ("/search?q=lake+year:99".into(), 400, "four digits"),
+        ("/captures?url=".into(), 400, "url is required"),
     ];
     for (path, status, says) in &cases {
         let reply = server.get(path);
@@ -344,4 +347,69 @@ fn client_errors_are_400s_that_say_what_is_wrong() {
         assert!(run.stderr.contains(says), "{}", run.stderr);
         assert!(!run.stderr.to_lowercase().contains("sql"), "{}", run.stderr);
     }
+}
+
+#[test]
+fn hostile_titles_urls_types_and_queries_are_escaped_on_every_page() {
+    use summary_support::{Response, write_warc};
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("hostile.warc");
+    let url = "http://evil.example/<script>alert(1)</script>?q=\"'><img src=x onerror=alert(2)>";
+    let body = "<html><head><title><script>alert(3)</script> x\"'><img src=y onerror=alert(4)></title>\
+                </head><body><h1>hostileword</h1><p>hostileword &lt;script&gt;alert(5)&lt;/script&gt;</p>\
+                </body></html>";
+    write_warc(
+        &warc,
+        &[Response {
+            url,
+            date: "2022-03-04T05:06:07Z",
+            status: 200,
+            headers: vec![(
+                "Content-Type",
+                "text/html; charset=utf-8; x=\"<script>alert(6)</script>\"",
+            )],
+            body: body.into(),
+        }],
+    );
+    let store = dir.path().join("store");
+    let db = dir.path().join("summary.db");
+    import_and_summarize(&store, &db, &[&warc]);
+    let server = Server::start(
+        &store,
+        &[
+            "--summary-db",
+            db.to_str().unwrap(),
+            "--replay-url",
+            "http://replay.example/c/{timestamp}/{url}",
+        ],
+    );
+    let json = server.get("/search?q=hostileword&format=json").json();
+    assert_eq!(json["total"], 1, "{json}");
+    let stored_url = json["results"][0]["url"].as_str().unwrap().to_string();
+    let pages = [
+        "/".to_string(),
+        "/search?q=hostileword&format=html".to_string(),
+        format!(
+            "/search?q={}&format=html",
+            enc("hostileword <script>alert(7)</script> \"'><img src=z>")
+        ),
+        format!("/search?q={}&format=html", enc("<script>alert(8)</script>")),
+        format!("/captures?url={}", enc(&stored_url)),
+        format!("/captures?url={}", enc(url)),
+        format!("/captures?url={}", enc("<script>alert(9)</script>")),
+    ];
+    for page in &pages {
+        let reply = server.get(page);
+        let html = reply.text();
+        assert!(
+            reply.content_type.starts_with("text/html"),
+            "{page}: {html}"
+        );
+        for needle in ["<script", "<img", "onerror=alert(2)>", "'><"] {
+            assert!(!html.contains(needle), "{page} shows {needle}: {html}");
+        }
+    }
+    let results = server.get("/search?q=hostileword&format=html").text();
+    assert!(results.contains("&lt;script&gt;alert(3)"), "{results}");
+    assert!(results.contains("class=\"replay\""), "{results}");
 }

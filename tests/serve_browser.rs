@@ -285,3 +285,161 @@ fn search_page_in_headless_chromium() {
     driver.go(&server.url("/search?q=zzzzunfindable&format=html"));
     assert_eq!(driver.find_all("#no-results").len(), 1);
 }
+
+/// Waits until `css` matches at least one element.
+fn wait_for(driver: &Driver, css: &str) -> Vec<String> {
+    let deadline = Instant::now() + Duration::from_secs(60);
+    loop {
+        let found = driver.find_all(css);
+        if !found.is_empty() {
+            return found;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "no {css} at {}",
+            driver.current_url()
+        );
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+/// Clicks a link and waits until the browser is at another page.
+fn follow(driver: &Driver, element: &str) {
+    let before = driver.current_url();
+    driver.click(element);
+    let deadline = Instant::now() + Duration::from_secs(60);
+    while driver.current_url() == before {
+        assert!(
+            Instant::now() < deadline,
+            "the click left {before} unchanged"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+#[test]
+fn facets_pages_and_replay_links_in_headless_chromium() {
+    if !have("chromium", &["--version"]) || !have("chromedriver", &["--version"]) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    let db = dir.path().join("summary.db");
+    import_and_summarize(
+        &store,
+        &db,
+        &[&crawl("crawl1.warc.gz"), &crawl("crawl2.warc.gz")],
+    );
+    let replay = "http://replay.example:8080/my-coll/{timestamp}/{url}";
+    let server = Server::start(
+        &store,
+        &["--summary-db", db.to_str().unwrap(), "--replay-url", replay],
+    );
+    let json = server.get("/search?q=the&limit=3&format=json").json();
+    let total = json["total"].as_u64().unwrap();
+    assert!(total > 6, "{json}");
+
+    let driver = Driver::start(&dir.path().join("chromium-profile"));
+    // The landing page says what the archive holds, and searches.
+    driver.go(&server.url("/"));
+    let searchable = driver.text(&driver.find("#holdings #searchable"));
+    assert!(searchable.parse::<u64>().unwrap() >= total, "{searchable}");
+    driver.type_into(&driver.find("form#search input[name=q]"), "the");
+    follow(&driver, &driver.find("form#search button[type=submit]"));
+    wait_for(&driver, "#results li.result");
+    assert_eq!(
+        driver.attribute(&driver.find("#count"), "data-total"),
+        total.to_string()
+    );
+
+    // Pages of three: the count, the results, the link to the next page.
+    driver.go(&server.url("/search?q=the&limit=3&format=html"));
+    let results = wait_for(&driver, "#results li.result");
+    assert_eq!(results.len(), 3);
+    assert_eq!(driver.text(&driver.find("#shown")), "1–3");
+    // Each title leads to the replay of the capture the JSON names.
+    let titles: Vec<String> = driver
+        .find_all("#results li.result a.title")
+        .iter()
+        .map(|a| driver.attribute(a, "href"))
+        .collect();
+    let expected: Vec<String> = json["results"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            replay
+                .replace("{timestamp}", r["timestamp"].as_str().unwrap())
+                .replace("{url}", r["url"].as_str().unwrap())
+        })
+        .collect();
+    assert_eq!(titles, expected);
+    assert!(titles[0].starts_with("http://replay.example:8080/my-coll/2"));
+    let payload = driver.attribute(&driver.find("#results li.result a.payload"), "href");
+    assert!(payload.contains("/payload/"), "{payload}");
+    let first_page_text = driver.text(&results[0]);
+    follow(&driver, &driver.find("#pages a#next"));
+    assert!(
+        driver.current_url().contains("offset=3"),
+        "{}",
+        driver.current_url()
+    );
+    let second = wait_for(&driver, "#results li.result");
+    assert_eq!(driver.attribute(&driver.find("ol#results"), "start"), "4");
+    assert_ne!(driver.text(&second[0]), first_page_text);
+    assert_eq!(driver.find_all("#pages a#previous").len(), 1);
+
+    // Facets: the site holds every match; a year narrows the results to its count.
+    let site = driver.find("#facets section[data-facet=site] li");
+    assert_eq!(driver.attribute(&site, "data-value"), "127.0.0.1:47213");
+    assert!(driver.text(&site).ends_with(&total.to_string()));
+    assert!(
+        !driver
+            .find_all("#facets section[data-facet=mime] li[data-value=\"text/html\"]")
+            .is_empty()
+    );
+    let year = driver.find("#facets section[data-facet=year] li");
+    let year_value = driver.attribute(&year, "data-value");
+    let year_count: u64 = driver
+        .text(&driver.find("#facets section[data-facet=year] li .count"))
+        .parse()
+        .unwrap();
+    follow(
+        &driver,
+        &driver.find("#facets section[data-facet=year] li a"),
+    );
+    assert!(
+        driver
+            .current_url()
+            .contains(&format!("year%3A{year_value}")),
+        "{}",
+        driver.current_url()
+    );
+    wait_for(&driver, "#results li.result");
+    assert_eq!(
+        driver.attribute(&driver.find("#count"), "data-total"),
+        year_count.to_string()
+    );
+    let active = driver.find("#facets section[data-facet=year] li.active");
+    assert_eq!(driver.attribute(&active, "data-value"), year_value);
+    assert_eq!(
+        driver.attribute(&driver.find("form#search input[name=q]"), "value"),
+        format!("the year:{year_value}")
+    );
+    let shot = std::path::Path::new(env!("CARGO_TARGET_TMPDIR")).join("serve-browser-facets.png");
+    driver.screenshot(&shot);
+    eprintln!("screenshot: {}", shot.display());
+
+    // "all captures" opens a readable table of the URL's captures.
+    follow(&driver, &driver.find("#results li.result a.captures"));
+    let rows = wait_for(&driver, "table#captures tr.capture");
+    let timestamp = driver.attribute(&rows[0], "data-timestamp");
+    assert_eq!(timestamp.len(), 14, "{timestamp}");
+    let link = driver.attribute(&driver.find("table#captures tr.capture a.replay"), "href");
+    assert!(
+        link.starts_with(&format!(
+            "http://replay.example:8080/my-coll/{timestamp}/http"
+        )),
+        "{link}"
+    );
+}

@@ -12,17 +12,19 @@ use serde::Serialize;
 
 use crate::key::Sha1Key;
 use crate::project::summary::keys::ContentKey;
-use crate::search::{Hit, Query, open, search};
+use crate::search::facets::{FacetValue, overview};
+use crate::search::{Hit, Query, Stop, open, search_page};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
   sediment search --db summary.db 'web archive' site:example.com
-  sediment search --db summary.db --json --limit 50 crawler")]
+  sediment search --db summary.db --json --limit 50 crawler
+  sediment search --db summary.db --offset 10 --facets 'web archive'   # page 2, with facets")]
 pub struct Args {
     /// Words and "quoted phrases" (all must occur), -word / -"phrase" to exclude, and
-    /// filters site:HOST[:PORT], lang:CODE, mime:TYPE. Exclusions need no `--`
-    /// (`sediment search zlib -gzip -"a phrase"`); --db, --limit and --json may come
-    /// before or after the query. At most 32 words (a repeated word counts once, a phrase
+    /// filters site:HOST[:PORT], lang:CODE, mime:TYPE, year:YYYY. Exclusions need no `--`
+    /// (`sediment search zlib -gzip -"a phrase"`); this command's options may come before
+    /// or after the query. At most 32 words (a repeated word counts once, a phrase
     /// counts its words), 16 filter values and 4096 bytes of search expression; control
     /// characters are refused.
     #[arg(required = true, num_args = 1.., allow_hyphen_values = true)]
@@ -36,6 +38,14 @@ pub struct Args {
     /// One JSON object per result.
     #[arg(long)]
     pub json: bool,
+    /// Skip this many results (the next page starts at offset + limit).
+    #[arg(long, default_value_t = 0)]
+    pub offset: usize,
+    /// Also count the matches and show their facets (site, type, year; the first 10,000
+    /// matches are counted): after the results, or with --json as a last line
+    /// {"total":…,"total_exact":…,"offset":…,"facets":{"site":[{"value":…,"count":…}],…}}.
+    #[arg(long)]
+    pub facets: bool,
 }
 
 /// A `--json` line: the hit and where to find its capture and payload in the store.
@@ -131,8 +141,8 @@ fn options_after_query(args: &mut Args) -> Result<()> {
             }
             _ => (word.clone(), None),
         };
-        let takes_value = matches!(name.as_str(), "--db" | "--limit" | "--store");
-        if !takes_value && !matches!(name.as_str(), "--json" | "--wait") {
+        let takes_value = matches!(name.as_str(), "--db" | "--limit" | "--offset" | "--store");
+        if !takes_value && !matches!(name.as_str(), "--json" | "--facets" | "--wait") {
             args.query.push(word);
             continue;
         }
@@ -152,7 +162,12 @@ fn options_after_query(args: &mut Args) -> Result<()> {
                 Ok(limit) => args.limit = limit,
                 Err(_) => crate::usage_error!("--limit needs a whole number, not {value:?}"),
             },
+            ("--offset", Some(value)) => match value.parse() {
+                Ok(offset) => args.offset = offset,
+                Err(_) => crate::usage_error!("--offset needs a whole number, not {value:?}"),
+            },
             ("--json", _) => args.json = true,
+            ("--facets", _) => args.facets = true,
             _ => {}
         }
     }
@@ -174,8 +189,14 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             args.db.display()
         );
     }
-    let conn = open(&args.db)?;
-    let hits = search(&conn, &query, args.limit)?;
+    let mut conn = open(&args.db)?;
+    let stop = Stop::default();
+    let hits = search_page(&mut conn, &query, args.offset, args.limit, &stop)?;
+    let counted = if args.facets {
+        Some(overview(&mut conn, &query, &stop)?)
+    } else {
+        None
+    };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {
         for hit in &hits {
@@ -187,9 +208,21 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
             serde_json::to_writer(&mut out, &line)?;
             out.write_all(b"\n")?;
         }
+        if let Some(counted) = &counted {
+            serde_json::to_writer(
+                &mut out,
+                &serde_json::json!({
+                    "total": counted.total,
+                    "total_exact": counted.total_exact,
+                    "offset": args.offset,
+                    "facets": counted.facets,
+                }),
+            )?;
+            out.write_all(b"\n")?;
+        }
     } else {
         for (i, hit) in hits.iter().enumerate() {
-            writeln!(out, "{}. {}", i + 1, one_line(&hit.title))?;
+            writeln!(out, "{}. {}", args.offset + i + 1, one_line(&hit.title))?;
             writeln!(out, "   {}", hit.url)?;
             match hit.copies {
                 0 => {}
@@ -220,6 +253,34 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
         }
         if hits.is_empty() {
             crate::diag!("no results");
+        }
+        if let Some(counted) = &counted {
+            let more = if counted.total_exact {
+                ""
+            } else {
+                "more than "
+            };
+            writeln!(
+                out,
+                "{more}{} results; these are {}–{}",
+                counted.total,
+                (args.offset + 1).min(args.offset + hits.len()),
+                args.offset + hits.len()
+            )?;
+            let facets = &counted.facets;
+            for (name, values) in [
+                ("site", &facets.site),
+                ("mime", &facets.mime),
+                ("year", &facets.year),
+            ] {
+                let listed: Vec<String> = values
+                    .iter()
+                    .map(|FacetValue { value, count }| format!("{name}:{value} ({count})"))
+                    .collect();
+                if !listed.is_empty() {
+                    writeln!(out, "  {}", listed.join("  "))?;
+                }
+            }
         }
     }
     out.flush()?;

@@ -13,7 +13,9 @@ use crate::wayback::QueryLimits;
 #[derive(clap::Args)]
 #[command(
     after_help = "Endpoints: /cdx?url=… (pywb / IA CDX server API), /sha1/KEY, /payload/KEY, \
-/captures/KEY, /search?q=… (with --summary-db), /health, /stats.
+/captures/KEY, /captures?url=… (a page listing one URL's captures), /search?q=… (with \
+--summary-db; HTML or JSON, with the total, facets by site, type and year, and offset= for
+pages), / (what the archive holds, and a search box), /health, /stats.
 
 Limits: a search query holds at most 32 words (a repeated word counts once), 16 site:/lang:/mime:
 values and 4096 bytes of search expression; at most --max-searches run at once (others wait a
@@ -27,7 +29,8 @@ SIGTERM or Ctrl-C gives requests in progress a second to finish, then stops them
 Examples:
   sediment serve --warc-dir /data/warcs
   curl 'http://127.0.0.1:8080/cdx?url=example.com/*&from=2021&output=json'
-  sediment serve --bind 127.0.0.1:9000 --summary-db summary.db   # then open /search"
+  sediment serve --bind 127.0.0.1:9000 --summary-db summary.db   # then open /
+  sediment serve --summary-db summary.db --replay-url 'http://localhost:8080/my-coll/{timestamp}/{url}'"
 )]
 pub struct Args {
     /// Address and port to listen on (loopback by default; give 0.0.0.0:PORT to expose it).
@@ -80,6 +83,13 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// Link search results and captures to a replay of the archived page (pywb,
+    /// OpenWayback, …): a URL template where `{timestamp}` becomes the capture's 14-digit
+    /// time and `{url}` the archived URL, e.g. pywb's
+    /// 'http://localhost:8080/my-coll/{timestamp}/{url}'. Without it, results link to the
+    /// raw payload (/payload/KEY).
+    #[arg(long, value_name = "TEMPLATE")]
+    pub replay_url: Option<String>,
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
@@ -107,6 +117,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         refresh_interval: Duration::from_secs(args.refresh.max(1)),
         access_log: AccessLog::open(&args.access_log)?,
         worker_threads: args.threads,
+        replay_url: args.replay_url,
     };
     serve::run(config)?;
     super::done()

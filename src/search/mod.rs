@@ -11,6 +11,7 @@
 //! carries its URL, title, a snippet with the matches marked and the capture dates of its
 //! generation.
 
+pub mod facets;
 pub mod query;
 
 use anyhow::{Context, Result};
@@ -124,7 +125,21 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
-    ranked_hits(conn, query, limit, &Stop::default())
+    ranked_hits(conn, query, 0, limit, &Stop::default())
+}
+
+/// One page of hits: at most `limit` after the first `offset` (see [`facets`] for the
+/// total and the facets of the same query).
+pub fn search_page(
+    conn: &mut Connection,
+    query: &Query,
+    offset: usize,
+    limit: usize,
+    stop: &Stop,
+) -> Result<Vec<Hit>> {
+    interruptible(conn, stop, |conn| {
+        ranked_hits(conn, query, offset, limit, stop)
+    })
 }
 
 /// [`search`], interrupted inside SQLite when `stop` says so ([`Stopped`]).
@@ -134,7 +149,7 @@ pub fn search_until(
     limit: usize,
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
-    interruptible(conn, stop, |conn| ranked_hits(conn, query, limit, stop))
+    interruptible(conn, stop, |conn| ranked_hits(conn, query, 0, limit, stop))
 }
 
 /// Runs `work` on `conn` with SQLite checking `stop` every few thousand steps.
@@ -163,9 +178,83 @@ fn interrupted(error: &anyhow::Error) -> bool {
         || error.is::<Stopped>()
 }
 
+/// The conditions of a query's filters (site, language, type, year) on the generation
+/// `eg`, appended to `sql` with their `values`: one definition for the ranked results and
+/// for their total and facets, so that the two always agree.
+pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Value>) {
+    if !query.sites.is_empty() {
+        // A port, when given, must be the origin's (a default port is stored as NULL).
+        let alternatives: Vec<&str> = query
+            .sites
+            .iter()
+            .map(|_| {
+                "((o.host = ? OR o.host LIKE ? ESCAPE '\\') AND (? IS NULL OR \
+                  COALESCE(o.port, CASE o.scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END) = ?))"
+            })
+            .collect();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM url JOIN origin o ON o.origin_id = url.origin_id
+                          WHERE url.url_id = eg.url_id AND ({}))",
+            alternatives.join(" OR ")
+        ));
+        for site in &query.sites {
+            let (host, port) = site_host(site);
+            values.push(Value::Text(host.to_string()));
+            values.push(Value::Text(format!("%.{}", like_escape(host))));
+            let port = port.map_or(Value::Null, |p| Value::Integer(i64::from(p)));
+            values.push(port.clone());
+            values.push(port);
+        }
+    }
+    if !query.languages.is_empty() {
+        let alternatives: Vec<&str> = query
+            .languages
+            .iter()
+            .map(|_| "(lower(dl.primary_language) = ? OR lower(dl.primary_language) LIKE ? ESCAPE '\\')")
+            .collect();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM document_description dl
+                          WHERE dl.entity_generation_id = eg.entity_generation_id AND ({}))",
+            alternatives.join(" OR ")
+        ));
+        for language in &query.languages {
+            values.push(Value::Text(language.clone()));
+            values.push(Value::Text(format!("{}-%", like_escape(language))));
+        }
+    }
+    if !query.mime_types.is_empty() {
+        let alternatives: Vec<&str> = query
+            .mime_types
+            .iter()
+            .map(|_| {
+                "(m.mime_type || '/' || m.mime_subtype || COALESCE('+' || m.mime_suffix, '') = ? \
+                  OR m.mime_subtype = ? OR m.mime_type = ?)"
+            })
+            .collect();
+        sql.push_str(&format!(
+            " AND EXISTS (SELECT 1 FROM file_summary fm JOIN mimetype m ON m.mimetype_id = fm.mimetype_id
+                          WHERE fm.entity_generation_id = eg.entity_generation_id AND ({}))",
+            alternatives.join(" OR ")
+        ));
+        for mime in &query.mime_types {
+            let essence = mime.split(';').next().unwrap_or("").trim().to_string();
+            values.push(Value::Text(essence.clone()));
+            values.push(Value::Text(essence.clone()));
+            values.push(Value::Text(essence));
+        }
+    }
+    facets::push_year_filter(query, sql, values);
+}
+
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut.
-fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> Result<Vec<Hit>> {
+fn ranked_hits(
+    conn: &Connection,
+    query: &Query,
+    offset: usize,
+    limit: usize,
+    stop: &Stop,
+) -> Result<Vec<Hit>> {
     let has_url_path = has_url_path(conn)?;
     let columns = if has_url_path { 11 } else { 10 };
     let weights: Vec<String> = COLUMN_WEIGHTS[..columns]
@@ -204,66 +293,11 @@ fn ranked_hits(conn: &Connection, query: &Query, limit: usize, stop: &Stop) -> R
         weights.join(", ")
     );
     values.push(Value::Text(expression.clone()));
-    if !query.sites.is_empty() {
-        // A port, when given, must be the origin's (a default port is stored as NULL).
-        let alternatives: Vec<&str> = query
-            .sites
-            .iter()
-            .map(|_| {
-                "((o.host = ? OR o.host LIKE ? ESCAPE '\\') AND (? IS NULL OR \
-                  COALESCE(o.port, CASE o.scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END) = ?))"
-            })
-            .collect();
-        sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM url JOIN origin o ON o.origin_id = url.origin_id
-                          WHERE url.url_id = eg.url_id AND ({}))",
-            alternatives.join(" OR ")
-        ));
-        for site in &query.sites {
-            let (host, port) = site_host(site);
-            values.push(Value::Text(host.to_string()));
-            values.push(Value::Text(format!("%.{}", like_escape(host))));
-            let port = port.map_or(Value::Null, |p| Value::Integer(i64::from(p)));
-            values.push(port.clone());
-            values.push(port);
-        }
-    }
-    if !query.languages.is_empty() {
-        let alternatives: Vec<&str> = query
-            .languages
-            .iter()
-            .map(|_| "(lower(dd.primary_language) = ? OR lower(dd.primary_language) LIKE ? ESCAPE '\\')")
-            .collect();
-        sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
-        for language in &query.languages {
-            values.push(Value::Text(language.clone()));
-            values.push(Value::Text(format!("{}-%", like_escape(language))));
-        }
-    }
-    if !query.mime_types.is_empty() {
-        let alternatives: Vec<&str> = query
-            .mime_types
-            .iter()
-            .map(|_| {
-                "(m.mime_type || '/' || m.mime_subtype || COALESCE('+' || m.mime_suffix, '') = ? \
-                  OR m.mime_subtype = ? OR m.mime_type = ?)"
-            })
-            .collect();
-        sql.push_str(&format!(
-            " AND EXISTS (SELECT 1 FROM file_summary fs JOIN mimetype m ON m.mimetype_id = fs.mimetype_id
-                          WHERE fs.entity_generation_id = eg.entity_generation_id AND ({}))",
-            alternatives.join(" OR ")
-        ));
-        for mime in &query.mime_types {
-            let essence = mime.split(';').next().unwrap_or("").trim().to_string();
-            values.push(Value::Text(essence.clone()));
-            values.push(Value::Text(essence.clone()));
-            values.push(Value::Text(essence));
-        }
-    }
+    push_filters(query, &mut sql, &mut values);
     // Ties (equal scores) go to the older generation: stable across runs.
-    sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ?");
+    sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
     values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
+    values.push(Value::Integer(offset.min(i64::MAX as usize) as i64));
     let ranked: Vec<(i64, f64, bool)> = conn
         .prepare_cached(&sql)?
         .query_map(params_from_iter(values), |r| {

@@ -4,8 +4,9 @@
 //!   with `word`;
 //! * `-word`, `-"a phrase"`: must not occur;
 //! * `site:example.org` (the host or a subdomain of it), `lang:de` (`de`, `de-AT`, …),
-//!   `mime:application/pdf` or `mime:pdf` (type or subtype): filters; several values of one
-//!   filter are alternatives.
+//!   `mime:application/pdf` or `mime:pdf` (type or subtype), `year:2024` (the version was
+//!   live that year: captured in it, or before and after it): filters; several values of
+//!   one filter are alternatives.
 //!
 //! Words are matched as the index tokenizes them (lower case, porter stems), so `Running`
 //! finds `runs`. Everything the user types is quoted before it reaches FTS5, so operators
@@ -34,12 +35,14 @@ pub struct Query {
     pub sites: Vec<String>,
     pub languages: Vec<String>,
     pub mime_types: Vec<String>,
+    /// `year:` values.
+    pub years: Vec<i32>,
 }
 
 /// Why a query cannot be run.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum QueryError {
-    #[error("empty query: give words, \"phrases\" or a filter (site:, lang:, mime:)")]
+    #[error("empty query: give words, \"phrases\" or a filter (site:, lang:, mime:, year:)")]
     Empty,
     #[error("`{0}:` needs a value, e.g. {0}:{1}")]
     EmptyFilter(&'static str, &'static str),
@@ -48,7 +51,9 @@ pub enum QueryError {
          at most {MAX_WORDS} are searched for"
     )]
     TooManyWords(usize),
-    #[error("the query has {0} site:, lang: and mime: values; at most {MAX_FILTERS} are allowed")]
+    #[error(
+        "the query has {0} site:, lang:, mime: and year: values; at most {MAX_FILTERS} are allowed"
+    )]
     TooManyFilters(usize),
     #[error(
         "the query is too long: {0} bytes of search expression, at most {MAX_EXPRESSION_BYTES}"
@@ -56,12 +61,14 @@ pub enum QueryError {
     TooLong(usize),
     #[error("the query holds a control character ({0:?} at character {1}); remove it")]
     ControlCharacter(char, usize),
+    #[error("`year:` takes a year of four digits, e.g. year:2024, not {0:?}")]
+    BadYear(String),
 }
 
 /// Most words one query searches for, included and excluded together (a phrase counts
 /// its words; a repeated term counts once).
 pub const MAX_WORDS: usize = 32;
-/// Most `site:`, `lang:` and `mime:` values in one query.
+/// Most `site:`, `lang:`, `mime:` and `year:` values in one query.
 pub const MAX_FILTERS: usize = 16;
 /// Longest FTS5 expression one query may make.
 pub const MAX_EXPRESSION_BYTES: usize = 4096;
@@ -105,6 +112,21 @@ impl Query {
                 }
                 let word: String = chars[start..i].iter().collect();
                 if !negated && let Some((name, value)) = word.split_once(':') {
+                    if name.eq_ignore_ascii_case("year") {
+                        let value = value.trim_matches('"').trim();
+                        if value.is_empty() {
+                            return Err(QueryError::EmptyFilter("year", "2024"));
+                        }
+                        let year = value
+                            .parse::<i32>()
+                            .ok()
+                            .filter(|y| value.len() == 4 && (1000..=9999).contains(y))
+                            .ok_or_else(|| QueryError::BadYear(value.to_string()))?;
+                        if !query.years.contains(&year) {
+                            query.years.push(year);
+                        }
+                        continue;
+                    }
                     let list = match name.to_ascii_lowercase().as_str() {
                         "site" => Some((&mut query.sites, "site", "example.org")),
                         "lang" => Some((&mut query.languages, "lang", "en")),
@@ -150,7 +172,8 @@ impl Query {
         if words > MAX_WORDS {
             return Err(QueryError::TooManyWords(words));
         }
-        let filters = query.sites.len() + query.languages.len() + query.mime_types.len();
+        let filters =
+            query.sites.len() + query.languages.len() + query.mime_types.len() + query.years.len();
         if filters > MAX_FILTERS {
             return Err(QueryError::TooManyFilters(filters));
         }
@@ -163,6 +186,7 @@ impl Query {
             && query.sites.is_empty()
             && query.languages.is_empty()
             && query.mime_types.is_empty()
+            && query.years.is_empty()
         {
             return Err(QueryError::Empty);
         }
@@ -294,6 +318,29 @@ mod tests {
         assert_eq!(
             q.fts_expression(),
             r#"(- {any} : ("Lake" AND "flood layer" AND "sedi" *)) NOT (- {any} : ("core sample")) NOT (- {any} : ("mud"))"#
+        );
+    }
+
+    #[test]
+    fn year_filters() {
+        let q = Query::parse("flood year:2021 YEAR:2019 year:2021").unwrap();
+        assert_eq!(q.years, vec![2021, 2019]);
+        assert_eq!(q.include, vec![word("flood")]);
+        assert_eq!(Query::parse("year:2024").unwrap().years, vec![2024]);
+        for bad in ["year:21", "year:twenty", "year:20211", "year:-202"] {
+            assert!(
+                matches!(Query::parse(bad), Err(QueryError::BadYear(_))),
+                "{bad}"
+            );
+        }
+        assert_eq!(
+            Query::parse("year:"),
+            Err(QueryError::EmptyFilter("year", "2024"))
+        );
+        // A negated year is a word, as other negated filters are.
+        assert_eq!(
+            Query::parse("-year:2021").unwrap().exclude,
+            vec![word("year:2021")]
         );
     }
 

@@ -63,6 +63,8 @@ pub struct Config {
     pub refresh_interval: Duration,
     pub access_log: AccessLog,
     pub worker_threads: Option<usize>,
+    /// Wayback URL template (`{timestamp}`, `{url}`) results and captures link to.
+    pub replay_url: Option<String>,
 }
 
 /// Counters shown by `/stats`.
@@ -95,6 +97,12 @@ pub struct AppState {
     /// Set at shutdown: long work still running stops.
     pub stopping: Arc<AtomicBool>,
     pub gate: Arc<gate::Gate>,
+    /// `--replay-url`, checked.
+    pub replay_url: Option<String>,
+    /// The store's path, for the commands the landing page shows.
+    pub store_path: PathBuf,
+    /// Summary database connections and counts kept between requests.
+    pub search_cache: search::Cache,
 }
 
 pub type Shared = Arc<AppState>;
@@ -134,6 +142,7 @@ fn router(state: Shared) -> Router {
     Router::new()
         .route("/", get(search::index))
         .route("/cdx", get(cdx::cdx))
+        .route("/captures", get(search::captures))
         .route("/captures/{key}", get(cdx::captures_of_digest))
         .route("/sha1/{key}", get(rows::row))
         .route("/payload/{key}", get(payload::payload))
@@ -144,7 +153,7 @@ fn router(state: Shared) -> Router {
             error(
                 StatusCode::NOT_FOUND,
                 "no such endpoint: try /cdx?url=…, /sha1/KEY, /payload/KEY, /captures/KEY, \
-                 /search?q=…, /health, /stats",
+                 /captures?url=…, /search?q=…, /health, /stats",
             )
         })
         .layer(middleware::from_fn_with_state(
@@ -240,6 +249,9 @@ pub fn run(config: Config) -> Result<()> {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(1);
 
 async fn serve(config: Config) -> Result<()> {
+    if let Some(template) = &config.replay_url {
+        search::check_replay_template(template).map_err(anyhow::Error::msg)?;
+    }
     if let Some(db) = &config.summary_db {
         // Fail at start, not at the first search, when the database is not usable.
         crate::search::open(db)?;
@@ -261,6 +273,9 @@ async fn serve(config: Config) -> Result<()> {
         max_payloads: config.max_payloads.max(1),
         stopping: Arc::new(AtomicBool::new(false)),
         gate: gate::Gate::new(config.max_connections, config.max_connections_per_client),
+        replay_url: config.replay_url.clone(),
+        store_path: search::store_path(&config.store),
+        search_cache: search::Cache::default(),
     });
     let listener = tokio::net::TcpListener::bind(config.bind)
         .await

@@ -1,0 +1,109 @@
+#!/usr/bin/env bash
+# Search latency through `sediment serve` at 16 concurrent clients (issue 37: p99 <= 50 ms on
+# an index of the bench crawl's size).
+#
+# Usage: scripts/bench-search.sh [WARC] [CLIENTS] [REQUESTS]
+#   WARC      default /work/bench-data/html.warc.gz (scripts/make-bench-warc.sh), else
+#             base.warc.gz beside it (the same crawl with its PDFs)
+#   CLIENTS   concurrent clients, default 16
+#   REQUESTS  requests measured, default 20000
+# 1. imports the WARC into a fresh store and summarizes it (`project summary`), in a
+#    temporary directory;
+# 2. draws QUERIES (default 2,000) queries from the words of the crawl's titles, seeded:
+#    40 % one word, 30 % two words, 10 % a two-word phrase, 10 % a word and an exclusion,
+#    10 % a word and a site: filter;
+# 3. starts `sediment serve --summary-db` on 127.0.0.1 (no access log) and runs
+#    examples/search_load.rs (a closed-loop load generator in Rust: one keep-alive connection
+#    per client, each request `/search?q=…&format=json`, which counts, facets and pages as
+#    the HTML page does) once over every query with 1 client as a warm-up, then REQUESTS
+#    requests at CLIENTS clients: median, p90, p99 and maximum latency, and the rate; the
+#    server's CPU time (user + sys) over the measured run.
+# Every answer must be a 200 with a total, else the status is 1. The machine may be shared:
+# the load average is printed before and after.
+# Environment: QUERIES; SEDIMENT and SEARCH_LOAD to use binaries built elsewhere.
+set -euo pipefail
+
+repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+. "$repo/scripts/env.sh"
+warc="${1:-/work/bench-data/html.warc.gz}"
+if [[ ! -f "$warc" && -z "${1:-}" ]]; then
+    warc="/work/bench-data/base.warc.gz"
+fi
+clients="${2:-16}"
+requests="${3:-20000}"
+nqueries="${QUERIES:-2000}"
+[[ -f "$warc" ]] || { echo "no WARC $warc: make it with scripts/make-bench-warc.sh" >&2; exit 1; }
+
+sediment="${SEDIMENT:-$CARGO_TARGET_DIR/release/sediment}"
+load="${SEARCH_LOAD:-$CARGO_TARGET_DIR/release/examples/search_load}"
+if [[ -z "${SEDIMENT:-}" || -z "${SEARCH_LOAD:-}" ]]; then
+    (cd "$repo" && cargo build --release --quiet --bin sediment --example search_load)
+fi
+
+work="$(mktemp -d /tmp/sediment-bench-search.XXXXXX)"
+serve_pid=""
+cleanup() {
+    if [[ -n "$serve_pid" ]]; then kill "$serve_pid" 2>/dev/null || true; wait "$serve_pid" 2>/dev/null || true; fi
+    rm -rf "$work"
+}
+trap cleanup EXIT
+
+echo "WARC $warc ($(du -h "$warc" | cut -f1)); load average: $(cut -d' ' -f1-3 /proc/loadavg)"
+"$sediment" --store "$work/store" import-warc "$warc" 2>/dev/null
+/usr/bin/time -f "project summary: %e s wall, %U s user + %S s sys" \
+    "$sediment" --store "$work/store" project summary -o "$work/summary.db" --json >/dev/null
+python3 - "$work/summary.db" "$work/queries.txt" "$nqueries" <<'PY'
+import random, re, sqlite3, sys
+db, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+titles = [t for (t,) in conn.execute(
+    "SELECT dd.title FROM document_description dd JOIN full_text_entity_index f "
+    "ON f.rowid = dd.entity_generation_id WHERE dd.title IS NOT NULL")]
+hosts = [h for (h,) in conn.execute("SELECT DISTINCT host FROM origin WHERE host IS NOT NULL")]
+word = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+runs = [word.findall(t) for t in titles]
+runs = [r for r in runs if r]
+vocabulary = sorted({w.lower() for r in runs for w in r})
+rng = random.Random(37)
+queries = []
+for i in range(n):
+    kind = i % 10
+    if kind < 4:
+        q = rng.choice(vocabulary)
+    elif kind < 7:
+        q = f"{rng.choice(vocabulary)} {rng.choice(vocabulary)}"
+    elif kind < 8:
+        r = rng.choice([r for r in runs if len(r) > 1] or runs)
+        j = rng.randrange(max(1, len(r) - 1))
+        q = '"' + " ".join(r[j:j + 2]) + '"'
+    elif kind < 9:
+        q = f"{rng.choice(vocabulary)} -{rng.choice(vocabulary)}"
+    else:
+        q = f"{rng.choice(vocabulary)} site:{rng.choice(hosts)}"
+    queries.append(q)
+rng.shuffle(queries)
+open(out, "w").write("\n".join(queries) + "\n")
+print(f"{len(queries)} queries from {len(vocabulary)} title words of {len(titles)} searchable documents")
+PY
+
+"$sediment" --store "$work/store" serve --bind 127.0.0.1:0 --summary-db "$work/summary.db" \
+    --access-log off 2>"$work/serve.log" &
+serve_pid=$!
+port=""
+for _ in $(seq 1 600); do
+    port="$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/serve.log" | grep -o '[0-9]*$' || true)"
+    [[ -n "$port" ]] && break
+    sleep 0.1
+done
+[[ -n "$port" ]] || { echo "sediment serve did not start: $(cat "$work/serve.log")" >&2; exit 1; }
+base="http://127.0.0.1:$port"
+
+cpu() { awk '{print $14 + $15}' "/proc/$serve_pid/stat"; }
+echo "warm-up: every query once, 1 client"
+"$load" "$base" "$work/queries.txt" 1 "$(grep -c . "$work/queries.txt")"
+before=$(cpu)
+echo "measured: $requests requests, $clients clients"
+"$load" "$base" "$work/queries.txt" "$clients" "$requests"
+after=$(cpu)
+echo "server CPU over the measured run: $(awk -v a="$before" -v b="$after" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }') s (user + sys)"
+echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"

@@ -1,0 +1,293 @@
+//! What a search found beyond one page of hits: how many documents match and how they
+//! spread over sites, types and years (facets), and what the whole summary database holds
+//! (the landing page of `sediment serve`).
+//!
+//! The work is bounded whatever the query: the matches are read once, in index order, up
+//! to [`COUNT_CAP`] of them (beyond that the total says "more than" and the facets count
+//! the first ones); each match costs two lookups by primary key (its URL and its file
+//! summary), grouped by integer ids, and only the few values shown are turned into host
+//! names and types. Both run under the same [`Stop`] as the search.
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use rusqlite::{Connection, params_from_iter, types::Value};
+use serde::Serialize;
+
+use super::{Query, Stop, Stopped, interruptible, push_filters};
+
+/// Most matches counted and faceted per query.
+pub const COUNT_CAP: usize = 10_000;
+/// Most values shown per facet (the most frequent).
+pub const FACET_VALUES: usize = 12;
+
+/// One value of a facet and how many matches have it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct FacetValue {
+    /// As a filter takes it: `site:VALUE`, `mime:VALUE`, `year:VALUE`.
+    pub value: String,
+    pub count: u64,
+}
+
+/// The facets of a query's matches, most frequent values first.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Facets {
+    /// Host (with its port when not the scheme's default).
+    pub site: Vec<FacetValue>,
+    /// MIME type of the captured file (`type/subtype`).
+    pub mime: Vec<FacetValue>,
+    /// Years the version was live (its first to its last capture), newest first.
+    pub year: Vec<FacetValue>,
+}
+
+/// The total and the facets of a query.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Overview {
+    /// Matching documents; when not `total_exact`, at least this many ([`COUNT_CAP`]).
+    pub total: u64,
+    pub total_exact: bool,
+    pub facets: Facets,
+}
+
+/// `year:` filters: the generation was live in one of the years (first seen before its
+/// end, last seen after its start).
+pub(super) fn push_year_filter(query: &Query, sql: &mut String, values: &mut Vec<Value>) {
+    if query.years.is_empty() {
+        return;
+    }
+    let alternatives: Vec<&str> = query
+        .years
+        .iter()
+        .map(|_| "(eg.first_seen_unix_utc < ? AND eg.last_seen_unix_utc >= ?)")
+        .collect();
+    sql.push_str(&format!(" AND ({})", alternatives.join(" OR ")));
+    for year in &query.years {
+        values.push(Value::Integer(year_start(year + 1)));
+        values.push(Value::Integer(year_start(*year)));
+    }
+}
+
+fn year_start(year: i32) -> i64 {
+    chrono::NaiveDate::from_ymd_opt(year, 1, 1)
+        .and_then(|d| d.and_hms_opt(0, 0, 0))
+        .map_or(i64::MAX, |t| t.and_utc().timestamp())
+}
+
+fn year_of(unix: i64) -> Option<i32> {
+    use chrono::Datelike;
+    chrono::DateTime::from_timestamp(unix, 0).map(|t| t.year())
+}
+
+/// The matches of `query` with the same conditions as the ranked search (open,
+/// non-duplicate generations; the site, language, type and year filters), selecting
+/// `columns`.
+fn matching(query: &Query, columns: &str) -> (String, Vec<Value>) {
+    let mut sql = format!(
+        "SELECT {columns}
+         FROM full_text_entity_index
+         JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+         JOIN url ON url.url_id = eg.url_id
+         LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id
+         WHERE full_text_entity_index MATCH ?
+           AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0"
+    );
+    let mut values: Vec<Value> = vec![Value::Text(query.fts_expression())];
+    push_filters(query, &mut sql, &mut values);
+    (sql, values)
+}
+
+/// The total and facets of `query` ([`COUNT_CAP`] matches at most), interrupted inside
+/// SQLite when `stop` says so.
+pub fn overview(conn: &mut Connection, query: &Query, stop: &Stop) -> Result<Overview> {
+    interruptible(conn, stop, |conn| overview_of(conn, query, stop))
+}
+
+fn overview_of(conn: &Connection, query: &Query, stop: &Stop) -> Result<Overview> {
+    let (mut sql, mut values) = matching(
+        query,
+        "url.origin_id, fs.mimetype_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc",
+    );
+    sql.push_str(" LIMIT ?");
+    values.push(Value::Integer(COUNT_CAP as i64 + 1));
+    let mut origins: HashMap<i64, u64> = HashMap::new();
+    let mut mimetypes: HashMap<i64, u64> = HashMap::new();
+    // (first year, last year) pairs are few: years are expanded once per pair.
+    let mut spans: HashMap<(i32, i32), u64> = HashMap::new();
+    let mut total = 0u64;
+    let mut statement = conn.prepare_cached(&sql)?;
+    let mut rows = statement.query(params_from_iter(values))?;
+    while let Some(row) = rows.next()? {
+        if total as usize == COUNT_CAP {
+            return finish(conn, origins, mimetypes, spans, total, false, stop);
+        }
+        total += 1;
+        *origins.entry(row.get(0)?).or_default() += 1;
+        if let Some(mimetype) = row.get::<_, Option<i64>>(1)? {
+            *mimetypes.entry(mimetype).or_default() += 1;
+        }
+        if let (Some(first), Some(last)) = (year_of(row.get(2)?), year_of(row.get(3)?)) {
+            *spans.entry((first, last.max(first))).or_default() += 1;
+        }
+    }
+    finish(conn, origins, mimetypes, spans, total, true, stop)
+}
+
+fn finish(
+    conn: &Connection,
+    origins: HashMap<i64, u64>,
+    mimetypes: HashMap<i64, u64>,
+    spans: HashMap<(i32, i32), u64>,
+    total: u64,
+    total_exact: bool,
+    stop: &Stop,
+) -> Result<Overview> {
+    // Origins of one host (http and https, say) are one site.
+    let mut sites: HashMap<String, u64> = HashMap::new();
+    let mut origin = conn.prepare_cached(
+        "SELECT host, port, scheme FROM origin WHERE origin_id = ? AND host IS NOT NULL",
+    )?;
+    for (id, count) in origins {
+        if let Some(reason) = stop.reason() {
+            return Err(Stopped(reason).into());
+        }
+        let found = origin
+            .query_map([id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, Option<i64>>(1)?,
+                    r.get::<_, String>(2)?,
+                ))
+            })?
+            .next()
+            .transpose()?;
+        if let Some((host, port, scheme)) = found {
+            let default = matches!(
+                (scheme.as_str(), port),
+                ("http", Some(80)) | ("https", Some(443))
+            );
+            let site = match port {
+                Some(port) if !default => format!("{host}:{port}"),
+                _ => host,
+            };
+            *sites.entry(site).or_default() += count;
+        }
+    }
+    let mut mime = conn.prepare_cached(
+        "SELECT mime_type || '/' || mime_subtype || COALESCE('+' || mime_suffix, '')
+         FROM mimetype WHERE mimetype_id = ?",
+    )?;
+    let mut types: HashMap<String, u64> = HashMap::new();
+    for (id, count) in mimetypes {
+        let found: Option<String> = mime.query_map([id], |r| r.get(0))?.next().transpose()?;
+        if let Some(essence) = found {
+            *types.entry(essence).or_default() += count;
+        }
+    }
+    let mut years: HashMap<i32, u64> = HashMap::new();
+    for ((first, last), count) in spans {
+        // A version live for centuries (a bad clock) counts in its last years only.
+        for year in first.max(last - 100)..=last {
+            *years.entry(year).or_default() += count;
+        }
+    }
+    let mut year: Vec<FacetValue> =
+        top(years.into_iter().map(|(y, n)| (y.to_string(), n)).collect());
+    year.sort_by(|a, b| b.value.cmp(&a.value));
+    Ok(Overview {
+        total,
+        total_exact,
+        facets: Facets {
+            site: top(sites.into_iter().collect()),
+            mime: top(types.into_iter().collect()),
+            year,
+        },
+    })
+}
+
+/// The [`FACET_VALUES`] most frequent values, ties by value.
+fn top(mut counted: Vec<(String, u64)>) -> Vec<FacetValue> {
+    counted.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
+    counted.truncate(FACET_VALUES);
+    counted
+        .into_iter()
+        .map(|(value, count)| FacetValue { value, count })
+        .collect()
+}
+
+/// What a summary database holds, for the landing page.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize)]
+pub struct Holdings {
+    /// Documents the search finds (rows of the full-text index).
+    pub searchable: u64,
+    /// Captures summarized.
+    pub captures: u64,
+    pub urls: u64,
+    /// Hosts with at least one URL.
+    pub hosts: u64,
+    /// First and last capture, unix seconds (absent in an empty database).
+    pub first_capture: Option<i64>,
+    pub last_capture: Option<i64>,
+    /// Hosts with the most searchable documents, most first (at most [`FACET_VALUES`]).
+    pub largest_hosts: Vec<FacetValue>,
+}
+
+/// Counts over the whole database: each a scan of a table or index, so callers keep the
+/// answer (per version of the file) rather than asking per request.
+pub fn holdings(conn: &mut Connection, stop: &Stop) -> Result<Holdings> {
+    interruptible(conn, stop, |conn| {
+        let count = |sql: &str| -> Result<u64> {
+            Ok(conn.query_row(sql, [], |r| r.get::<_, i64>(0))?.max(0) as u64)
+        };
+        let (first_capture, last_capture) = conn.query_row(
+            "SELECT min(time_started_unix_utc), max(time_started_unix_utc) FROM crawl_summary",
+            [],
+            |r| Ok((r.get(0)?, r.get(1)?)),
+        )?;
+        let largest: Vec<(String, u64)> = conn
+            .prepare(
+                "SELECT o.host, count(*) AS n
+                 FROM full_text_entity_index f
+                 JOIN entity_generation eg ON eg.entity_generation_id = f.rowid
+                 JOIN url ON url.url_id = eg.url_id
+                 JOIN origin o ON o.origin_id = url.origin_id
+                 WHERE o.host IS NOT NULL
+                 GROUP BY o.host ORDER BY n DESC, o.host LIMIT ?",
+            )?
+            .query_map([FACET_VALUES as i64], |r| {
+                Ok((r.get(0)?, r.get::<_, i64>(1)?.max(0) as u64))
+            })?
+            .collect::<Result<_, _>>()?;
+        Ok(Holdings {
+            searchable: count("SELECT count(*) FROM full_text_entity_index")?,
+            captures: count("SELECT count(*) FROM crawl_summary")?,
+            urls: count("SELECT count(*) FROM url")?,
+            hosts: count("SELECT count(DISTINCT host) FROM origin WHERE host IS NOT NULL")?,
+            first_capture,
+            last_capture,
+            largest_hosts: largest
+                .into_iter()
+                .map(|(value, count)| FacetValue { value, count })
+                .collect(),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn years_start_in_utc() {
+        assert_eq!(year_start(1970), 0);
+        assert_eq!(year_start(2024), 1_704_067_200);
+        assert_eq!(year_of(1_704_067_199), Some(2023));
+        assert_eq!(year_of(1_704_067_200), Some(2024));
+    }
+
+    #[test]
+    fn top_values_by_count_then_name() {
+        let values = top(vec![("b".into(), 2), ("a".into(), 2), ("c".into(), 5)]);
+        let names: Vec<&str> = values.iter().map(|v| v.value.as_str()).collect();
+        assert_eq!(names, ["c", "a", "b"]);
+    }
+}
