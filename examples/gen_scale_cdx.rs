@@ -245,7 +245,7 @@ fn main() {
             let (path, mime) = &templates[((base >> 8).wrapping_add(u) % p) as usize];
             url.clear();
             url.push_str("http://");
-            if h % 10 == 0 {
+            if h.is_multiple_of(10) {
                 url.push_str(SUBDOMAINS[(h >> 8) as usize % SUBDOMAINS.len()]);
                 url.push('.');
             } else if h % 10 < 7 {
