@@ -133,6 +133,8 @@ pub fn backfill_cdx(
             report.count("rows_written", stats.rows.rows);
             report.count("duplicates", stats.rows.duplicates);
             report.count("sst_files", stats.sst_files);
+            report.count("bulk_batches", stats.batches);
+            report.count("bulk_digests_read", stats.digests_read);
         }
         run.finish(&done)?;
         if !next_input.is_empty() {

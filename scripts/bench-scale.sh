@@ -1,0 +1,82 @@
+#!/usr/bin/env bash
+# Archive scale (issue 36): N captures shaped like a web archive's CDX, streamed from a
+# generator (examples/gen_scale_cdx.rs: Zipf hosts over >= 200,000 registered domains, URL
+# paths of the shared corpus's crawls, 15 years of timestamps, ~80 % status 200, a quarter
+# of the digests seen again, WARC files per monthly crawl) into `backfill-cdx --bulk -`.
+# Nothing is written to disk but the store.
+# Per step: wall time, CPU time (user + sys), peak RSS (/usr/bin/time -v) and disk use
+# (the store, and each column family's SST files from the MANIFEST, with `ldb` of
+# rocksdb-tools when installed). Checked: the store holds exactly N captures (`stats`).
+# Steps: the generator alone into /dev/null (it must be far faster than the load), then
+# the load, then `stats`.
+# Usage: scripts/bench-scale.sh N [WORKDIR]   (N as 10000000 or 10_000_000; 100 M works
+#   when the disk has ~35 GB free). Env: SEED (default 36), KEEP=1 keeps the store,
+#   BULK_MEMORY_MB (passed as --bulk-memory-mb), GEN_ONLY=1 times the generator alone,
+#   SEDIMENT_BIN and GEN_BIN: binaries to use instead of building them.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+given_bin="${SEDIMENT_BIN:-}"
+. scripts/env.sh
+# A binary given in SEDIMENT_BIN (with GEN_BIN) is used as it is, without building.
+[ -n "$given_bin" ] && [ -n "${GEN_BIN:-}" ] && SEDIMENT_BIN="$given_bin"
+n="${1:?usage: scripts/bench-scale.sh N [WORKDIR]}"
+n="${n//_/}"
+work="${2:-/tmp/sediment-bench-scale}"
+seed="${SEED:-36}"
+if [ -z "${GEN_BIN:-}" ]; then
+  cargo build --release --quiet --bin sediment --example gen_scale_cdx
+  GEN_BIN="$CARGO_TARGET_DIR/release/examples/gen_scale_cdx"
+fi
+corpus="${SEDIMENT_CORPUS:-../shared/corpus}"
+# URL paths of real crawls: sandcrawler's and pywb's sample CDX, and the bench crawls'
+# CDX when they were made (scripts/make-bench-warc.sh, make-bench-warc-small-records.sh).
+paths=()
+for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx \
+         /work/bench-data/*.cdx /work/bench-data/small-records/*.cdx; do
+  [ -s "$f" ] && paths+=("$f")
+done
+mkdir -p "$work"
+store="$work/store-$n"
+rm -rf "$store"
+
+measure() { # LABEL LOG: one line from /usr/bin/time -v's log
+  awk -v label="$1" -F': ' '
+    /Elapsed \(wall clock\)/ { n = split($2, t, ":"); wall = (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }
+    /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
+    END { printf "%-34s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
+}
+
+echo "N = $n, seed $seed, path files: ${#paths[@]}; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%FT%TZ)"
+/usr/bin/time -v -o "$work/gen.time" "$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" > /dev/null
+measure "generator alone -> /dev/null" "$work/gen.time"
+[ -n "${GEN_ONLY:-}" ] && exit 0
+
+bulk_args=(--bulk)
+[ -n "${BULK_MEMORY_MB:-}" ] && bulk_args+=(--bulk-memory-mb "$BULK_MEMORY_MB")
+"$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" |
+  /usr/bin/time -v -o "$work/load.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx "${bulk_args[@]}" - 2> "$work/load.log"
+measure "backfill-cdx --bulk - (the load)" "$work/load.time"
+tail -1 "$work/load.log"
+
+/usr/bin/time -v -o "$work/stats.time" "$SEDIMENT_BIN" --store "$store" stats > "$work/stats.txt" 2>&1
+measure "stats" "$work/stats.time"
+captures=$(awk '$1 == "captures" { print $2 }' "$work/stats.txt")
+if [ "$captures" != "$n" ]; then
+  echo "FAILED: the store holds $captures captures, not $n" >&2
+  exit 1
+fi
+echo "captures in the store: $captures = N (checked)"
+
+bytes=$(du -sb "$store" | cut -f1)
+printf 'store on disk: %d bytes, %.1f bytes a capture\n' "$bytes" "$(echo "$bytes / $n" | bc -l)"
+if command -v ldb > /dev/null; then
+  # The MANIFEST lists each family's live SST files as ` NUMBER:SIZE[...`.
+  ldb manifest_dump --path="$(ls "$store"/MANIFEST-* | tail -1)" 2>/dev/null |
+    LC_ALL=C tr -cd '\11\12\40-\176' | awk -v n="$n" '
+    /^-+ Column family "/ { match($0, /"[^"]+"/); cf = substr($0, RSTART + 1, RLENGTH - 2); next }
+    /^ [0-9]+:[0-9]+\[/ { split($1, p, ":"); size[cf] += p[2]; files[cf]++ }
+    END { for (cf in size) printf "  %-20s %6d SST files %14d bytes %8.1f bytes a capture\n", cf, files[cf], size[cf], size[cf] / n }' | sort -k5 -n -r
+else
+  echo "  (per family: install rocksdb-tools for ldb)"
+fi
+[ -n "${KEEP:-}" ] || rm -rf "$store"
