@@ -42,8 +42,8 @@ fn role(local: &str) -> Role {
         | "mixed-citation" | "element-citation" | "bibl" | "biblStruct" | "lg" | "l" | "table"
         | "figure" | "fig" | "entry" | "si" | "dd" | "dt" | "address" | "blockquote-p" | "list"
         | "ul" | "ol" | "dl" => Role::Block,
-        "td" | "th" | "table-cell" | "c" | "kwd" | "contrib" | "aff" | "surname" | "given-names"
-        | "name" | "persName" | "tab" | "label" | "term" | "s" | "v" => Role::Word,
+        "td" | "th" | "table-cell" | "c" | "kwd" | "contrib" | "aff" | "surname"
+        | "given-names" | "name" | "persName" | "tab" | "label" | "term" | "s" | "v" => Role::Word,
         _ => Role::Inline,
     }
 }

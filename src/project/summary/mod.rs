@@ -603,6 +603,12 @@ impl Summarizer<'_> {
                 }
                 self.counts
                     .incr(&format!("texts_from_{}", analysis.source.as_str()));
+                // A PDF the library read without finding text (scanned pages, or a broken
+                // file it tolerated): no search row; counted, as it is no error.
+                if analysis.problem.is_none() && analysis.pile.is_empty() {
+                    self.counts
+                        .incr(&format!("texts_empty_{}", analysis.source.as_str()));
+                }
                 if let Some(problem) = &analysis.problem {
                     self.report
                         .problem(
