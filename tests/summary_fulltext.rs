@@ -555,3 +555,45 @@ fn a_database_from_before_text_sources_opens_and_gets_the_column() {
         vec![url("/notes.txt")]
     );
 }
+
+#[test]
+fn a_pdf_grobid_has_read_takes_its_text_from_the_tei() {
+    use sha1::Digest;
+    let (Some(dummy), Some(tei)) = (
+        common::corpus("sandcrawler/dummy.pdf"),
+        common::corpus("grobid/062RoisinAronAmericanNaturalist03.grobid.tei.xml"),
+    ) else {
+        return;
+    };
+    let pdf = std::fs::read(&dummy).unwrap();
+    let dir = tempfile::tempdir().unwrap();
+    let (store, db, warc, teis) = (
+        dir.path().join("store"),
+        dir.path().join("summary.db"),
+        dir.path().join("site.warc"),
+        dir.path().join("tei"),
+    );
+    let u = url("/paper.pdf");
+    write_warc(&warc, &[typed(&u, "application/pdf", pdf.clone())]);
+    common::ok(&store, &["import-warc", warc.to_str().unwrap()]);
+    // GROBID's TEI of another paper, filed under this PDF's SHA-1: the text must be the TEI's.
+    std::fs::create_dir_all(&teis).unwrap();
+    let hex = hex::encode(sha1::Sha1::digest(&pdf));
+    std::fs::copy(&tei, teis.join(format!("{hex}.tei.xml"))).unwrap();
+    common::ok(&store, &["import-tei", teis.to_str().unwrap()]);
+    summarize_report(&store, &db);
+    assert_eq!(search(&store, &db, "hymenoptera mime:pdf"), vec![u.clone()]);
+    assert!(search(&store, &db, "dummy").is_empty());
+    let conn = open(&db);
+    assert_eq!(text_source(&conn, &u).as_deref(), Some("grobid_tei"));
+    let title: String = conn
+        .query_row(
+            "SELECT dd.title FROM document_description dd
+             JOIN entity_generation eg USING (entity_generation_id) JOIN url USING (url_id)
+             WHERE url.str_url = ?1",
+            [&u],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(title.starts_with("Split Sex Ratios"), "{title}");
+}
