@@ -48,8 +48,8 @@ CREATE TABLE IF NOT EXISTS entity_generation (
     -- NULL: the generation is about the whole document.
     url_fragment           TEXT NULL,
     text_pile_id           INTEGER NULL REFERENCES text_pile (text_pile_id),
-    -- sediment: what makes two captures the same generation: 'P' + text pile digest (HTML),
-    -- 'F' + payload SHA-1 (other files), 'R' + permanence + target (redirects),
+    -- sediment: what makes two captures the same generation: 'P' + text pile digest (HTML,
+    -- and files with text: PDF, plain text, XML, office), 'F' + payload SHA-1 (other files), 'R' + permanence + target (redirects),
     -- 'S' + status code (errors).
     content_key            BLOB NOT NULL,
     CHECK (first_seen_unix_utc <= last_seen_unix_utc),
@@ -293,13 +293,21 @@ CREATE VIRTUAL TABLE IF NOT EXISTS full_text_entity_index USING fts5(
     small_headlines, code_text, quote_text, url_path, tokenize='porter unicode61'
 );
 
--- sediment: the text pile made from each HTML payload (by payload SHA-1), so a later run
--- knows the generation a capture belongs to without reading the payload again.
+-- sediment: the text pile made from each payload with text (by payload SHA-1), so a later
+-- run knows the generation a capture belongs to without reading the payload again.
 CREATE TABLE IF NOT EXISTS summary_payload (
     payload_sha1 BLOB NOT NULL PRIMARY KEY,
     text_pile_id INTEGER NOT NULL REFERENCES text_pile (text_pile_id),
     -- <meta name=robots content=noindex>: exit code 171, kept out of the search index.
     robots_noindex BOOL NOT NULL DEFAULT 0,
+    -- Where the text came from: 'html' (the HTML analysis), 'grobid_tei' (a PDF's
+    -- grobid0:tei_json: title, abstract, body, acknowledgement, annex),
+    -- 'pdf_text_library' (a PDF read by the PDF text library in a bounded child process;
+    -- an empty pile when it failed, reported as a problem), 'plain' (text/plain, TeX),
+    -- 'markdown', 'xml' (JATS, TEI, other XML: the text of the elements) or 'office'
+    -- (docx, xlsx, odt, ods, epub). Added in sediment-summary-3: a database made before
+    -- gets the column on opening, with 'html' for its rows (then only HTML had piles).
+    text_source TEXT NOT NULL DEFAULT 'html',
     CHECK (length(payload_sha1) = 20),
     CHECK (robots_noindex IN (0, 1))
 ) WITHOUT ROWID;

@@ -62,6 +62,15 @@ pub mod warc;
 /// Runs the `sediment` command line on the process's arguments (what `src/main.rs`
 /// does).
 pub fn run_cli() -> std::process::ExitCode {
+    // The PDF text child (see doctext::pdf): not a command, and before anything else.
+    let args: Vec<String> = std::env::args_os()
+        .skip(1)
+        .take(2)
+        .map(|a| a.to_string_lossy().into_owned())
+        .collect();
+    if args.first().map(String::as_str) == Some(doctext::pdf::HELPER_COMMAND) {
+        return doctext::pdf::helper_main(&args[1..]);
+    }
     cli::main()
 }
 
@@ -72,6 +81,7 @@ mod codec;
 #[cfg(feature = "parquet")]
 mod columnar;
 mod commands;
+mod doctext;
 mod extsort;
 mod filter;
 mod grobid;

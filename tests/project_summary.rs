@@ -462,8 +462,9 @@ fn incremental_run_matches_a_run_from_scratch() {
     drop(conn);
 
     let second = import_and_summarize(&store, &db, &[&crawl("crawl2.warc.gz")]);
-    // Only the payloads new in crawl 2 are read: the six changed or added pages.
-    assert_eq!(count(&second, "payloads_analysed"), 6, "{second}");
+    // Only the payloads new in crawl 2 are read: the six changed or added pages and the
+    // revised PDF report.
+    assert_eq!(count(&second, "payloads_analysed"), 7, "{second}");
     assert_eq!(count(&second, "captures_new"), 59);
     assert_eq!(count(&second, "generations_closed"), 9, "{second}");
     assert_eq!(count(&second, "generations_opened"), 10, "{second}");
@@ -483,7 +484,8 @@ fn incremental_run_matches_a_run_from_scratch() {
     assert!(contact_after[0][1] > contact_before[0][1]);
     assert_eq!(
         one(&conn, "SELECT count(*) FROM text_pile", &[]),
-        piles_before + 6
+        piles_before + 7,
+        "six pages and the revised PDF"
     );
 
     // A third run finds nothing new and writes nothing.
@@ -1137,7 +1139,8 @@ fn missing_warcs_degrade_to_payload_digests_and_warc_dir_finds_them() {
         0,
         "{counts}"
     );
-    assert_eq!(count(&counts, "text_piles"), 18, "{counts}");
+    // 18 HTML pages and 3 PDFs.
+    assert_eq!(count(&counts, "text_piles"), 21, "{counts}");
 }
 
 /// Issue 18: the smallest memory budget (every cache evicted again and again, analyses

@@ -163,15 +163,25 @@ fn filters() {
     assert!(!search(&db, "core site:127.0.0.1").is_empty());
     assert!(!search(&db, "core site:http://127.0.0.1:47213/").is_empty());
     assert!(search(&db, "core site:example.org").is_empty());
+    // The fixture site's PDFs are searchable too (issue 37).
+    let mut pdfs = search(&db, "core mime:application/pdf");
+    pdfs.sort();
     assert_eq!(
-        search(&db, "core mime:text/html").len(),
+        pdfs,
+        vec![
+            page("/papers/report-2021.pdf"),
+            page("/papers/sediment-overview.pdf")
+        ]
+    );
+    assert_eq!(
+        search(&db, "core mime:text/html").len() + pdfs.len(),
         search(&db, "core").len()
     );
     assert_eq!(
-        search(&db, "core mime:html").len(),
+        search(&db, "core mime:html").len() + pdfs.len(),
         search(&db, "core").len()
     );
-    assert!(search(&db, "core mime:application/pdf").is_empty());
+    assert_eq!(search(&db, "core mime:pdf").len(), pdfs.len());
 }
 
 /// A made-up site for ranking: the same word in a title, a headline, body text, and on an

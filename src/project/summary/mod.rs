@@ -40,6 +40,8 @@ use rusqlite::{Connection, OptionalExtension};
 use url::Url;
 
 use crate::capture::Capture;
+use crate::doctext::Kind;
+use crate::doctext::pdf::{PdfLimits, PdfReader};
 use crate::key::Sha1Key;
 use crate::payload::WarcLocator;
 use crate::project::base::{BASE_SQL, BaseIds, create_base_tables, open_projection_db, set_info};
@@ -111,6 +113,7 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     let conn = open_projection_db(path, "summary", memory)?;
     check_reopened(&conn, path, ("summary", "summary"), "crawl_summary")?;
     create_base_tables(&conn)?;
+    add_text_source(&conn)?;
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
     remake_search_index_without_url_path(&conn)?;
@@ -156,6 +159,28 @@ fn remake_search_index_without_url_path(conn: &Connection) -> Result<()> {
     tx.commit()?;
     Ok(())
 }
+
+/// A database made before `summary_payload.text_source` (sediment-summary-2) gets the
+/// column; its rows were all made from HTML, the column's default.
+fn add_text_source(conn: &Connection) -> Result<()> {
+    let (table, column): (bool, bool) = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'summary_payload'),
+                EXISTS (SELECT 1 FROM pragma_table_info('summary_payload')
+                        WHERE name = 'text_source')",
+        [],
+        |r| Ok((r.get(0)?, r.get(1)?)),
+    )?;
+    if table && !column {
+        conn.execute_batch(&format!(
+            "ALTER TABLE summary_payload ADD COLUMN {TEXT_SOURCE_COLUMN}"
+        ))
+        .context("cannot add summary_payload.text_source")?;
+    }
+    Ok(())
+}
+
+/// The definition of `summary_payload.text_source`, as in schemas/summary.sql.
+const TEXT_SOURCE_COLUMN: &str = "text_source TEXT NOT NULL DEFAULT 'html'";
 
 /// sediment's own side table (not in the seed): the HTML payloads whose body a run could
 /// not read, for the reasons a later run may overcome; see the module documentation.
@@ -224,6 +249,7 @@ pub fn summarize(
                 options.limits.max_body_bytes,
             ),
             max_text_bytes: options.limits.max_text_bytes,
+            pdf: PdfReader::new(PdfLimits::default()),
         },
         ids: BaseIds::with_limit(memory.id_cache_entries()),
         analyses: Fifo::with_byte_limit(memory.analyses(), memory.page_cache_bytes()),
@@ -386,7 +412,7 @@ impl Summarizer<'_> {
             if let Some(digest) = capture.digest
                 && may_read
                 && classify(capture, &u.url) == CaptureClass::Content
-                && self.is_html(capture)
+                && self.text_kind(capture, &u.url).is_some()
                 && stmt.exists([digest.0.as_slice()])?
             {
                 return Ok(true);
@@ -398,6 +424,16 @@ impl Summarizer<'_> {
     /// The capture is HTML (a revisit that names no type: its original is).
     fn is_html(&self, capture: &Capture) -> bool {
         is_html_mime(self.originals.mime_of(capture).as_deref())
+    }
+
+    /// How the text of the capture's payload is had, if it has any: HTML and the other
+    /// full-text types (a revisit's from its original's type). robots.txt files are plain
+    /// text but no document.
+    fn text_kind(&self, capture: &Capture, url: &Url) -> Option<Kind> {
+        if identity::crawl_type(url) == 1 {
+            return None;
+        }
+        crate::doctext::kind_of(self.originals.mime_of(capture).as_deref())
     }
 
     fn url_state(&self, url: &Url) -> Result<UrlState> {
@@ -463,9 +499,12 @@ impl Summarizer<'_> {
             }
             self.counts.add("captures_new", new as u64);
             for (capture, _) in &u.captures {
-                if classify(capture, &u.url) != CaptureClass::Content || !self.is_html(capture) {
+                if classify(capture, &u.url) != CaptureClass::Content {
                     continue;
                 }
+                let Some(kind) = self.text_kind(capture, &u.url) else {
+                    continue;
+                };
                 let Some(digest) = capture.digest else {
                     continue;
                 };
@@ -481,6 +520,7 @@ impl Summarizer<'_> {
                     digest,
                     url: u.url.clone(),
                     content_type: capture.content_type.clone(),
+                    kind,
                 });
             }
             todo.push((u, state, jobs.len()));
@@ -590,6 +630,27 @@ impl Summarizer<'_> {
                 if analysis.text_cut {
                     self.counts.incr("text_piles_cut_at_max_text_bytes");
                 }
+                self.counts
+                    .incr(&format!("texts_from_{}", analysis.source.as_str()));
+                // A PDF the library read without finding text (scanned pages, or a broken
+                // file it tolerated): no search row; counted, as it is no error.
+                if analysis.problem.is_none() && analysis.pile.is_empty() {
+                    self.counts
+                        .incr(&format!("texts_empty_{}", analysis.source.as_str()));
+                }
+                if let Some(problem) = &analysis.problem {
+                    self.report
+                        .problem(
+                            crate::report::Location::named(format!(
+                                "payload {} ({})",
+                                job.digest, job.url
+                            )),
+                            problem.reason,
+                            &problem.message,
+                            None,
+                        )
+                        .map_err(anyhow::Error::from)?;
+                }
                 let (pile, new) = store_pile(&self.conn, &job.digest, &analysis)?;
                 if new {
                     self.counts.incr("text_piles");
@@ -618,6 +679,7 @@ impl Summarizer<'_> {
         digest: &Sha1Key,
         url: &Url,
         content_type: Option<&str>,
+        kind: Kind,
     ) -> Result<Option<Arc<payloads::Analysis>>> {
         if let Some(a) = self.round.get(digest).or_else(|| self.analyses.get(digest))
             && a.url == url.as_str()
@@ -631,6 +693,7 @@ impl Summarizer<'_> {
             digest: *digest,
             url: url.clone(),
             content_type: content_type.map(str::to_string),
+            kind,
         };
         match analyse(self.store, &self.pages, &job)? {
             Ok(analysis) => {
@@ -651,7 +714,12 @@ impl Summarizer<'_> {
     }
 
     /// The generation key of one capture.
-    fn key_of(&mut self, capture: &Capture, class: &CaptureClass) -> Result<Option<ContentKey>> {
+    fn key_of(
+        &mut self,
+        capture: &Capture,
+        url: &Url,
+        class: &CaptureClass,
+    ) -> Result<Option<ContentKey>> {
         Ok(match class {
             CaptureClass::NotModified => None,
             CaptureClass::Redirect { permanent, target } => Some(ContentKey::Redirect {
@@ -660,8 +728,12 @@ impl Summarizer<'_> {
             }),
             CaptureClass::Status(status) => Some(ContentKey::Status(*status)),
             CaptureClass::Content => {
-                let pile = match capture.digest {
-                    Some(digest) if self.is_html(capture) => self.pile_of(&digest)?,
+                let pile = match (capture.digest, self.text_kind(capture, url)) {
+                    // A file without text (a scanned PDF) stays a file: an empty pile
+                    // would make every such file of a URL one generation.
+                    (Some(digest), Some(kind)) => self
+                        .pile_of(&digest)?
+                        .filter(|p| kind == Kind::Html || !p.is_empty()),
                     _ => None,
                 };
                 Some(match (pile, keys::file_identity(capture)) {
@@ -718,7 +790,7 @@ impl Summarizer<'_> {
         let mut observations = Vec::with_capacity(u.captures.len());
         for (capture, time) in &u.captures {
             let class = classify(capture, &u.url);
-            let key = self.key_of(capture, &class)?;
+            let key = self.key_of(capture, &u.url, &class)?;
             observations.push(Observation { time: *time, key });
             classes.push(class);
         }
@@ -889,8 +961,11 @@ impl Summarizer<'_> {
             }
             CaptureClass::Content => {
                 let content_type = first.content_type.as_deref().or(first.mime.as_deref());
+                let kind = self.text_kind(first, url).unwrap_or(Kind::Html);
                 let analysis = match (text_pile_id, first.digest) {
-                    (Some(_), Some(digest)) => self.analysis_for(&digest, url, content_type)?,
+                    (Some(_), Some(digest)) => {
+                        self.analysis_for(&digest, url, content_type, kind)?
+                    }
                     _ => None,
                 };
                 let canonical = analysis.as_ref().and_then(|a| a.signals.canonical.clone());

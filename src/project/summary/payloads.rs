@@ -1,6 +1,6 @@
-//! HTML payloads: read back from their WARCs, analysed (in parallel), kept for the
-//! generations that need them, and remembered as "payload → text pile" so a later run does
-//! not read them again.
+//! Payloads with text (HTML, and the other full-text types of [`crate::doctext`]): read
+//! back from their WARCs, analysed (in parallel), kept for the generations that need them,
+//! and remembered as "payload → text pile" so a later run does not read them again.
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
@@ -10,6 +10,8 @@ use rayon::prelude::*;
 use rusqlite::{Connection, OptionalExtension, params};
 use url::Url;
 
+use crate::doctext::pdf::PdfReader;
+use crate::doctext::{DocText, Kind, Problem, Source};
 use crate::html::{DocumentDescription, Link, TextPile, analyze};
 use crate::key::Sha1Key;
 use crate::project::limits::{BodyCuts, cut_pile};
@@ -32,6 +34,10 @@ pub struct Analysis {
     pub cuts: BodyCuts,
     /// The text pile was cut at `--max-text-bytes`.
     pub text_cut: bool,
+    /// Where the text came from.
+    pub source: Source,
+    /// Why some or all of the text could not be had (reported as a problem).
+    pub problem: Option<Problem>,
 }
 
 /// One payload to analyse, for the URL of the capture that needs it.
@@ -40,6 +46,8 @@ pub struct Job {
     pub digest: Sha1Key,
     pub url: Url,
     pub content_type: Option<String>,
+    /// How its text is had (from the capture's type, or its original's).
+    pub kind: Kind,
 }
 
 /// How payloads are read back and analysed: the body reader (and its limit), and how much
@@ -48,6 +56,8 @@ pub struct Job {
 pub struct Pages {
     pub bodies: BodyReader,
     pub max_text_bytes: usize,
+    /// PDF text in a bounded child process.
+    pub pdf: PdfReader,
 }
 
 /// Reads and analyses one payload.
@@ -57,6 +67,35 @@ pub fn analyse(store: &Store, pages: &Pages, job: &Job) -> Result<Result<Analysi
         Err(unavailable) => return Ok(Err(unavailable)),
     };
     let content_type = body.content_type.as_deref().or(job.content_type.as_deref());
+    if job.kind != Kind::Html {
+        let mut doc = match job.kind {
+            Kind::Pdf => match grobid_text(store, &job.digest, pages.max_text_bytes)? {
+                Some(doc) => doc,
+                None => pdf_text(pages, &body.bytes),
+            },
+            kind => crate::doctext::extract(kind, &body.bytes, content_type, pages.max_text_bytes),
+        };
+        let text_cut = cut_pile(&mut doc.pile, pages.max_text_bytes);
+        let words = doc.pile.text.split_whitespace().count();
+        return Ok(Ok(Analysis {
+            url: job.url.as_str().to_string(),
+            signals: PageSignals::of(&Default::default(), body.link.as_deref(), &job.url),
+            description: DocumentDescription {
+                title: doc.title,
+                description: doc.description,
+                // Running text, as the HTML rule would rate a page of these words.
+                indexiness: -(words as f64) / 50.0,
+                ..Default::default()
+            },
+            pile: doc.pile,
+            links: Vec::new(),
+            body_len: body.bytes.len() as u64,
+            cuts: BodyCuts::of(&body),
+            text_cut,
+            source: doc.source,
+            problem: doc.problem,
+        }));
+    }
     let mut document = analyze(&body.bytes, content_type, &job.url);
     let text_cut = cut_pile(&mut document.pile, pages.max_text_bytes);
     let signals = PageSignals::of(
@@ -73,7 +112,74 @@ pub fn analyse(store: &Store, pages: &Pages, job: &Job) -> Result<Result<Analysi
         body_len: body.bytes.len() as u64,
         cuts: BodyCuts::of(&body),
         text_cut,
+        source: Source::Html,
+        problem: None,
     }))
+}
+
+/// A PDF's text from GROBID's TEI (`grobid0:tei_json`) when GROBID has run for it: title,
+/// abstract (also the description), body, acknowledgement and annex.
+fn grobid_text(store: &Store, digest: &Sha1Key, limit: usize) -> Result<Option<DocText>> {
+    use crate::doctext::{Field, Piler, short};
+    use crate::store::cells::Projection;
+    let Some(column) = store.schema().column_id("grobid0:tei_json") else {
+        return Ok(None);
+    };
+    let projection = Projection {
+        families: vec![column.family],
+        columns: Some(vec![column]),
+        versions: 1,
+    };
+    let Some(row) = store.read_row(digest, &projection)? else {
+        return Ok(None);
+    };
+    let Some(json) = row
+        .latest(column)
+        .and_then(|v| serde_json::from_slice::<serde_json::Value>(v).ok())
+    else {
+        return Ok(None);
+    };
+    let field = |name: &str| json.get(name).and_then(|v| v.as_str()).unwrap_or("");
+    let (title, abstract_text, body) = (field("title"), field("abstract"), field("body"));
+    if body.trim().is_empty() && abstract_text.trim().is_empty() {
+        // GROBID read no text (a scanned PDF, or a failed run): the library may do better.
+        return Ok(None);
+    }
+    let mut piler = Piler::new(limit);
+    piler.push(Field::BigHeadlines, title);
+    piler.push(Field::Text, abstract_text);
+    piler.separate(Field::Text, true);
+    piler.push(Field::Text, body);
+    piler.push(Field::Secondary, field("acknowledgement"));
+    piler.separate(Field::Secondary, true);
+    piler.push(Field::Secondary, field("annex"));
+    Ok(Some(DocText {
+        pile: piler.finish(),
+        title: short(title),
+        description: short(abstract_text),
+        source: Source::GrobidTei,
+        problem: None,
+    }))
+}
+
+/// A PDF's text from the PDF library, or an empty pile and the problem.
+fn pdf_text(pages: &Pages, pdf: &[u8]) -> DocText {
+    use crate::doctext::{Field, Piler, short};
+    let mut piler = Piler::new(pages.max_text_bytes.saturating_add(1));
+    let (title, problem) = match pages.pdf.read(pdf, pages.max_text_bytes.saturating_add(1)) {
+        Ok(found) => {
+            piler.push(Field::Text, &found.text);
+            (found.title.as_deref().and_then(short), None)
+        }
+        Err(problem) => (None, Some(problem)),
+    };
+    DocText {
+        pile: piler.finish(),
+        title,
+        description: None,
+        source: Source::PdfTextLibrary,
+        problem,
+    }
 }
 
 /// One payload's analysis, or why its body could not be read (or the store failed).
@@ -93,6 +199,14 @@ pub struct PileRef {
     pub digest: [u8; 64],
     /// `<meta name=robots content=noindex>`: such pages are kept out of the search index.
     pub noindex: bool,
+}
+
+impl PileRef {
+    /// The pile holds no text (a scanned PDF, a document the library could not read).
+    pub fn is_empty(&self) -> bool {
+        static EMPTY: std::sync::OnceLock<[u8; 64]> = std::sync::OnceLock::new();
+        self.digest == *EMPTY.get_or_init(|| crate::doctext::Piler::new(0).finish().digest)
+    }
 }
 
 /// Stores a pile once per digest and remembers which payload made it. Returns the pile and
@@ -126,11 +240,17 @@ pub fn store_pile(
     };
     let noindex = analysis.description.directives.robots.noindex;
     conn.prepare_cached(
-        "INSERT INTO summary_payload (payload_sha1, text_pile_id, robots_noindex) VALUES (?1, ?2, ?3)
+        "INSERT INTO summary_payload (payload_sha1, text_pile_id, robots_noindex, text_source)
+         VALUES (?1, ?2, ?3, ?4)
          ON CONFLICT (payload_sha1) DO UPDATE SET text_pile_id = excluded.text_pile_id,
-             robots_noindex = excluded.robots_noindex",
+             robots_noindex = excluded.robots_noindex, text_source = excluded.text_source",
     )?
-    .execute(params![payload.0.as_slice(), text_pile_id, noindex])?;
+    .execute(params![
+        payload.0.as_slice(),
+        text_pile_id,
+        noindex,
+        analysis.source.as_str()
+    ])?;
     Ok((
         PileRef {
             text_pile_id,
