@@ -23,6 +23,7 @@ import base64
 import gzip
 import hashlib
 import json
+import os
 import re
 import sys
 import zlib
@@ -36,6 +37,18 @@ from warcio.archiveiterator import ArchiveIterator
 
 DEFAULT_PORTS = {"http": 80, "https": 443}
 HTML_TYPES = ("text/html", "application/xhtml+xml")
+# The other types whose text is had (README, "What the search finds"): such a document is
+# ingested (exit code 20) like an HTML page; anything else is a file of unknown type (29).
+TEXT_TYPES = {
+    "application/pdf", "text/plain", "text/x-tex", "text/markdown", "text/x-markdown",
+    "text/xml", "application/xml", "application/jats+xml", "application/tei+xml",
+    "application/vnd.openxmlformats-officedocument.wordprocessingml.document",
+    "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+    "application/vnd.oasis.opendocument.text", "application/vnd.oasis.opendocument.spreadsheet",
+    "application/vnd.oasis.opendocument.presentation", "application/epub+zip",
+}
+with open(os.path.join(os.path.dirname(__file__), "..", "schemas", "mime-aliases.json")) as aliases_file:
+    MIME_ALIASES = {a["alias"]: a["canonical"] for a in json.load(aliases_file)["aliases"]}
 MAX_TEXT_BYTES = 1 << 20
 # element -> attributes holding a URL (the set the crawl projection collects links from)
 LINK_ATTRIBUTES = {
@@ -365,6 +378,10 @@ def main(paths):
                     verdict = "noindex"
                 elif canonical and normalize(canonical) != normalize(here):
                     verdict = "canonical"
+        canonical_type = MIME_ALIASES.get(essence, essence)
+        if (content and verdict is None and canonical_type in TEXT_TYPES
+                and urlsplit(url).path != "/robots.txt"):
+            verdict = "indexed"
         code = exit_code(status, has_payload, r["location"] is not None, verdict)
         redirect = None
         permanent = None

@@ -9,10 +9,11 @@ use anyhow::Result;
 
 use crate::capture::Capture;
 use crate::ingest::warc::WarcInfo;
-use crate::jsonl::{write_capture, write_failed_fetch, write_row, write_warcinfo};
+use crate::jsonl::{write_capture, write_failed_fetch, write_page, write_row, write_warcinfo};
 use crate::report::{Location, Report};
 use crate::store::cells::Projection;
 use crate::store::{Space, Store};
+use crate::wacz::page::{PAGE_PREFIX, StoredPage};
 
 /// The rows the arguments select: columns, versions and key range.
 pub struct Selection {
@@ -129,12 +130,29 @@ pub fn export_jsonl(
             }
             Ok(true)
         })?;
+        let mut pages = 0u64;
+        store.scan_prefix(Space::Meta, PAGE_PREFIX, &mut |key, value| {
+            match serde_json::from_slice::<StoredPage>(value) {
+                Ok(page) => {
+                    line.clear();
+                    write_page(&page, &mut line);
+                    out.write_all(&line)?;
+                    pages += 1;
+                }
+                Err(e) => damaged.push(format!(
+                    "{}: {e}",
+                    String::from_utf8_lossy(key).replace('\0', " ")
+                )),
+            }
+            Ok(true)
+        })?;
         for key in damaged {
             let at = Location::named(key);
             report.problem(at, "undecodable_value", "left out of the export", None)?;
         }
         report.count("captures", captures);
         report.count("warcinfo", warcinfo);
+        report.count("pages", pages);
         report.count("failed_fetches", failed);
     }
     out.flush()?;

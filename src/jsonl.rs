@@ -7,9 +7,9 @@
 //! The same stream carries what a store holds besides its rows (`export --captures`):
 //! `{"capture":{…}}`, one capture of the capture index in the JSON form of
 //! [`Capture`] (keys sorted; absent fields left out), `{"failed_fetch":{…}}`, a request
-//! the archive holds no response for, in the same form, and `{"warcinfo":{…}}`, the crawl
-//! description of one WARC file. Readers tell them apart by the field (`key`, `capture`,
-//! `failed_fetch` or `warcinfo`).
+//! the archive holds no response for, in the same form, `{"warcinfo":{…}}`, the crawl
+//! description of one WARC file, and `{"page":{…}}`, a page a WACZ listed (its title). Readers
+//! tell them apart by the field (`key`, `capture`, `failed_fetch`, `warcinfo` or `page`).
 
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -25,6 +25,7 @@ use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
 use crate::store::cells::Row;
 use crate::text::excerpt;
+use crate::wacz::page::StoredPage;
 
 /// Appends one row as a JSON line (with the trailing newline) to `out`.
 /// Cells that cannot be decoded (a corrupt integer width, say) are reported in
@@ -96,6 +97,15 @@ pub fn write_warcinfo(info: &WarcInfo, out: &mut Vec<u8>) {
     out.extend_from_slice(b"}\n");
 }
 
+/// Appends one listed page (a WACZ's `pages.jsonl` line as the store keeps it) as a JSON
+/// line: `{"page":{…}}`.
+pub fn write_page(page: &StoredPage, out: &mut Vec<u8>) {
+    out.extend_from_slice(b"{\"page\":");
+    // Serializing plain data into a Vec cannot fail.
+    out.extend_from_slice(&serde_json::to_vec(page).unwrap_or_default());
+    out.extend_from_slice(b"}\n");
+}
+
 /// Appends one failed fetch as a JSON line: `{"failed_fetch":{…}}` (a capture's form).
 pub fn write_failed_fetch(fetch: &Capture, out: &mut Vec<u8>) {
     out.extend_from_slice(b"{\"failed_fetch\":");
@@ -103,13 +113,19 @@ pub fn write_failed_fetch(fetch: &Capture, out: &mut Vec<u8>) {
     out.extend_from_slice(b"}\n");
 }
 
-/// One line of an export: a row, a capture, a failed fetch or a crawl description.
+/// One line of an export: a row, a capture, a failed fetch, a crawl description or a
+/// listed page.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Line {
     Row(ParsedRow),
     Capture(Box<Capture>),
     FailedFetch(Box<Capture>),
     Warcinfo(Box<WarcInfo>),
+    Page(Box<StoredPage>),
+}
+
+fn is_timestamp14(ts: &str) -> bool {
+    ts.len() == 14 && ts.bytes().all(|b| b.is_ascii_digit())
 }
 
 /// Parses one line of an export, whichever kind it is.
@@ -118,6 +134,7 @@ pub fn parse_line(schema: &Schema, line: &[u8]) -> Result<Line, LineError> {
     if start.starts_with(b"{\"capture\"")
         || start.starts_with(b"{\"failed_fetch\"")
         || start.starts_with(b"{\"warcinfo\"")
+        || start.starts_with(b"{\"page\"")
     {
         return parse_other(line);
     }
@@ -142,6 +159,8 @@ fn parse_other(line: &[u8]) -> Result<Line, LineError> {
         FailedFetch(Box<Capture>),
         #[serde(rename = "warcinfo")]
         Warcinfo(Box<WarcInfo>),
+        #[serde(rename = "page")]
+        Page(Box<StoredPage>),
     }
     let fields: BTreeMap<String, &RawValue> = serde_json::from_slice(line)
         .map_err(|e| line_error("bad_json", format!("not valid JSON: {e}")))?;
@@ -149,17 +168,18 @@ fn parse_other(line: &[u8]) -> Result<Line, LineError> {
         ["capture"] => "capture",
         ["failed_fetch"] => "failed_fetch",
         ["warcinfo"] => "warcinfo",
+        ["page"] => "page",
         _ => {
             return Err(line_error(
                 "bad_json",
-                "not a row, capture, failed_fetch or warcinfo line",
+                "not a row, capture, failed_fetch, warcinfo or page line",
             ));
         }
     };
-    let code = if kind == "warcinfo" {
-        "bad_warcinfo"
-    } else {
-        "bad_capture"
+    let code = match kind {
+        "warcinfo" => "bad_warcinfo",
+        "page" => "bad_page",
+        _ => "bad_capture",
     };
     let parsed: Other =
         serde_json::from_slice(line).map_err(|e| line_error(code, format!("{kind}: {e}")))?;
@@ -167,8 +187,17 @@ fn parse_other(line: &[u8]) -> Result<Line, LineError> {
         Other::Capture(capture) => (capture, false),
         Other::FailedFetch(fetch) => (fetch, true),
         Other::Warcinfo(info) => return Ok(Line::Warcinfo(info)),
+        Other::Page(page) => {
+            if !is_timestamp14(&page.ts) {
+                return Err(line_error(
+                    code,
+                    format!("page: ts {} is not 14 digits (yyyyMMddHHmmss)", page.ts),
+                ));
+            }
+            return Ok(Line::Page(page));
+        }
     };
-    if capture.ts.len() != 14 || !capture.ts.bytes().all(|b| b.is_ascii_digit()) {
+    if !is_timestamp14(&capture.ts) {
         return Err(line_error(
             code,
             format!(

@@ -62,6 +62,17 @@ impl WarcLocator {
     /// The local file for a WARC path as stored: the path itself when it exists, else
     /// `ROOT/path` (the item prefix kept), else `ROOT/name`, for each root in order.
     pub fn resolve(&self, warc: &str) -> Option<PathBuf> {
+        // A deflated member of a WACZ (`PACKAGE.wacz#MEMBER`): the package is the file
+        // to look for, the member stays as it is.
+        if let Some((package, member)) = warc.rsplit_once(".wacz#") {
+            let package = self.resolve_file(&format!("{package}.wacz"))?;
+            let located = PathBuf::from(crate::wacz::member_location(package.to_str()?, member));
+            return crate::wacz::split_member_location(&located).map(|_| located);
+        }
+        self.resolve_file(warc)
+    }
+
+    fn resolve_file(&self, warc: &str) -> Option<PathBuf> {
         let stored = Path::new(warc);
         if stored.is_file() && (stored.is_absolute() || self.roots.is_empty()) {
             return Some(stored.to_path_buf());

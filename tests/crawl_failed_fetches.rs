@@ -170,9 +170,9 @@ fn requests_without_response_are_failed_fetches_in_the_crawl_database() {
     assert_eq!(
         outcomes(&db),
         vec![
-            format!("{SITE}/a.txt 29 29 200 NULL 29"),
-            format!("{SITE}/c.txt 29 29 200 NULL 29"),
-            format!("{SITE}/d.txt 29 29 200 NULL 29"),
+            format!("{SITE}/a.txt 20 20 200 NULL 20"),
+            format!("{SITE}/c.txt 20 20 200 NULL 20"),
+            format!("{SITE}/d.txt 20 20 200 NULL 20"),
             format!("{SITE}/end.txt 102 102 NULL {message} 102"),
             format!("{SITE}/lost.txt 102 102 NULL {message} 102"),
         ]

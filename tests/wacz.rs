@@ -322,6 +322,46 @@ fn imports_like_its_warc(deflate_warc: bool) {
     let (status, report, _) = import(&from_package, &package, &dir.path().join("a2.rej"));
     assert_eq!(status, 0);
     assert_eq!(report["counts"]["inputs_skipped"], 1, "{report}");
+
+    // Moved elsewhere, the package is found with --warc-dir, deflated members included.
+    let moved = dir.path().join("moved");
+    std::fs::create_dir(&moved).unwrap();
+    let at = moved.join("crawl1.wacz");
+    std::fs::rename(&package, &at).unwrap();
+    let missing = common::sediment(&from_package, &["warcs", "--missing"]);
+    assert!(missing.stdout.contains("missing"), "{}", missing.stdout);
+    let warcs = ok(&from_package, &["warcs", "--warc-dir", path(&moved)]);
+    assert!(warcs.starts_with("found\t"), "{warcs}");
+    assert!(!warcs.contains("missing"), "{warcs}");
+    let key = keys.iter().next().unwrap();
+    let moved_cat = std::process::Command::new(env!("CARGO_BIN_EXE_sediment"))
+        .arg("--store")
+        .arg(&from_package)
+        .args(["cat", "--warc-dir", path(&moved), key])
+        .output()
+        .unwrap();
+    assert!(moved_cat.status.success(), "{moved_cat:?}");
+    assert_eq!(moved_cat.stdout, cat(&from_warc, key), "{key}");
+    std::fs::rename(&at, &package).unwrap();
+
+    // The store's JSON-lines form carries the page list too: a copy made from it exports
+    // the same lines, title included.
+    let whole = dir.path().join("whole.jsonl");
+    ok(&from_package, &["export", "--captures", "-o", path(&whole)]);
+    let exported = std::fs::read_to_string(&whole).unwrap();
+    let pages: Vec<Value> = json_lines(&exported)
+        .into_iter()
+        .filter_map(|line| line.get("page").cloned())
+        .collect();
+    assert_eq!(pages.len(), 1, "{exported}");
+    assert_eq!(pages[0]["title"], "A page title");
+    assert_eq!(pages[0]["url"], "http://127.0.0.1:47213/");
+    let copy = dir.path().join("copy");
+    let imported = ok(&copy, &["import-jsonl", "--json", path(&whole)]);
+    assert!(imported.contains("\"pages\":1"), "{imported}");
+    let again = dir.path().join("again.jsonl");
+    ok(&copy, &["export", "--captures", "-o", path(&again)]);
+    assert_eq!(std::fs::read_to_string(&again).unwrap(), exported);
 }
 
 #[test]

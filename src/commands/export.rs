@@ -47,8 +47,9 @@ pub struct Args {
     #[arg(long)]
     pub versions: Option<usize>,
     /// After the rows, every capture of the capture index (`{"capture":{…}}` lines, in
-    /// URL then time order) and every crawl description (`{"warcinfo":{…}}`): the whole
-    /// store, which `import-jsonl` reads back. Not with the options that select rows.
+    /// URL then time order), every failed fetch, every crawl description
+    /// (`{"warcinfo":{…}}`) and every page a WACZ listed (`{"page":{…}}`): the whole store,
+    /// which `import-jsonl` reads back. Not with the options that select rows.
     #[arg(long, conflicts_with_all = ["families", "columns", "prefix", "start", "end", "limit"])]
     pub captures: bool,
     /// Only the captures and crawl descriptions, no rows.

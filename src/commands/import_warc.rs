@@ -12,16 +12,19 @@ use crate::ingest::warc_files::{WarcImport, import_warcs, plan_warcs};
 use crate::report::{Report, ReportArgs};
 
 #[derive(clap::Args)]
-#[command(after_help = "Examples:
+#[command(
+    after_help = "With --follow, a file is imported once its writer has given it its final name
+(warcprox and Heritrix rename NAME.warc.gz.open when they close it) and it has not changed
+for --settle seconds; each round of such files is committed and published, so a running
+`sediment serve` shows its captures within seconds. Files imported before (same path and
+size, unchanged since) are passed over without reading them. Ctrl-C or SIGTERM stops it
+between rounds.
+
+Examples:
   sediment import-warc /data/warcs/ --threads 8
   sediment import-warc --all-types --json crawl.warc.gz > import.json
-  sediment import-warc --follow /data/warcprox/warcs   # while a crawler writes there
-
-With --follow, a file is imported once its writer has given it its final name (warcprox and
-Heritrix rename NAME.warc.gz.open when they close it) and it has not changed for --settle
-seconds; each round of such files is committed and published, so a running `sediment serve`
-shows its captures within seconds. Files imported before (same path and size, unchanged
-since) are passed over without reading them. Ctrl-C or SIGTERM stops it between rounds.")]
+  sediment import-warc --follow /data/warcprox/warcs   # while a crawler writes there"
+)]
 pub struct Args {
     /// WARC files (gzip per record, whole-file gzip, or uncompressed), directories
     /// (searched for *.warc, *.warc.gz), or `-` for standard input.

@@ -15,9 +15,11 @@ use crate::ingest::warc::WarcInfo;
 use crate::input::{LineChunks, open_lines, plan_inputs, record_done};
 use crate::jsonl::{Line, LineError, parse_line};
 use crate::report::{Counts, Location, Report};
+use crate::store::backend::{Batch, Op};
 use crate::store::materialize::materialize_dirty;
 use crate::store::writer::{Writer, now_millis};
-use crate::store::{PUBLISH_INTERVAL, Store};
+use crate::store::{PUBLISH_INTERVAL, Space, Store};
+use crate::wacz::page::{StoredPage, page_key};
 
 const COMMAND: &str = "import-jsonl";
 
@@ -77,6 +79,7 @@ pub fn import_jsonl(
             let mut rows = sink.empty_split();
             let mut captures: Vec<Capture> = Vec::new();
             let mut warcinfo: Vec<WarcInfo> = Vec::new();
+            let mut pages: Vec<StoredPage> = Vec::new();
             let mut failed: Vec<Capture> = Vec::new();
             let mut problems = Vec::new();
             for (line_no, raw, result) in parsed {
@@ -103,6 +106,10 @@ pub fn import_jsonl(
                         counts.incr("warcinfo");
                         warcinfo.push(*info);
                     }
+                    Some(Ok(Line::Page(page))) => {
+                        counts.incr("pages");
+                        pages.push(*page);
+                    }
                     Some(Err(e)) => problems.push((line_no, raw, e)),
                 }
             }
@@ -121,6 +128,17 @@ pub fn import_jsonl(
             writer.finish()?;
             for info in &warcinfo {
                 store.put_warcinfo(info)?;
+            }
+            if !pages.is_empty() {
+                let mut batch = Batch::default();
+                for page in &pages {
+                    batch.push(Op::Put {
+                        space: Space::Meta,
+                        key: page_key(&crate::surt::surt(&page.url), &page.ts),
+                        value: serde_json::to_vec(page)?,
+                    });
+                }
+                store.write(&batch)?;
             }
             for (line_no, raw, e) in problems {
                 let at = Location::line(name.clone(), line_no);

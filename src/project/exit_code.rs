@@ -98,11 +98,13 @@ pub struct HtmlVerdict {
     pub canonical_elsewhere: bool,
 }
 
-/// The exit code of a capture with content: HTML is indexed (unless it asks not to be, or
-/// names another URL as canonical), other types are files of unknown type. `verdict` is
-/// `None` when the HTML could not be read; it counts as indexed.
-pub fn content_exit_code(is_html: bool, verdict: Option<HtmlVerdict>) -> i64 {
-    if !is_html {
+/// The exit code of a capture with content: a document whose text is had (HTML and the
+/// other full-text types, `crate::doctext::kind_of`) is indexed (unless its HTML asks not
+/// to be, or names another URL as canonical), other types are files of unknown type.
+/// `verdict` is `None` when the HTML could not be read (it counts as indexed) and for
+/// other documents.
+pub fn content_exit_code(has_text: bool, verdict: Option<HtmlVerdict>) -> i64 {
+    if !has_text {
         return FILE_OF_UNKNOWN_TYPE;
     }
     match verdict {
@@ -112,16 +114,16 @@ pub fn content_exit_code(is_html: bool, verdict: Option<HtmlVerdict>) -> i64 {
     }
 }
 
-/// The exit code of a capture. `is_html`: its type is HTML (a revisit's from its
-/// original); `verdict`: what its page says, `None` when it was not read.
-pub fn exit_code_of(capture: &Capture, is_html: bool, verdict: Option<HtmlVerdict>) -> i64 {
+/// The exit code of a capture. `has_text`: its type is one whose text is had (a revisit's
+/// from its original); `verdict`: what its HTML says, `None` when it was not read.
+pub fn exit_code_of(capture: &Capture, has_text: bool, verdict: Option<HtmlVerdict>) -> i64 {
     match from_status(
         capture.status,
         capture.digest.is_some(),
         capture.redirect.is_some(),
     ) {
         Outcome::Code(code) => code,
-        Outcome::Content => content_exit_code(is_html, verdict),
+        Outcome::Content => content_exit_code(has_text, verdict),
     }
 }
 

@@ -12,6 +12,7 @@
 //!
 //! Writing (`write`) makes a package from a capture selection (`export-wacz`).
 
+pub(crate) mod page;
 pub(crate) mod read;
 pub(crate) mod write;
 
@@ -20,6 +21,8 @@ use std::io::{BufReader, Read};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
+
+pub use page::page_key;
 
 /// The version of the spec written into `datapackage.json`. 1.1.1, not the 1.2 draft:
 /// the draft's `profile` value makes current ReplayWeb.page loaders refuse the package.
@@ -121,18 +124,8 @@ pub fn timestamp14(text: &str) -> Option<String> {
 pub fn page_title(store: &crate::store::Store, surt: &str, ts: &str) -> Result<Option<String>> {
     let value = store.get(crate::store::Space::Meta, &page_key(surt, ts))?;
     Ok(value
-        .and_then(|v| serde_json::from_slice::<read::StoredPage>(&v).ok())
+        .and_then(|v| serde_json::from_slice::<page::StoredPage>(&v).ok())
         .and_then(|p| p.title))
-}
-
-/// The meta key of a listed page: `page/SURT 0x00 TIMESTAMP`.
-pub fn page_key(surt: &str, ts: &str) -> Vec<u8> {
-    let mut key = Vec::with_capacity(6 + surt.len() + ts.len());
-    key.extend_from_slice(b"page/");
-    key.extend_from_slice(surt.as_bytes());
-    key.push(0);
-    key.extend_from_slice(ts.as_bytes());
-    key
 }
 
 #[cfg(test)]

@@ -15,6 +15,7 @@ use std::io::{self, BufRead, BufReader, Read};
 use anyhow::Result;
 use sha2::{Digest, Sha256};
 
+use super::page::StoredPage;
 use crate::capture::{Capture, CaptureRef};
 use crate::filter::FileFilter;
 use crate::ingest::CaptureSink;
@@ -33,18 +34,6 @@ const MAX_JSON: u64 = 16 << 20;
 const MAX_PAGE_LINE: usize = 1 << 20;
 /// Page list entries written to the store per batch.
 const PAGE_BATCH: usize = 1000;
-
-/// What `pages/*.jsonl` said about a page, as kept under [`super::page_key`].
-#[derive(Debug, Clone, serde::Serialize, serde::Deserialize, PartialEq)]
-pub struct StoredPage {
-    pub url: String,
-    pub ts: String,
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub title: Option<String>,
-    /// The package file name and the page list member it came from.
-    pub wacz: String,
-    pub list: String,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq)]
 enum Method {

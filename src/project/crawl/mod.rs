@@ -590,9 +590,12 @@ impl Projector<'_> {
         let agent = self.agents.agent_for(conn, self.store, c, p.time)?;
         let url_id = self.base.url_id(conn, &p.url)?;
         let page_facts = page.as_ref().and_then(|r| r.as_ref().ok());
+        // A document with text (HTML, PDF, text…) is ingested, as the summary counts it.
+        let has_text = identity::crawl_type(&p.url) != 1
+            && crate::doctext::kind_of(p.mime.as_deref()).is_some();
         let exit = exit_code_of(
             c,
-            p.is_html,
+            has_text,
             page_facts.map(|f| HtmlVerdict {
                 noindex: f.signals.noindex,
                 canonical_elsewhere: f.signals.canonical_elsewhere(&p.url),

@@ -920,7 +920,13 @@ impl Summarizer<'_> {
                         robots_approved: agent.robots_approved,
                         crawl_type: identity::crawl_type(&u.url),
                         time: *time,
-                        exit_code: exit_code_of(capture, html, Some(verdict)),
+                        // A document with text (HTML, PDF, text…) is ingested; only HTML
+                        // can ask not to be.
+                        exit_code: exit_code_of(
+                            capture,
+                            self.text_kind(capture, &u.url).is_some(),
+                            html.then_some(verdict),
+                        ),
                         request_duration_ms: capture.fetch_ms,
                         last_modified: capture.last_modified.as_deref().and_then(http_date_to_unix),
                         status: capture.status,
