@@ -70,10 +70,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     if let Some(dir) = &args.follow {
         return run_follow(store_path, dir, &args);
     }
-    let report = Report::new(COMMAND)
-        .output(&args.reporting)
-        .strict(args.strict)
-        .rejects_to(args.rejects.as_deref())?;
+    let report = report_for(&args)?;
     let inputs = plan_warcs(&args.inputs, &report)?;
     if inputs.is_empty() {
         // Nothing to read: a store is neither created nor changed for it.
@@ -81,18 +78,29 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         return super::finished(&report);
     }
     let store = super::open_creator(store_path, COMMAND)?;
-    let options = WarcImport {
-        filter: FileFilter::from_args(&args.filter),
-        threads: args.threads,
-        force: args.force,
-        commit_every: super::commit_interval(args.commit_every),
-        stdin_name: stdin_name(&args)?,
-    };
+    let options = import_options(&args)?;
     let total_bytes = import_warcs(&store, inputs, &options, &report)?;
     store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
     super::finished(&report)
+}
+
+fn report_for(args: &Args) -> Result<Report> {
+    Report::new(COMMAND)
+        .output(&args.reporting)
+        .strict(args.strict)
+        .rejects_to(args.rejects.as_deref())
+}
+
+fn import_options(args: &Args) -> Result<WarcImport> {
+    Ok(WarcImport {
+        filter: FileFilter::from_args(&args.filter),
+        threads: args.threads,
+        force: args.force,
+        commit_every: super::commit_interval(args.commit_every),
+        stdin_name: stdin_name(args)?,
+    })
 }
 
 /// `--follow DIR`: imports until stopped by a signal.
@@ -105,18 +113,9 @@ fn run_follow(store_path: &Path, dir: &Path, args: &Args) -> Result<ExitCode> {
         .into());
     }
     let stop = stop_on_signals();
-    let report = Report::new(COMMAND)
-        .output(&args.reporting)
-        .strict(args.strict)
-        .rejects_to(args.rejects.as_deref())?;
+    let report = report_for(args)?;
     let store = super::open_creator(store_path, COMMAND)?;
-    let options = WarcImport {
-        filter: FileFilter::from_args(&args.filter),
-        threads: args.threads,
-        force: args.force,
-        commit_every: super::commit_interval(args.commit_every),
-        stdin_name: None,
-    };
+    let options = import_options(args)?;
     let watch = Follow {
         dir: dir.to_path_buf(),
         settle: Duration::from_secs_f64(args.settle.clamp(0.0, 86_400.0)),
