@@ -166,25 +166,7 @@ impl Piler {
     }
 
     pub(crate) fn finish(self) -> TextPile {
-        let [
-            text,
-            secondary_text,
-            big_headlines,
-            small_headlines,
-            code_text,
-            quote_text,
-        ] = self.fields;
-        let mut pile = TextPile {
-            text,
-            secondary_text,
-            big_headlines,
-            small_headlines,
-            code_text,
-            quote_text,
-            digest: [0; 64],
-        };
-        pile.compute_digest();
-        pile
+        TextPile::from_fields(self.fields)
     }
 }
 

@@ -125,6 +125,29 @@ pub struct TextPile {
 }
 
 impl TextPile {
+    /// A pile of the six fields, in digest order, with its digest.
+    pub fn from_fields(fields: [String; 6]) -> TextPile {
+        let [
+            text,
+            secondary_text,
+            big_headlines,
+            small_headlines,
+            code_text,
+            quote_text,
+        ] = fields;
+        let mut pile = TextPile {
+            text,
+            secondary_text,
+            big_headlines,
+            small_headlines,
+            code_text,
+            quote_text,
+            digest: [0; 64],
+        };
+        pile.compute_digest();
+        pile
+    }
+
     /// The fields in digest order.
     pub fn fields(&self) -> [&str; 6] {
         [

@@ -174,25 +174,7 @@ pub(super) fn normalized(text: &str, limit: usize) -> String {
 }
 
 pub(super) fn pile_of(fields: [FieldText; 6]) -> TextPile {
-    let [
-        text,
-        secondary_text,
-        big_headlines,
-        small_headlines,
-        code_text,
-        quote_text,
-    ] = fields.map(|f| f.out);
-    let mut pile = TextPile {
-        text,
-        secondary_text,
-        big_headlines,
-        small_headlines,
-        code_text,
-        quote_text,
-        digest: [0; 64],
-    };
-    pile.compute_digest();
-    pile
+    TextPile::from_fields(fields.map(|f| f.out))
 }
 
 #[cfg(test)]
