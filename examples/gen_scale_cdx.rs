@@ -282,7 +282,10 @@ fn main() {
                 id
             };
             let mut digest = [0u8; 20];
-            let mut state = mix(digest_id ^ seed.rotate_left(17));
+            // The seed mixed first: with `id ^ seed`, seeds that differ in a bit give the
+            // same digests for ids that differ in it, so a second seed's "new" captures
+            // would repeat the first's payloads.
+            let mut state = mix(digest_id ^ mix(seed ^ 0x5eed));
             for chunk in digest.chunks_mut(8) {
                 state = mix(state);
                 chunk.copy_from_slice(&state.to_le_bytes()[..chunk.len()]);

@@ -71,6 +71,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         bulk_memory,
     };
     backfill_cdx(&store, &inputs, &options, &report)?;
+    super::count_write_stalls(&store, &report);
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)

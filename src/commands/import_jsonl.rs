@@ -59,6 +59,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         bulk_memory,
     };
     import_jsonl(&store, &args.files, &options, &report)?;
+    super::count_write_stalls(&store, &report);
     store.close()?;
     report.finish("lines", None)?;
     super::finished(&report)

@@ -80,6 +80,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let store = super::open_creator(store_path, COMMAND)?;
     let options = import_options(&args)?;
     let total_bytes = import_warcs(&store, inputs, &options, &report)?;
+    super::count_write_stalls(&store, &report);
     store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;
@@ -126,6 +127,7 @@ fn run_follow(store_path: &Path, dir: &Path, args: &Args) -> Result<ExitCode> {
         dir.display()
     ));
     let total_bytes = follow(&store, &watch, &options, &report, stop)?;
+    super::count_write_stalls(&store, &report);
     store.close()?;
     report.count("bytes", total_bytes);
     report.finish("bytes", Some(total_bytes))?;

@@ -89,6 +89,16 @@ pub fn open_creator(store_path: &Path, command: &str) -> anyhow::Result<Store> {
     Store::open_writer(store_path, &options)
 }
 
+/// Adds to an ingest's report how long its writes waited (embedded stores): the slowest
+/// write call and RocksDB's cumulative write stall, in ms (omitted when zero).
+pub fn count_write_stalls(store: &Store, report: &crate::report::Report) {
+    if let Some(rocks) = store.backend().as_rocks() {
+        let stalls = rocks.write_stalls();
+        report.count("slowest_write_ms", stalls.slowest_write_ms);
+        report.count("write_stall_ms", stalls.stalled_ms);
+    }
+}
+
 /// Opens the newest published version of the store for a command that only reads it.
 pub fn open_reader(store_path: &Path) -> anyhow::Result<Store> {
     Store::open_reader(store_path)

@@ -481,6 +481,7 @@ mod tests {
     use crate::scaleout::sst::RangeWriter;
     use crate::schema::Schema;
     use crate::store::materialize::materialize_dirty;
+    use crate::store::rocks::total_order;
     use crate::store::writer::Writer;
 
     /// Captures of 30 digests, several per digest, revisits, filtered-out ones, and the
@@ -525,10 +526,11 @@ mod tests {
         let rocks = store.rocks("the test").unwrap();
         let mut all = Vec::new();
         for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST, "dirty"] {
-            for item in rocks
-                .db()
-                .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start)
-            {
+            for item in rocks.db().iterator_cf_opt(
+                rocks.cf(cf),
+                total_order(),
+                rocksdb::IteratorMode::Start,
+            ) {
                 let (k, v) = item.unwrap();
                 all.push((cf, k.to_vec(), v.to_vec()));
             }

@@ -177,10 +177,7 @@ impl<'s> BulkLoader<'s> {
     pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
         let rocks = store.rocks("a bulk load")?;
         let scratch_dir = scratch_dir(rocks, "bulk", ts)?;
-        let mut probe = rocks.db().raw_iterator_cf(rocks.cf(CF_BY_DIGEST));
-        probe.seek_to_first();
-        let store_was_empty = !probe.valid();
-        drop(probe);
+        let store_was_empty = rocks.space_is_empty(CF_BY_DIGEST);
         // The families of random keys get overlapping files from every batch; compacting
         // them after each batch rewrote everything loaded so far (a quarter of a 30 M-line
         // load's CPU, issue 36): they are compacted once, when the load ends. Only in this
@@ -855,6 +852,7 @@ mod tests {
     use super::*;
     use crate::capture::CaptureKind;
     use crate::store::materialize::materialize_dirty;
+    use crate::store::rocks::total_order;
     use crate::store::writer::Writer;
 
     /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its
@@ -902,10 +900,11 @@ mod tests {
         let mut all = Vec::new();
         let rocks = store.rocks("the test").unwrap();
         for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST] {
-            for item in rocks
-                .db()
-                .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start)
-            {
+            for item in rocks.db().iterator_cf_opt(
+                rocks.cf(cf),
+                total_order(),
+                rocksdb::IteratorMode::Start,
+            ) {
                 let (k, v) = item.unwrap();
                 all.push((cf, k.to_vec(), v.to_vec()));
             }

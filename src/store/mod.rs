@@ -374,13 +374,15 @@ impl Store {
     /// was most of the cost of deriving a backfill's file rows. A prefix smaller than the
     /// one before still gets its keys (the iterator seeks back).
     pub fn prefix_scanner(&self, space: Space) -> PrefixScanner<'_> {
+        let rocks = self.backend.as_rocks();
         PrefixScanner {
             store: self,
             space,
-            iter: self
-                .backend
-                .as_rocks()
-                .map(|rocks| rocks.forward_iterator(space)),
+            iter: rocks.map(|rocks| rocks.forward_iterator(space)),
+            // Made now, with the forward iterator, so that both see the same writes.
+            lookup: rocks
+                .filter(|_| space == Space::ByDigest)
+                .map(|rocks| rocks.lookup_iterator(space)),
             last: Vec::new(),
         }
     }
@@ -391,6 +393,9 @@ pub struct PrefixScanner<'s> {
     store: &'s Store,
     space: Space,
     iter: Option<rocksdb::DBRawIterator<'s>>,
+    /// For `capture_by_digest`: seeks to one digest that skip the files whose filter lacks
+    /// it (sparse digests in a big store: an incremental load, issue 36).
+    lookup: Option<rocksdb::DBRawIterator<'s>>,
     /// The prefix scanned last: where the iterator stands is just past its keys.
     last: Vec<u8>,
 }
@@ -406,6 +411,22 @@ impl PrefixScanner<'_> {
         prefix: &[u8],
         visit: &mut backend::KeyVisitor<'_>,
     ) -> Result<()> {
+        // One digest at a time: a seek that skips the files whose filter lacks it. Stepping
+        // the forward iterator instead would read a block of every level's file between
+        // two digests, which in a big store are far apart and not cached.
+        if prefix.len() == crate::key::Sha1Key::LEN
+            && let Some(lookup) = &mut self.lookup
+        {
+            lookup.seek(prefix);
+            while let (Some(key), Some(value)) = (lookup.key(), lookup.value()) {
+                if !key.starts_with(prefix) || !visit(key, value)? {
+                    break;
+                }
+                lookup.next();
+            }
+            lookup.status()?;
+            return Ok(());
+        }
         let Some(iter) = &mut self.iter else {
             return self.store.scan_prefix(self.space, prefix, visit);
         };
@@ -428,11 +449,11 @@ impl PrefixScanner<'_> {
                 }
             }
         }
+        self.last.clear();
+        self.last.extend_from_slice(prefix);
         if !positioned {
             iter.seek(prefix);
         }
-        self.last.clear();
-        self.last.extend_from_slice(prefix);
         while let (Some(key), Some(value)) = (iter.key(), iter.value()) {
             if !key.starts_with(prefix) || !visit(key, value)? {
                 break;

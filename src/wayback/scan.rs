@@ -30,6 +30,7 @@ impl<'s> StoreCaptures<'s> {
     fn rocks_iterator(&self, range: &KeyRange) -> Option<DBRawIteratorWithThreadMode<'s, DB>> {
         let rocks = self.store.backend().as_rocks()?;
         let mut opts = ReadOptions::default();
+        opts.set_total_order_seek(true);
         opts.set_iterate_lower_bound(range.start.clone());
         opts.set_iterate_upper_bound(range.end.clone());
         Some(

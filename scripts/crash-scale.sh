@@ -1,0 +1,132 @@
+#!/usr/bin/env bash
+# Crashes at scale (issue 36): `kill -9` of a bulk load of N generated captures
+# (examples/gen_scale_cdx.rs piped into `backfill-cdx --bulk -`) at three moments: early and
+# mid (when the loader has read 15 % and 50 % of its input) and late (all input read, half
+# way through what is left: the last batch's SST files, their ingestion, the compaction).
+# After each kill:
+#  - the store opens for a reader (`stats`) and shows a whole state: none yet (no version
+#    was published), or the captures of a published version;
+#  - the load is run again from the start and completes;
+#  - the result equals the uninterrupted load's: the same `stats`, and the same SHA-256 of
+#    `export --captures` (every row and every capture: the whole store), streamed.
+# BULK_MEMORY_MB (default: N / 5,000, so that a load is several batches and a kill can land
+# between them) is passed as --bulk-memory-mb.
+# Usage: scripts/crash-scale.sh N [WORKDIR]     (scripts/test.sh runs it at N = 200,000 in
+#   CI; N = 10,000,000 took ~15 minutes on 2 cores). Env: SEED (36), SEDIMENT_BIN and GEN_BIN.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+given_bin="${SEDIMENT_BIN:-}"
+. scripts/env.sh
+[ -n "$given_bin" ] && [ -n "${GEN_BIN:-}" ] && SEDIMENT_BIN="$given_bin"
+n="${1:?usage: scripts/crash-scale.sh N [WORKDIR]}"
+n="${n//_/}"
+work="${2:-/tmp/sediment-crash-scale}"
+seed="${SEED:-36}"
+memory_mb="${BULK_MEMORY_MB:-$(( n / 5000 > 50 ? n / 5000 : 50 ))}"
+if [ -z "${GEN_BIN:-}" ]; then
+  cargo build --release --quiet --bin sediment --example gen_scale_cdx
+  GEN_BIN="$CARGO_TARGET_DIR/release/examples/gen_scale_cdx"
+fi
+corpus="${SEDIMENT_CORPUS:-../shared/corpus}"
+paths=()
+for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx; do
+  [ -s "$f" ] && paths+=("$f")
+done
+[ ${#paths[@]} -gt 0 ] || { echo "no CDX files under $corpus to take URL paths from" >&2; exit 1; }
+rm -rf "$work"
+mkdir -p "$work"
+
+load() { # STORE: the whole load, in the background
+  ( "$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" |
+      exec "$SEDIMENT_BIN" --store "$1" backfill-cdx --bulk --bulk-memory-mb "$memory_mb" --quiet - \
+        2>> "$work/load.log" ) &
+}
+loader_of() { # STORE: the pid of the `sediment` loading it (waits for it to start)
+  local pid=""
+  for _ in $(seq 1 500); do
+    pid=$(pgrep -f -- "--store $1 backfill-cdx --bulk" | head -1 || true)
+    [ -n "$pid" ] && break
+    sleep 0.01
+  done
+  echo "$pid"
+}
+read_bytes() { # PID: bytes it has read (0 once it is gone)
+  awk '$1 == "rchar:" { print $2 }' "/proc/$1/io" 2> /dev/null || echo 0
+}
+fingerprint() { # STORE: stats and the hashes of both exports
+  "$SEDIMENT_BIN" --store "$1" stats | grep -v -E "^(store|on disk) "
+  echo "export --captures: sha256 $("$SEDIMENT_BIN" --store "$1" export --captures --quiet 2> /dev/null | sha256sum | cut -c1-16)"
+}
+
+echo "crash at scale: N = $n, --bulk-memory-mb $memory_mb; $(nproc) cores; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
+input_bytes=$("$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" | wc -c)
+started=$(date +%s.%N)
+load "$work/reference"
+pid=$(loader_of "$work/reference")
+read_all=""
+while kill -0 "$pid" 2> /dev/null; do
+  [ -z "$read_all" ] && [ "$(read_bytes "$pid")" -ge "$input_bytes" ] && read_all=$(date +%s.%N)
+  sleep 0.02
+done
+wait
+ended=$(date +%s.%N)
+took=$(echo "$ended - $started" | bc -l)
+tail_time=$(echo "$ended - ${read_all:-$ended}" | bc -l)
+fingerprint "$work/reference" > "$work/reference.txt"
+batches=$(grep -o 'bulk_batches [0-9]*' "$work/load.log" | tail -1 | cut -d' ' -f2)
+printf 'uninterrupted load: %.1f s (%.1f s of it after the input was read), %s batches\n' "$took" "$tail_time" "${batches:-1}"
+sed 's/^/  /' "$work/reference.txt"
+
+failures=0
+for moment in 15 50 late; do
+  store="$work/killed-$moment"
+  # Late kills aim at a quarter of the way through what follows the input; when the load
+  # finished first (its tail varies with the machine's load), again with less delay.
+  for fraction in 4 16 0; do
+    rm -rf "$store"
+    load "$store"
+    pid=$(loader_of "$store")
+    target=$input_bytes
+    [ "$moment" != late ] && target=$((input_bytes * moment / 100))
+    while kill -0 "$pid" 2> /dev/null && [ "$(read_bytes "$pid")" -lt "$target" ]; do sleep 0.01; done
+    [ "$moment" = late ] && [ "$fraction" != 0 ] && sleep "$(echo "$tail_time / $fraction" | bc -l)"
+    if kill -9 "$pid" 2> /dev/null; then
+      killed=1
+    else
+      killed=""
+    fi
+    wait 2> /dev/null || true
+    [ -n "$killed" ] && break
+    [ "$moment" != late ] && break
+  done
+  if [ -z "$killed" ]; then
+    echo "FAILED at $moment: the load finished before it could be killed" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  seen=$("$SEDIMENT_BIN" --store "$store" stats 2> "$work/stats-$moment.err" | awk '$1 == "captures" { print $2 }' || true)
+  if [ -z "$seen" ] && ! grep -q "no published version yet" "$work/stats-$moment.err"; then
+    echo "FAILED at $moment %: the killed store does not open for a reader:" >&2
+    cat "$work/stats-$moment.err" >&2
+    failures=$((failures + 1))
+    continue
+  fi
+  load "$store"
+  wait
+  fingerprint "$store" > "$work/killed-$moment.txt"
+  if cmp -s "$work/reference.txt" "$work/killed-$moment.txt"; then
+    printf 'killed at %-5s a reader saw %s; the re-run equals the uninterrupted load\n' \
+      "$moment:" "${seen:+$seen captures}${seen:-no version (none was published yet)}"
+  else
+    echo "FAILED at $moment %: the re-run differs from the uninterrupted load:" >&2
+    diff "$work/reference.txt" "$work/killed-$moment.txt" >&2 || true
+    failures=$((failures + 1))
+  fi
+  rm -rf "$store"
+done
+rm -rf "$work/reference"
+if [ "$failures" -gt 0 ]; then
+  echo "crash at scale: $failures of 3 FAILED" >&2
+  exit 1
+fi
+echo "crash at scale: 3 of 3 kills passed"
