@@ -11,12 +11,15 @@ use anyhow::{Context, Result, bail};
 
 use std::sync::OnceLock;
 
-use crate::capture::{Capture, file_name};
+use crate::capture::{Capture, CaptureKind, file_name};
 use crate::key::Sha1Key;
 use crate::store::Store;
 use crate::store::captures::captures_of_digest;
 use crate::store::locations::{Relocation, relocate};
 use crate::warc::{Dechunker, PayloadSink, ReaderOptions, Record, WarcReader};
+use crate::wayback::StoreCaptures;
+use crate::wayback::query::KeyRange;
+use crate::wayback::run::CaptureSource;
 
 /// Finds the WARC file of a capture: where it was imported from (re-pointed by the
 /// store's relocation rules), else its name as given, else under a list of directories.
@@ -186,6 +189,71 @@ pub fn read_payload_at(
     Ok(record)
 }
 
+/// How many captures of one URL, and how many URLs, [`holders_of`] reads looking for the
+/// original of revisits that name a de-chunked digest: a request's work stays bounded.
+const ORIGINAL_SCAN: usize = 10_000;
+const ORIGINAL_URLS: usize = 16;
+
+/// The captures that hold the payload named `key`, and the key their stored bytes hash
+/// to. Usually `key`'s own captures and `key`. But warcprox's revisit of a chunk-encoded
+/// page names the SHA-1 of the de-chunked body, which is no store key: the original is
+/// then an earlier capture of the revisit's URL whose `dechunked` is `key` (as pywb finds
+/// it, by URL and digest), and the captures of its own key hold the bytes, which hash to
+/// `key` once de-chunked.
+pub fn holders_of(store: &Store, key: &Sha1Key) -> Result<(Vec<Capture>, Sha1Key)> {
+    let captures = captures_of_digest(store, key)?;
+    if captures.iter().any(|c| c.kind != CaptureKind::Revisit) {
+        return Ok((captures, *key));
+    }
+    let mut revisits: Vec<(&str, &str)> = captures
+        .iter()
+        .map(|c| (c.surt.as_str(), c.ts.as_str()))
+        .collect();
+    // The latest revisit of each URL bounds the search for its original, newest first.
+    revisits.sort_unstable_by(|a, b| a.0.cmp(b.0).then(b.1.cmp(a.1)));
+    revisits.dedup_by(|a, b| a.0 == b.0);
+    let source = StoreCaptures::new(store);
+    for (surt, ts) in revisits.into_iter().take(ORIGINAL_URLS) {
+        let mut start = surt.as_bytes().to_vec();
+        start.push(0);
+        let mut end = start.clone();
+        end.extend_from_slice(ts.as_bytes());
+        end.push(1);
+        for capture in source
+            .scan(&KeyRange { start, end }, true)
+            .take(ORIGINAL_SCAN)
+        {
+            let capture = capture?;
+            if capture.kind != CaptureKind::Revisit
+                && capture.dechunked == Some(*key)
+                && let Some(stored) = capture.digest
+            {
+                return Ok((captures_of_digest(store, &stored)?, stored));
+            }
+        }
+    }
+    Ok((captures, *key))
+}
+
+/// Fails unless the record's body, de-chunked whole, hashes to `key`.
+pub fn check_dechunked(warc: &Path, offset: u64, record: &Record, key: &Sha1Key) -> Result<()> {
+    let payload = record.payload.as_ref();
+    if let Some(error) = payload.and_then(|p| p.dechunk_error.as_ref()) {
+        bail!(
+            "{} at byte {offset}: the chunked body is malformed ({error}), so it cannot give {key}",
+            warc.display()
+        );
+    }
+    match payload.and_then(|p| p.dechunked_sha1) {
+        Some(sha1) if sha1 == key.0 => Ok(()),
+        found => bail!(
+            "{} at byte {offset}: the de-chunked payload's SHA-1 is {}, expected {key}",
+            warc.display(),
+            found.map_or_else(|| "unknown".to_string(), |s| Sha1Key(s).to_string())
+        ),
+    }
+}
+
 /// Where a file's payload can be read.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Located {
@@ -199,9 +267,13 @@ pub enum Located {
 
 /// Finds the first capture of a file (in first-capture order) whose WARC is present.
 pub fn locate(store: &Store, key: &Sha1Key, locator: &WarcLocator) -> Result<Located> {
-    let captures = captures_of_digest(store, key)?;
+    locate_in(store, &captures_of_digest(store, key)?, locator)
+}
+
+/// [`locate`] among the given captures of one payload.
+fn locate_in(store: &Store, captures: &[Capture], locator: &WarcLocator) -> Result<Located> {
     let mut tried = Vec::new();
-    for capture in &captures {
+    for capture in captures {
         if capture.kind == crate::capture::CaptureKind::Revisit {
             continue;
         }
@@ -228,9 +300,16 @@ pub fn read_payload(
     decode: bool,
     out: &mut dyn FnMut(&[u8]),
 ) -> Result<PayloadRead> {
-    match locate(store, key, locator)? {
+    let (captures, stored) = holders_of(store, key)?;
+    match locate_in(store, &captures, locator)? {
         Located::Found { warc, offset } => {
-            let record = read_payload_at(&warc, offset, key, decode, out)?;
+            // A key that names the de-chunked body (a warcprox revisit's) gets the bytes
+            // it names: the stored ones de-chunked.
+            let dechunk = stored != *key;
+            let record = read_payload_at(&warc, offset, &stored, decode || dechunk, out)?;
+            if dechunk {
+                check_dechunked(&warc, offset, &record, key)?;
+            }
             Ok(PayloadRead {
                 warc,
                 offset,

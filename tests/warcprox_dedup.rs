@@ -5,9 +5,11 @@
 //! full responses; the new WARC goes into the store and `cat` gives every revisit's
 //! payload back from the earlier crawl's WARC.
 //!
-//! Known gap: a page sent chunked (the fixture's /news.html) is not deduplicated. The
-//! store keys a payload by the SHA-1 of its stored bytes (chunk framing included), which
-//! is what `/cdx` answers; warcprox compares the SHA-1 of the de-chunked body.
+//! A page sent chunked (the fixture server's /news.html) is deduplicated too: warcprox
+//! writes and compares the SHA-1 of the de-chunked body, the store keys the payload by
+//! its stored bytes (chunk framing included), and `/cdx` answers the record's declared
+//! digest, as pywb's indexer does. The revisit names the de-chunked digest, and `cat`
+//! and `/payload` give the de-chunked body for it.
 //!
 //! warcprox pins `cryptography<46` while pywb's pyOpenSSL needs `>=46`, so it has its own
 //! virtual environment (scripts/setup.sh: `${SEDIMENT_WARCPROX_VENV:-~/.cache/sediment-warcprox-venv}`).
@@ -240,10 +242,42 @@ fn warcprox_deduplicates_against_sediment_serve() {
 
     let page = |base: &str, path: &str| format!("{base}{path}");
     let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("fixtures/site");
+    // warcprox read /news.html chunked (the fixture server sends it so) and stored the
+    // chunk framing; its WARC-Payload-Digest is the de-chunked body's.
+    let news = page(&base2, "/news.html");
+    let news_captures = json_lines(&ok(&store, &["captures", "--url", &news]));
+    let original = &news_captures[0];
+    assert_ne!(
+        original["dechunked"], original["digest"],
+        "stored chunked: {original}"
+    );
+    assert_eq!(original["declared_dechunked"], true, "{original}");
+    let server = serve_support::Server::start(&store, &[]);
+    let cdx = server.get(&format!(
+        "/cdx?url={}&fl=timestamp,digest,mimetype",
+        serve_support::enc(&news)
+    ));
+    assert_eq!(
+        cdx.lines(),
+        vec![
+            format!(
+                "{} {} text/html",
+                original["ts"].as_str().unwrap(),
+                original["dechunked"].as_str().unwrap()
+            ),
+            format!(
+                "{} {} warc/revisit",
+                news_captures[1]["ts"].as_str().unwrap(),
+                original["dechunked"].as_str().unwrap()
+            ),
+        ],
+        "/cdx carries the declared digest of the original and of its revisit"
+    );
     for path in [
         "/docs/guide.html",
         "/static/app.js",
         "/papers/sediment-overview.pdf",
+        "/news.html",
     ] {
         let same_host = page(&base2, path);
         let kind = kind_of(&store, &same_host, &first_ts);
@@ -259,12 +293,13 @@ fn warcprox_deduplicates_against_sediment_serve() {
             .output()
             .unwrap();
         assert!(cat.status.success());
-        assert_eq!(
-            cat.stdout,
-            std::fs::read(root.join("v2").join(&path[1..])).unwrap(),
-            "{path}"
-        );
+        let served = std::fs::read(root.join("v2").join(&path[1..])).unwrap();
+        assert_eq!(cat.stdout, served, "{path}");
+        let payload = server.get(&format!("/payload/{key}"));
+        assert_eq!(payload.status, 200, "{path}: {}", payload.text());
+        assert_eq!(payload.body, served, "/payload of {path}");
     }
+    drop(server);
     for path in ["/", "/about.html"] {
         assert_eq!(
             kind_of(&store, &page(&base2, path), &first_ts),

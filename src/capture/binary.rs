@@ -8,7 +8,8 @@
 //! [0]     0xC1 (format and version)
 //! [1]     flags: bits 0-1 kind (response, resource, revisit), bit 2 origin is WARC,
 //!         bit 3 passes the file filter, bits 4-5 digest_ok (absent, true, false), bit 6
-//!         fetch_ms present (added later: it comes last, after every other field)
+//!         fetch_ms present (added later: it comes last, after every other field), bit 7
+//!         declared_dechunked (added later: values written before read it as false)
 //! [2..4]  presence of the optional fields, u16 little-endian, bit i = field i below
 //! then    source, surt, ts, url (always present), then the present optional fields in
 //!         order: c_size, content_type, dechunked, digest, etag, last_modified, line, mime,
@@ -130,7 +131,8 @@ impl<'a> CaptureRef<'a> {
             kind | (u8::from(self.origin == Origin::Warc) << 2)
                 | (u8::from(self.passes) << 3)
                 | (digest_ok << 4)
-                | (u8::from(self.fetch_ms.is_some()) << 6),
+                | (u8::from(self.fetch_ms.is_some()) << 6)
+                | (u8::from(self.declared_dechunked) << 7),
         );
         let present = [
             self.c_size.is_some(),
@@ -230,6 +232,7 @@ impl<'a> CaptureRef<'a> {
                 Origin::Cdx
             },
             passes: flags & 8 != 0,
+            declared_dechunked: flags & (1 << 7) != 0,
             source: r.string()?,
             surt: r.string()?,
             ts: r.string()?,
@@ -303,6 +306,7 @@ mod tests {
             c_size: Some(361006),
             content_type: Some("text/html; charset=utf-8".into()),
             dechunked: Some(Sha1Key([3; 20])),
+            declared_dechunked: true,
             digest: Some(Sha1Key([7; 20])),
             digest_ok: Some(false),
             etag: Some("\"abc\"".into()),
@@ -341,6 +345,21 @@ mod tests {
         };
         assert_eq!(Capture::decode(&minimal.to_bytes()).unwrap(), minimal);
         assert!(c.to_bytes().len() < c.to_json().len() / 2 + 40);
+    }
+
+    #[test]
+    fn values_written_before_declared_dechunked_read_as_before() {
+        // The stored form before the flag existed: bit 7 of the flags byte was never set.
+        let mut before = full();
+        before.declared_dechunked = false;
+        let old = before.to_bytes();
+        assert_eq!(old[1] & 0x80, 0);
+        assert_eq!(Capture::decode(&old).unwrap(), before);
+        // The flag changes that bit and nothing else.
+        let new = full().to_bytes();
+        assert_eq!(new.len(), old.len());
+        assert_eq!(new[1], old[1] | 0x80);
+        assert_eq!(new[2..], old[2..]);
     }
 
     #[test]

@@ -46,6 +46,12 @@ pub struct Capture {
         with = "opt_key_base32"
     )]
     pub dechunked: Option<Sha1Key>,
+    /// The record's WARC-Payload-Digest names the de-chunked body (`dechunked`), not the
+    /// stored bytes (`digest`): warcprox hashes what it read through a de-chunking HTTP
+    /// client. CDX answers then carry `dechunked`, what that crawler compares (see
+    /// [`Capture::cdx_digest`]).
+    #[serde(skip_serializing_if = "std::ops::Not::not", default)]
+    pub declared_dechunked: bool,
     /// Payload SHA-1: the row key of the file (for revisits, the original's).
     #[serde(
         skip_serializing_if = "Option::is_none",
@@ -118,6 +124,7 @@ pub struct CaptureRef<'a> {
     pub c_size: Option<u64>,
     pub content_type: Option<&'a str>,
     pub dechunked: Option<Sha1Key>,
+    pub declared_dechunked: bool,
     pub digest: Option<Sha1Key>,
     pub digest_ok: Option<bool>,
     pub etag: Option<&'a str>,
@@ -150,6 +157,7 @@ impl<'a> CaptureRef<'a> {
             c_size: self.c_size,
             content_type: owned(self.content_type),
             dechunked: self.dechunked,
+            declared_dechunked: self.declared_dechunked,
             digest: self.digest,
             digest_ok: self.digest_ok,
             etag: owned(self.etag),
@@ -208,6 +216,7 @@ impl Capture {
             c_size: self.c_size,
             content_type: self.content_type.as_deref(),
             dechunked: self.dechunked,
+            declared_dechunked: self.declared_dechunked,
             digest: self.digest,
             digest_ok: self.digest_ok,
             etag: self.etag.as_deref(),
@@ -251,6 +260,17 @@ impl Capture {
     /// Can be the location a file row points at.
     pub fn locates_file(&self) -> bool {
         self.view().locates_file()
+    }
+
+    /// The digest a CDX line of this capture carries: the record's declared payload
+    /// digest, as pywb's and cdxj-indexer's lines do, so a crawler comparing its own
+    /// digest with a CDX answer gets a hit. That is the store key except for a
+    /// chunk-encoded response whose WARC-Payload-Digest names the de-chunked body.
+    pub fn cdx_digest(&self) -> Option<Sha1Key> {
+        match (self.kind, self.declared_dechunked, self.dechunked) {
+            (CaptureKind::Response | CaptureKind::Resource, true, Some(d)) => Some(d),
+            _ => self.digest,
+        }
     }
 
     pub fn to_json(&self) -> Vec<u8> {
@@ -341,6 +361,7 @@ pub fn merge(mut acc: Capture, other: &Capture) -> Capture {
     opt(&mut acc.c_size, &other.c_size, w!());
     opt(&mut acc.content_type, &other.content_type, w!());
     opt(&mut acc.dechunked, &other.dechunked, w!());
+    acc.declared_dechunked |= other.declared_dechunked;
     opt(&mut acc.digest, &other.digest, w!());
     opt(&mut acc.digest_ok, &other.digest_ok, w!());
     opt(&mut acc.etag, &other.etag, w!());

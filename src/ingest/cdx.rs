@@ -62,6 +62,7 @@ pub fn capture_ref_from_cdx<'a>(
         c_size: record.compressed_size,
         content_type: record.mime.as_deref(),
         dechunked: None,
+        declared_dechunked: false,
         digest: record.digest,
         digest_ok: None,
         etag: None,

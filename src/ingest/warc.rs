@@ -446,6 +446,9 @@ impl WarcImporter<'_> {
             c_size: Some(crate::cdx::writer::cdx_length(record)),
             content_type: content_type.map(str::to_string),
             dechunked,
+            // A checked declaration only: a digest that names neither form of the body
+            // says nothing a crawler will compare.
+            declared_dechunked: matches!(record.digest_check, DigestCheck::MatchDechunked),
             digest,
             digest_ok,
             etag: http.and_then(|h| h.etag()).map(str::to_string),

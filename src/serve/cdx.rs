@@ -100,6 +100,26 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
     .await
 }
 
+/// `POST /cdx`: OutbackCDX's write call, which Heritrix's OutbackCDX client makes to
+/// record each fetch (one CDX line in the body). The server reads published store
+/// versions and never writes, and a capture learned from such a line would lack what the
+/// WARC record says; so the call is refused, with how to ingest instead. The body is not
+/// read.
+pub async fn refuse_write() -> Response {
+    let mut response = error(
+        StatusCode::METHOD_NOT_ALLOWED,
+        "sediment serve is read-only: it answers GET /cdx (OutbackCDX's and the wayback CDX \
+         server's query) but takes no CDX lines. Ingest the crawler's WARCs instead, as it \
+         closes them: `sediment import-warc --follow DIR`, and leave the crawler's \
+         write-back (Heritrix: OutbackCDXPersistStoreProcessor) unconfigured",
+    );
+    response.headers_mut().insert(
+        axum::http::header::ALLOW,
+        axum::http::HeaderValue::from_static("GET, HEAD"),
+    );
+    response
+}
+
 /// Answers of up to this size, read from up to [`INLINE_CAPTURES`] captures, are computed
 /// right on the connection's task: the captures of one URL, or the first hundred under a
 /// prefix, are a few adjacent keys, usually in RocksDB's block cache, and handing them to

@@ -141,7 +141,7 @@ pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
 fn router(state: Shared) -> Router {
     Router::new()
         .route("/", get(search::index))
-        .route("/cdx", get(cdx::cdx))
+        .route("/cdx", get(cdx::cdx).post(cdx::refuse_write))
         .route("/captures", get(search::captures))
         .route("/captures/{key}", get(cdx::captures_of_digest))
         .route("/sha1/{key}", get(rows::row))

@@ -23,9 +23,8 @@ use super::search::QUEUE_WAIT;
 use super::{Shared, busy, error};
 use crate::capture::CaptureKind;
 use crate::key::Sha1Key;
-use crate::payload::read_payload_at;
+use crate::payload::{check_dechunked, holders_of, read_payload_at};
 use crate::store::Store;
-use crate::store::captures::captures_of_digest;
 use crate::store::cells::Projection;
 
 /// Payloads up to this size are checked before the response starts.
@@ -37,13 +36,23 @@ struct Located {
     offset: u64,
     size: Option<u64>,
     mime: Option<String>,
+    /// The key the stored bytes hash to: the asked key, or for a key that names a
+    /// chunk-encoded body de-chunked (a warcprox revisit's), the original's key.
+    stored: Sha1Key,
+}
+
+impl Located {
+    /// The asked key names the de-chunked body, so the stored bytes are sent de-chunked.
+    fn dechunks(&self, key: &Sha1Key) -> bool {
+        self.stored != *key
+    }
 }
 
 /// The first capture (in first-capture order) that holds the payload in a WARC present
 /// here; `Err` with the status and message for the client otherwise.
 fn locate(state: &Shared, store: &Store, key: &Sha1Key) -> Result<Located, (StatusCode, String)> {
     let internal = |e: anyhow::Error| (StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}"));
-    let captures = captures_of_digest(store, key).map_err(internal)?;
+    let (captures, stored) = holders_of(store, key).map_err(internal)?;
     if captures.is_empty() {
         return Err((StatusCode::NOT_FOUND, format!("no file with key {key}")));
     }
@@ -66,7 +75,8 @@ fn locate(state: &Shared, store: &Store, key: &Sha1Key) -> Result<Located, (Stat
                     warc: path,
                     offset,
                     size: capture.size,
-                    mime: file_mime(store, key).or_else(|| capture.mime.clone()),
+                    mime: file_mime(store, &stored).or_else(|| capture.mime.clone()),
+                    stored,
                 });
             }
             None => missing.push(crate::capture::file_name(warc).to_string()),
@@ -160,11 +170,9 @@ pub async fn payload(State(state): State<Shared>, Path(key): Path<String>) -> Re
         }
         Ok(Ok(Read::Streaming(located, rx))) => {
             let stream = tokio_stream::wrappers::ReceiverStream::new(rx);
-            payload_response(
-                Body::from_stream(stream),
-                located.mime.as_deref(),
-                located.size,
-            )
+            // The stored size is not the de-chunked body's.
+            let length = located.size.filter(|_| !located.dechunks(&key));
+            payload_response(Body::from_stream(stream), located.mime.as_deref(), length)
         }
         Ok(Err((status, message))) => error(status, message),
         Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
@@ -184,11 +192,23 @@ fn read_payload(
 ) -> Result<Read, (StatusCode, String)> {
     let store = state.store.get();
     let located = locate(state, &store, key)?;
+    let dechunk = located.dechunks(key);
+    // A de-chunked body is no longer than the stored one.
     let checked_first = located.size.is_some_and(|s| s <= CHECK_BEFORE_SENDING);
     if checked_first {
         let mut bytes = Vec::with_capacity(located.size.unwrap_or(0) as usize);
-        match read_payload_at(&located.warc, located.offset, key, false, &mut |b| {
-            bytes.extend_from_slice(b)
+        match read_payload_at(
+            &located.warc,
+            located.offset,
+            &located.stored,
+            dechunk,
+            &mut |b| bytes.extend_from_slice(b),
+        )
+        .and_then(|record| {
+            if dechunk {
+                check_dechunked(&located.warc, located.offset, &record, key)?;
+            }
+            Ok(record)
         }) {
             Ok(_) => return Ok(Read::Whole(located, bytes)),
             Err(e) => {
@@ -198,22 +218,24 @@ fn read_payload(
             }
         }
     }
-    let (warc, offset, key) = (located.warc.clone(), located.offset, *key);
+    let (warc, offset, key, stored) = (located.warc.clone(), located.offset, *key, located.stored);
     let state = state.clone();
     tokio::runtime::Handle::current().spawn_blocking(move || {
         let _permit = permit;
-        stream_checked(&state, &warc, offset, &key, deadline, tx)
+        stream_checked(&state, &warc, offset, &key, &stored, deadline, tx)
     });
     Ok(Read::Streaming(located, rx))
 }
 
 /// Streams the payload, always one chunk behind, and sends that last chunk only once
-/// the digest matched.
+/// the digest matched (`key`; the stored bytes' is `stored`, and they are sent
+/// de-chunked when the two differ).
 fn stream_checked(
     state: &Shared,
     warc: &std::path::Path,
     offset: u64,
     key: &Sha1Key,
+    stored: &Sha1Key,
     deadline: Instant,
     tx: mpsc::Sender<Result<Bytes, std::io::Error>>,
 ) {
@@ -229,7 +251,8 @@ fn stream_checked(
     };
     let mut held: Option<Bytes> = None;
     let mut gone = false;
-    let result = read_payload_at(warc, offset, key, false, &mut |bytes| {
+    let dechunk = stored != key;
+    let result = read_payload_at(warc, offset, stored, dechunk, &mut |bytes| {
         if gone {
             return;
         }
@@ -241,6 +264,12 @@ fn stream_checked(
         if let Some(previous) = held.replace(Bytes::copy_from_slice(bytes)) {
             gone = !send(Ok(previous));
         }
+    })
+    .and_then(|record| {
+        if dechunk {
+            check_dechunked(warc, offset, &record, key)?;
+        }
+        Ok(record)
     });
     match result {
         Ok(_) => {

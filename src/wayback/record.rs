@@ -134,7 +134,7 @@ impl CdxRecord {
             original: capture.url.clone(),
             mime,
             status: capture.status.map(|s| s.to_string()),
-            digest: capture.digest.map(|d| d.to_base32()),
+            digest: capture.cdx_digest().map(|d| d.to_base32()),
             length: capture.c_size.map(|l| l.to_string()),
             offset: capture.offset.map(|o| o.to_string()),
             filename: capture.warc_name().map(str::to_string),
