@@ -95,7 +95,8 @@ best_single=""
 runs="${RUNS:-3}"
 load_before=$(cut -d' ' -f1-3 /proc/loadavg)
 for round in $(seq 1 "$runs"); do
-  rm -rf "$work/single" "$work"/spark-*
+  for m in $masters; do rm -rf "$work/spark-$m"; done
+  rm -rf "$work/single"
   s_single=$(now); "$SEDIMENT_BIN" --store "$work/single" import-warc --threads 2 $files 2>"$work/single.log"; e_single=$(now)
   best_single=$(min "$best_single" "$(echo "$e_single - $s_single" | bc -l)")
   report="round $round: single $(echo "$e_single - $s_single" | bc -l | cut -c1-5) s"
