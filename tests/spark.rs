@@ -21,8 +21,17 @@ fn spark_available() -> bool {
 /// Runs the Spark application on loopback; `master` like `local[2]`, `local[2,2]` to let
 /// a failed task run again.
 fn spark(master: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
+    spark_in(None, master, args, env)
+}
+
+/// [`spark`] with the driver in working directory `cwd`.
+fn spark_in(cwd: Option<&Path>, master: &str, args: &[&str], env: &[(&str, &str)]) -> Run {
     let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/spark/sediment_spark.py");
-    let output = Command::new("spark-submit")
+    let mut command = Command::new("spark-submit");
+    if let Some(cwd) = cwd {
+        command.current_dir(cwd);
+    }
+    let output = command
         .args(["--master", master])
         .args(["--conf", "spark.ui.enabled=false"])
         .args(["--conf", "spark.driver.host=127.0.0.1"])
@@ -162,6 +171,115 @@ fn two_crawls_imported(dir: &Path) -> (Vec<String>, PathBuf) {
     let single = dir.join("single");
     ok(&single, &["import-warc", &inputs[0], &inputs[1]]);
     (inputs, single)
+}
+
+/// A standalone Spark cluster on loopback (scripts/spark/cluster.sh: a master and two
+/// one-core workers), stopped with its executors when dropped.
+struct Cluster {
+    dir: tempfile::TempDir,
+    url: String,
+}
+
+impl Cluster {
+    fn script() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("scripts/spark/cluster.sh")
+    }
+
+    fn start(workers: u32) -> Cluster {
+        let dir = tempfile::tempdir().unwrap();
+        let output = Command::new(Self::script())
+            .arg("start")
+            .arg(dir.path())
+            .args([&workers.to_string(), "1", "1g"])
+            .output()
+            .expect("run scripts/spark/cluster.sh");
+        // Dropped from here on: a failed start is stopped too.
+        let mut cluster = Cluster {
+            dir,
+            url: String::new(),
+        };
+        assert!(
+            output.status.success(),
+            "the cluster did not start:\n{}",
+            String::from_utf8_lossy(&output.stderr)
+        );
+        cluster.url = String::from_utf8_lossy(&output.stdout).trim().to_string();
+        assert!(
+            cluster.url.starts_with("spark://127.0.0.1:"),
+            "{}",
+            cluster.url
+        );
+        cluster
+    }
+
+    /// The executors' logs that worker `i` (from 1) kept: one per application it ran.
+    fn executor_logs(&self, worker: u32) -> Vec<String> {
+        let work = self.dir.path().join(format!("work{worker}"));
+        let mut logs = Vec::new();
+        for app in std::fs::read_dir(work).into_iter().flatten().flatten() {
+            for executor in std::fs::read_dir(app.path())
+                .into_iter()
+                .flatten()
+                .flatten()
+            {
+                if let Ok(log) = std::fs::read_to_string(executor.path().join("stderr")) {
+                    logs.push(log);
+                }
+            }
+        }
+        logs
+    }
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        let _ = Command::new(Self::script())
+            .arg("stop")
+            .arg(self.dir.path())
+            .status();
+    }
+}
+
+/// `--master spark://…` on a standalone cluster, not `local[N]`: the executors are other
+/// processes started by two workers, in directories of their own, without the driver's
+/// environment. Relative input paths (resolved in the driver's directory), the binary found
+/// through the driver's path: the store equals the single-process import of the same
+/// arguments in the same directory, and both workers ran tasks.
+#[test]
+fn spark_on_a_standalone_cluster_equals_the_single_process_import() {
+    if !spark_available() {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let crawls = fixture("crawl");
+    let inputs = ["crawl1.warc.gz", "crawl2.warc.gz", "crawl1-plain.warc"];
+    let single = dir.path().join("single");
+    let mut args = vec!["import-warc"];
+    args.extend(inputs);
+    common::ok_in_dir(&crawls, &single, &args);
+
+    let cluster = Cluster::start(2);
+    let store = dir.path().join("spark");
+    let store_arg = store.display().to_string();
+    let mut args = vec!["import-warc", "--store", &store_arg, "--ranges", "2"];
+    args.extend(inputs);
+    let run = spark_in(Some(&crawls), &cluster.url, &args, &[]);
+    assert!(
+        run.status == 0,
+        "spark-submit on {} failed ({}):\n{}\n{}",
+        cluster.url,
+        run.status,
+        run.stdout,
+        run.stderr
+    );
+    assert_same_store(&single, &store);
+    for worker in [1, 2] {
+        let logs = cluster.executor_logs(worker);
+        assert!(
+            logs.iter().any(|log| log.contains("Finished task")),
+            "worker {worker} ran no task: {logs:?}"
+        );
+    }
 }
 
 #[test]

@@ -31,6 +31,27 @@ of the attempt that succeeded is used (each attempt writes its own directory).
 The sediment binary: SEDIMENT_BIN, else `sediment` on PATH; executors also find one shipped
 with `spark-submit --files /path/to/sediment`.
 
+On a cluster (`--master spark://…`, YARN, Kubernetes) the executors are other processes,
+on other nodes, in directories of their own and without the driver's environment. What
+the nodes must share:
+- the sediment binary: shipped with `--files`, on the executors' PATH, or at the driver's
+  path on every node (the driver passes its absolute path as the executors' last resort);
+  a build that runs on the nodes' OS;
+- Python: PYSPARK_PYTHON (or spark.pyspark.python) names an interpreter present at that
+  path on every node; the tasks need pyspark's worker and the standard library only;
+- the inputs: local paths at the same path on every node (a shared mount), or `scheme://`
+  URLs read with `hadoop fs -cat` (Hadoop's client on the executors' PATH). A relative
+  path is opened in the driver's working directory, which must then exist at the same
+  path on the nodes, so that captures name inputs as the single-process import does;
+- the staging directory (`--staging`, default beside the store): range tasks write their
+  SST files there and the driver ingests them, so the executors and the driver must see
+  it at one path (ingestion hard-links the files when it is on the store's file system);
+- nothing else: the store is opened by the driver alone (a Bigtable table by every range
+  task), and the files the driver makes (key-range bounds, the inputs already ingested)
+  travel with SparkContext.addFile.
+scripts/spark/cluster.sh starts a standalone cluster (a master and workers) on one
+machine; tests/spark.rs and `MASTER=standalone scripts/bench-spark.sh` run on it.
+
 Where the result goes is a target: a RocksDB store directory (SST files ingested by the
 driver), or a Bigtable table (`--store bigtable://PROJECT/INSTANCE/TABLE`), where each range
 task writes its records into the table and derives its digests' rows itself
@@ -67,7 +88,9 @@ def sediment_binary(fallback=None):
         pass
     for candidate in (os.environ.get("SEDIMENT_BIN"), shutil.which("sediment"), fallback):
         if candidate and os.path.isfile(candidate) and os.access(candidate, os.X_OK):
-            return candidate
+            # Absolute: the driver's binary is the executors' fallback, and an executor
+            # runs in a directory of its own.
+            return os.path.abspath(candidate)
     raise RuntimeError("no sediment binary: set SEDIMENT_BIN, put sediment on PATH, "
                        "or ship it with spark-submit --files /path/to/sediment")
 
@@ -97,6 +120,15 @@ def forward_stderr(path):
             sys.stderr.flush()
     except OSError:
         pass
+
+
+def child_cwd(config):
+    """Where an extract runs: the driver's working directory where the executor sees it
+    (on one machine, or a directory every node mounts at the same path), so that relative
+    input paths open and are named as the single-process import names them; else the
+    executor's own (absolute paths then)."""
+    cwd = config.get("cwd")
+    return cwd if cwd and os.path.isdir(cwd) else None
 
 
 def fail_once(stage, name):
@@ -144,7 +176,7 @@ def extract_task(task, config):
     try:
         with open(err_path, "wb") as err:
             child = subprocess.Popen(command, stdin=source.stdout if source else subprocess.DEVNULL,
-                                     stdout=subprocess.PIPE, stderr=err)
+                                     stdout=subprocess.PIPE, stderr=err, cwd=child_cwd(config))
         if source:
             source.stdout.close()
         lines = 0
@@ -416,6 +448,8 @@ class RocksTarget:
 
     def staging_dir(self, requested):
         if requested:
+            # Absolute: the range tasks write there from their executors' directories.
+            requested = os.path.abspath(requested)
             os.makedirs(requested, exist_ok=True)
             return tempfile.mkdtemp(prefix="sediment-spark-", dir=requested)
         # Beside the store, on its file system: ingestion then hard-links the files.
@@ -539,6 +573,12 @@ def run(argv):
         conf.setIfMissing("spark.driver.host", "127.0.0.1")
         conf.setIfMissing("spark.driver.bindAddress", "127.0.0.1")
         conf.setIfMissing("spark.ui.enabled", "false")
+    else:
+        # A cluster: the job starts once every executor it asked for is up, so that their
+        # launch is start-up, not the first tasks' time, and the extracts spread over all
+        # of them (standalone's default is to start at once with whatever registered).
+        conf.setIfMissing("spark.scheduler.minRegisteredResourcesRatio", "1.0")
+        conf.setIfMissing("spark.scheduler.maxRegisteredResourcesWaitingTime", "120s")
     spark = SparkSession.builder.config(conf=conf).appName(f"sediment {args.command}").getOrCreate()
     sc = spark.sparkContext
     context_up = time.time()
@@ -566,6 +606,7 @@ def run(argv):
             "strict": args.strict,
             "completed_file": completed_file,
             "driver_binary": binary,
+            "cwd": os.getcwd(),
             "staging": staging,
             "ts": ts,
             "derive": bool(plan["empty"]),
