@@ -13,6 +13,7 @@
 
 pub mod facets;
 pub mod query;
+pub mod snippet;
 
 use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter, types::Value};
@@ -91,6 +92,12 @@ pub fn open(path: &std::path::Path) -> Result<Connection> {
             path.display()
         );
     }
+    let index: String = conn.query_row(
+        "SELECT sql FROM sqlite_master WHERE name = 'full_text_entity_index'",
+        [],
+        |r| r.get(0),
+    )?;
+    snippet::register(&conn, index.contains("tokenize='porter unicode61'"))?;
     Ok(conn)
 }
 
@@ -394,31 +401,19 @@ fn hit(
     hit.copies = copies.first().map_or(0, |(_, n)| *n);
     hit.copy_urls = copies.into_iter().map(|(url, _)| url).collect();
     // The first column with a match; without terms (or matches), the body text.
-    let mut fallback = String::new();
-    for column in SNIPPET_COLUMNS {
-        let snippet: Option<String> = conn
-            .prepare_cached(
-                "SELECT snippet(full_text_entity_index, ?3, char(2), char(3), '…', 24)
-                 FROM full_text_entity_index
-                 WHERE full_text_entity_index MATCH ?1 AND rowid = ?2",
-            )?
-            .query_row(rusqlite::params![expression, generation, column], |r| {
-                r.get(0)
-            })
-            .optional()?
-            .flatten();
-        let snippet = snippet.unwrap_or_default();
-        if has_terms && snippet.contains(MARK_START) {
-            fallback = snippet;
-            break;
-        }
-        if fallback.is_empty() {
-            fallback = snippet;
-        }
-        if !has_terms && !fallback.is_empty() {
-            break;
-        }
-    }
+    let fallback: String = conn
+        .prepare_cached(&format!(
+            "SELECT sediment_snippet(full_text_entity_index, ?3, {})
+             FROM full_text_entity_index
+             WHERE full_text_entity_index MATCH ?1 AND rowid = ?2",
+            SNIPPET_COLUMNS.map(|c| c.to_string()).join(", ")
+        ))?
+        .query_row(rusqlite::params![expression, generation, has_terms], |r| {
+            r.get::<_, Option<String>>(0)
+        })
+        .optional()?
+        .flatten()
+        .unwrap_or_default();
     hit.snippet = fallback
         .replace(MARK_START, MATCH_START)
         .replace(MARK_END, MATCH_END);
