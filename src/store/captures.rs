@@ -9,42 +9,13 @@
 //! independent of thread count, input order, and interruptions.
 
 use anyhow::Result;
-use serde::Serialize;
 
-use crate::capture::{Capture, CaptureRef, file_name, iso_date};
+use crate::capture::{Capture, CaptureRef, file_name};
 use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::backend::{Batch, Op, Space};
 use crate::store::keys::{FAILED_FETCH_PREFIX, IndexEntry};
 use crate::store::{PrefixScanner, Store};
-
-/// `f:c`, fields in alphabetical order so the serialized JSON is canonical.
-#[derive(Serialize)]
-struct DedupeRecord<'a> {
-    c: u64,
-    d: String,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    f: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    i: Option<&'a str>,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    o: Option<u64>,
-    u: &'a str,
-}
-
-/// `file:cdx`, fields in alphabetical order.
-#[derive(Serialize)]
-struct CdxCell<'a> {
-    #[serde(skip_serializing_if = "Option::is_none")]
-    c_size: Option<u64>,
-    dt: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    offset: Option<u64>,
-    surt: &'a str,
-    url: &'a str,
-    #[serde(skip_serializing_if = "Option::is_none")]
-    warc: Option<&'a str>,
-}
 
 /// The derived cells of one file row.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -80,33 +51,134 @@ pub fn derive_from(
     mime: Option<String>,
     size: Option<u64>,
 ) -> DerivedRow {
-    let dedupe = DedupeRecord {
-        c: count,
-        d: iso_date(first.ts),
-        f: first.warc.map(file_name),
-        i: first.record_id,
-        o: first.offset,
-        u: first.url,
-    };
-    let cdx = CdxCell {
-        c_size: first.c_size,
-        dt: first.ts,
-        offset: first.offset,
-        surt: first.surt,
-        url: first.url,
-        // Seed 002: the item and file name, as a CDX's file column gives it. A path given
-        // to import-warc as absolute names the importing machine's disk, not the file.
-        warc: first
-            .warc
-            .map(|w| if w.starts_with('/') { file_name(w) } else { w }),
-    };
+    // Seed 002: the item and file name, as a CDX's file column gives it. A path given
+    // to import-warc as absolute names the importing machine's disk, not the file.
+    let warc = first
+        .warc
+        .map(|w| if w.starts_with('/') { file_name(w) } else { w });
     DerivedRow {
         captures: count,
-        dedupe: serde_json::to_vec(&dedupe).unwrap_or_default(),
-        cdx: serde_json::to_vec(&cdx).unwrap_or_default(),
+        dedupe: dedupe_json(first, count),
+        cdx: cdx_json(first, warc),
         mime,
         size,
     }
+}
+
+/// `f:c`: `{"c":…,"d":…,"f":…,"i":…,"o":…,"u":…}`, fields in alphabetical order so the
+/// JSON is canonical, absent ones left out. Written directly rather than through serde:
+/// one of these and one [`cdx_json`] per digest is most of a bulk load's row derivation
+/// (the bytes are serde_json's, which the tests check).
+fn dedupe_json(first: &CaptureRef<'_>, count: u64) -> Vec<u8> {
+    let mut out = Vec::with_capacity(64 + first.url.len() + first.record_id.map_or(0, str::len));
+    out.extend_from_slice(b"{\"c\":");
+    json_u64(&mut out, count);
+    out.extend_from_slice(b",\"d\":");
+    json_iso_date(&mut out, first.ts);
+    if let Some(f) = first.warc.map(file_name) {
+        out.extend_from_slice(b",\"f\":");
+        json_str(&mut out, f);
+    }
+    if let Some(i) = first.record_id {
+        out.extend_from_slice(b",\"i\":");
+        json_str(&mut out, i);
+    }
+    if let Some(o) = first.offset {
+        out.extend_from_slice(b",\"o\":");
+        json_u64(&mut out, o);
+    }
+    out.extend_from_slice(b",\"u\":");
+    json_str(&mut out, first.url);
+    out.push(b'}');
+    out
+}
+
+/// `file:cdx`: `{"c_size":…,"dt":…,"offset":…,"surt":…,"url":…,"warc":…}`, as
+/// [`dedupe_json`].
+fn cdx_json(first: &CaptureRef<'_>, warc: Option<&str>) -> Vec<u8> {
+    let mut out = Vec::with_capacity(96 + first.surt.len() + first.url.len());
+    out.push(b'{');
+    if let Some(c_size) = first.c_size {
+        out.extend_from_slice(b"\"c_size\":");
+        json_u64(&mut out, c_size);
+        out.push(b',');
+    }
+    out.extend_from_slice(b"\"dt\":");
+    json_str(&mut out, first.ts);
+    if let Some(offset) = first.offset {
+        out.extend_from_slice(b",\"offset\":");
+        json_u64(&mut out, offset);
+    }
+    out.extend_from_slice(b",\"surt\":");
+    json_str(&mut out, first.surt);
+    out.extend_from_slice(b",\"url\":");
+    json_str(&mut out, first.url);
+    if let Some(warc) = warc {
+        out.extend_from_slice(b",\"warc\":");
+        json_str(&mut out, warc);
+    }
+    out.push(b'}');
+    out
+}
+
+fn json_u64(out: &mut Vec<u8>, n: u64) {
+    out.extend_from_slice(itoa::Buffer::new().format(n).as_bytes());
+}
+
+/// A JSON string as serde_json writes it: `"` and `\\` escaped, the control characters
+/// as `\b \t \n \f \r` or `\u00xx`, everything else (non-ASCII too) as it is.
+fn json_str(out: &mut Vec<u8>, s: &str) {
+    out.push(b'"');
+    let bytes = s.as_bytes();
+    let mut start = 0;
+    for (i, &b) in bytes.iter().enumerate() {
+        let escape: &[u8] = match b {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            0x08 => b"\\b",
+            0x0c => b"\\f",
+            0..=0x1f => {
+                out.extend_from_slice(&bytes[start..i]);
+                const HEX: &[u8; 16] = b"0123456789abcdef";
+                out.extend_from_slice(b"\\u00");
+                out.push(HEX[usize::from(b >> 4)]);
+                out.push(HEX[usize::from(b & 0xf)]);
+                start = i + 1;
+                continue;
+            }
+            _ => continue,
+        };
+        out.extend_from_slice(&bytes[start..i]);
+        out.extend_from_slice(escape);
+        start = i + 1;
+    }
+    out.extend_from_slice(&bytes[start..]);
+    out.push(b'"');
+}
+
+/// [`crate::capture::iso_date`] of a 14-digit timestamp as a JSON string, written in
+/// place (anything else is kept as it is, as there).
+fn json_iso_date(out: &mut Vec<u8>, ts14: &str) {
+    let b = ts14.as_bytes();
+    if b.len() != 14 || !b.iter().all(u8::is_ascii_digit) {
+        return json_str(out, ts14);
+    }
+    out.push(b'"');
+    for (part, sep) in [
+        (0..4, b'-'),
+        (4..6, b'-'),
+        (6..8, b'T'),
+        (8..10, b':'),
+        (10..12, b':'),
+    ] {
+        out.extend_from_slice(&b[part]);
+        out.push(sep);
+    }
+    out.extend_from_slice(&b[12..14]);
+    out.extend_from_slice(b"Z\"");
 }
 
 /// Derives a file row from the index entries of one digest (in first-capture order),
@@ -495,6 +567,98 @@ mod tests {
         );
         assert_eq!(row.mime.as_deref(), Some("application/pdf"));
         assert_eq!(row.size, None);
+    }
+
+    /// The JSON the rows were written with through serde (fields in alphabetical order):
+    /// the hand-written encoders must give the same bytes.
+    #[derive(serde::Serialize)]
+    struct DedupeRecord<'a> {
+        c: u64,
+        d: String,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        f: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        i: Option<&'a str>,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        o: Option<u64>,
+        u: &'a str,
+    }
+
+    #[derive(serde::Serialize)]
+    struct CdxCell<'a> {
+        #[serde(skip_serializing_if = "Option::is_none")]
+        c_size: Option<u64>,
+        dt: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        offset: Option<u64>,
+        surt: &'a str,
+        url: &'a str,
+        #[serde(skip_serializing_if = "Option::is_none")]
+        warc: Option<&'a str>,
+    }
+
+    #[test]
+    fn derived_json_is_byte_for_byte_what_serde_json_writes() {
+        let odd: String = (0u8..0x80).map(char::from).collect::<String>() + "é€😀\u{7f}";
+        let texts = [
+            "http://example.org/a.pdf",
+            "",
+            "a\"b\\c",
+            "tab\there\nnew\rret\x08\x0c\x00\x1f",
+            odd.as_str(),
+        ];
+        let mut n = 0;
+        for text in texts {
+            for ts in [
+                "20200101000000",
+                "2020010100000",
+                "2020-01-01",
+                "2020010100000x",
+                text,
+            ] {
+                for (warc, offset, c_size, record_id) in [
+                    (None, None, None, None),
+                    (
+                        Some("/abs/dir/x.warc.gz"),
+                        Some(0),
+                        Some(u64::MAX),
+                        Some(text),
+                    ),
+                    (Some(text), Some(12_345), Some(7), Some("<urn:uuid:1>")),
+                ] {
+                    let mut c = capture(ts, 0, true);
+                    c.url = text.into();
+                    c.surt = format!("{text})/s");
+                    c.warc = warc.map(str::to_owned);
+                    c.offset = offset;
+                    c.c_size = c_size;
+                    c.record_id = record_id.map(str::to_owned);
+                    let view = c.view();
+                    let row = derive_from(&view, n, None, None);
+                    let dedupe = DedupeRecord {
+                        c: n,
+                        d: crate::capture::iso_date(&c.ts),
+                        f: view.warc.map(file_name),
+                        i: view.record_id,
+                        o: view.offset,
+                        u: view.url,
+                    };
+                    let cdx = CdxCell {
+                        c_size: view.c_size,
+                        dt: view.ts,
+                        offset: view.offset,
+                        surt: view.surt,
+                        url: view.url,
+                        warc: view
+                            .warc
+                            .map(|w| if w.starts_with('/') { file_name(w) } else { w }),
+                    };
+                    assert_eq!(row.dedupe, serde_json::to_vec(&dedupe).unwrap(), "{c:?}");
+                    assert_eq!(row.cdx, serde_json::to_vec(&cdx).unwrap(), "{c:?}");
+                    n = n.wrapping_mul(7).wrapping_add(1);
+                }
+            }
+        }
     }
 
     #[test]

@@ -3,8 +3,6 @@
 //! way `inet_aton` reads them, a leading `www.`/`wwwN.` removed, and IDNA 2003-style
 //! conversion of non-ASCII names.
 
-use std::io::Write as _;
-
 /// Host and port of a network location, following Python's `urllib` rules for
 /// `hostname` and `port` (user info dropped, IPv6 brackets removed). A port that is not a
 /// number in 1..=65535 is ignored (Python raises there).
@@ -174,7 +172,7 @@ pub(super) fn write_dotted_quad(ip: u32, out: &mut Vec<u8>) {
         if i > 0 {
             out.push(b'.');
         }
-        let _ = write!(out, "{octet}");
+        out.extend_from_slice(itoa::Buffer::new().format(*octet).as_bytes());
     }
 }
 

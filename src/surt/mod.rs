@@ -26,7 +26,6 @@ mod host;
 mod session;
 
 use std::cell::RefCell;
-use std::io::Write as _;
 
 use host::{
     collapse_double_dots, idna_to_ascii, numeric_host_to_ipv4, split_host_port, strip_www_prefix,
@@ -284,8 +283,7 @@ impl Scratch {
             }
             if let Some(p) = port {
                 o.push(b':');
-                // Writing to a Vec cannot fail.
-                let _ = write!(o, "{p}");
+                o.extend_from_slice(itoa::Buffer::new().format(p).as_bytes());
             }
             o.push(b')');
         } else {
