@@ -23,12 +23,12 @@ use crate::scaleout::extract::Completed;
 use crate::scaleout::records::InputPart;
 use crate::scaleout::sst::{Manifest, read_manifest};
 use crate::store::backend::{Batch, Op};
-use crate::store::bulk::ingest_files;
 use crate::store::captures::DerivedColumns;
 use crate::store::cells::cell_key;
 use crate::store::keys::writer_token;
 use crate::store::materialize::materialize_dirty;
 use crate::store::registry::{ContentHash, InputRecord};
+use crate::store::sst::ingest_files;
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Space, Store, directory};
 
 /// What a distributed ingest needs to know of the store before it starts.
