@@ -10,6 +10,7 @@ use anyhow::{Context, Result};
 use flate2::bufread::MultiGzDecoder;
 use xxhash_rust::xxh3::Xxh3;
 
+use crate::cdx::lines::{LineReader, Overlong, lines};
 use crate::report::{Location, Report, StrictStop};
 use crate::store::Store;
 use crate::store::registry::{ContentHash, InputRecord, content_hash};
@@ -413,60 +414,50 @@ pub struct LineChunk {
 impl LineChunk {
     /// (line number, line without its `\n` / `\r\n`).
     pub fn lines(&self) -> impl Iterator<Item = (u64, &[u8])> {
-        let data = self.data.as_slice();
-        let body = data.strip_suffix(b"\n").unwrap_or(data);
-        let mut n = self.first_line;
-        (!data.is_empty())
-            .then(|| body.split(|&b| b == b'\n'))
-            .into_iter()
-            .flatten()
-            .map(move |line| {
-                let number = n;
-                n += 1;
-                (number, line.strip_suffix(b"\r").unwrap_or(line))
-            })
+        lines(&self.data, self.first_line)
     }
 }
 
-/// Reads an input in chunks of about `chunk_bytes`, each ending at a line boundary.
-pub struct LineChunks<R> {
-    reader: R,
+/// Reads an input in chunks of about `chunk_bytes`, each ending at a line boundary, through
+/// the one line reader ([`LineReader`]): lines longer than its cap are skipped and reported
+/// with their byte offsets, the lines around them kept.
+pub struct LineChunks<'r> {
+    reader: LineReader<'r>,
     chunk_bytes: usize,
-    next_line: u64,
-    /// Bytes read so far (uncompressed), for progress.
-    pub bytes_read: u64,
-    /// A read error met after the lines of a chunk, given by the next call.
-    failed: Option<io::Error>,
-    ended: bool,
     /// Set by [`LineChunks::next_reported`] when the input ended empty or cut short.
     incomplete: bool,
 }
 
-impl<R: BufRead> LineChunks<R> {
-    pub fn new(reader: R, chunk_bytes: usize) -> Self {
+impl<'r> LineChunks<'r> {
+    /// Lines of plain (or already decompressed, see [`open_lines`]) input.
+    pub fn new(reader: impl Read + Send + 'r, chunk_bytes: usize) -> Self {
         LineChunks {
-            reader,
+            reader: LineReader::plain(reader),
             chunk_bytes,
-            next_line: 1,
-            bytes_read: 0,
-            failed: None,
-            ended: false,
             incomplete: false,
         }
+    }
+
+    /// Bytes read so far (uncompressed).
+    pub fn bytes_read(&self) -> u64 {
+        self.reader.bytes_consumed()
     }
 
     /// [`LineChunks::next_chunk`] for an input that is recorded as ingested when read
     /// whole: an input with no data and a read error are problems of `file` that end it,
     /// and [`LineChunks::complete`] then says not to record it (so that a run over the
-    /// repaired file applies it).
+    /// repaired file applies it). Lines skipped for their length are reported too (see
+    /// [`LineChunks::report_overlong`]).
     pub fn next_reported(
         &mut self,
         report: &Report,
         file: &str,
     ) -> Result<Option<LineChunk>, StrictStop> {
-        match self.next_chunk() {
+        let next = self.next_chunk();
+        self.report_overlong(report, file)?;
+        match next {
             Ok(Some(chunk)) => Ok(Some(chunk)),
-            Ok(None) if self.bytes_read == 0 && !self.incomplete => {
+            Ok(None) if self.bytes_read() == 0 && !self.incomplete => {
                 self.incomplete = true;
                 report_empty(report, file)?;
                 Ok(None)
@@ -480,6 +471,16 @@ impl<R: BufRead> LineChunks<R> {
         }
     }
 
+    /// Reports the lines skipped for their length since the last call (`line_too_long`,
+    /// at the line and its byte offset), counting each in `lines`.
+    pub fn report_overlong(&mut self, report: &Report, file: &str) -> Result<(), StrictStop> {
+        for skipped in self.reader.take_overlong() {
+            report.count("lines", 1);
+            report_overlong(report, file, &skipped, self.reader.max_line())?;
+        }
+        Ok(())
+    }
+
     /// Whether the input was read to its end and held data (see [`LineChunks::next_reported`]).
     pub fn complete(&self) -> bool {
         !self.incomplete
@@ -488,81 +489,40 @@ impl<R: BufRead> LineChunks<R> {
     /// The next chunk, `None` at the end of the input. A read error (a gzip file cut
     /// short, say) comes after the complete lines read before it, so that they can be
     /// kept; the incomplete line it interrupted is dropped, and [`LineChunks::last_line`]
-    /// is then the last complete line. After an error the input ends.
+    /// is then the last complete line. After an error the input ends. Lines skipped for
+    /// their length are not in any chunk (see [`LineChunks::report_overlong`]).
     pub fn next_chunk(&mut self) -> io::Result<Option<LineChunk>> {
-        if let Some(e) = self.failed.take() {
-            return Err(e);
-        }
-        if self.ended {
-            return Ok(None);
-        }
         let mut data = Vec::with_capacity(self.chunk_bytes + 4096);
-        while data.len() < self.chunk_bytes {
-            match self.reader.read_until(b'\n', &mut data) {
-                Ok(0) => break,
-                Ok(_) => {}
-                Err(e) => {
-                    let complete = memchr::memrchr(b'\n', &data).map_or(0, |p| p + 1);
-                    let dropped = data.len() - complete;
-                    data.truncate(complete);
-                    let last =
-                        self.next_line - 1 + memchr::memchr_iter(b'\n', &data).count() as u64;
-                    let read = self.bytes_read + complete as u64;
-                    self.failed = Some(cut_short(e, last, read, dropped as u64));
-                    self.ended = true;
-                    break;
-                }
-            }
-        }
-        if data.is_empty() {
-            self.ended = true;
-            return match self.failed.take() {
-                Some(e) => Err(e),
-                None => Ok(None),
-            };
-        }
-        self.bytes_read += data.len() as u64;
-        let lines =
-            memchr::memchr_iter(b'\n', &data).count() as u64 + u64::from(!data.ends_with(b"\n"));
-        let chunk = LineChunk {
-            first_line: self.next_line,
-            data,
-        };
-        self.next_line += lines;
-        Ok(Some(chunk))
+        Ok(self
+            .reader
+            .next_chunk(self.chunk_bytes, &mut data)?
+            .map(|first_line| LineChunk { first_line, data }))
     }
 
-    /// The number of the last line given (0 before the first).
+    /// The number of the last line given or skipped (0 before the first).
     pub fn last_line(&self) -> u64 {
-        self.next_line - 1
+        self.reader.last_line()
     }
 }
 
-/// The error of an input that could not be read past line `last_line` (0: not even the
-/// first line), with where it stopped; `bytes_read` counts the (decompressed) bytes of the
-/// complete lines, `dropped` those of the incomplete line that was cut.
-pub fn cut_short(error: io::Error, last_line: u64, bytes_read: u64, dropped: u64) -> io::Error {
-    let at = if last_line == 0 {
-        "cannot read the first line".to_string()
-    } else {
-        format!("cannot read past line {last_line}")
+/// Reports a line skipped for being longer than `max_line`: `line_too_long` at its line
+/// and byte offset in `file`.
+pub fn report_overlong(
+    report: &Report,
+    file: &str,
+    skipped: &Overlong,
+    max_line: usize,
+) -> Result<(), StrictStop> {
+    let at = Location {
+        offset: Some(skipped.offset),
+        ..Location::line(file, skipped.line)
     };
-    let tail = if dropped > 0 {
-        format!("; the incomplete line after it ({dropped} bytes) was dropped")
-    } else {
-        String::new()
-    };
-    io::Error::new(
-        error.kind(),
-        format!(
-            "{at}: {error} (after {bytes_read} bytes of data){tail}; the lines before were kept"
-        ),
-    )
+    report.problem(at, "line_too_long", &skipped.describe(max_line), None)
 }
 
-/// Reports an input that could not be read to its end (see [`cut_short`]) at its last
-/// complete line: `truncated_input` when the data ended early (a gzip file cut short),
-/// `unreadable_input` for other read errors.
+/// Reports an input that could not be read to its end (see `cut_short` of the line
+/// reader) at its last complete line: `truncated_input` when the data ended early (a gzip
+/// file cut short), `unreadable_input` for other read errors.
 pub fn report_cut_short(
     report: &Report,
     file: &str,
@@ -739,7 +699,7 @@ mod tests {
                 (4, "ccc".into())
             ]
         );
-        assert_eq!(chunks.bytes_read, text.len() as u64);
+        assert_eq!(chunks.bytes_read(), text.len() as u64);
     }
 
     #[test]

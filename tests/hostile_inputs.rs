@@ -425,12 +425,11 @@ fn a_cut_gzip_jsonl_keeps_every_line_before_the_cut() {
     assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
 }
 
-#[test]
-fn a_cut_gzip_hbase_tsv_keeps_every_line_before_the_cut() {
-    let dir = tempfile::tempdir().unwrap();
-    // The TSV of the HBase dump: key, f:c, file:mime, file:cdx.
+/// The TSV of the HBase dump made from the fixture crawl's rows (key, f:c, file:mime,
+/// file:cdx), and the corpus's dump when it is there.
+fn hbase_tsv(dir: &Path) -> String {
     let mut tsv = String::new();
-    for row in json_lines(&exported_rows(dir.path())) {
+    for row in json_lines(&exported_rows(dir)) {
         let json = |v: &Value| {
             if v.is_null() {
                 String::new()
@@ -449,7 +448,13 @@ fn a_cut_gzip_hbase_tsv_keeps_every_line_before_the_cut() {
     if let Some(dump) = corpus("sandcrawler/example_ungrobided.tsv") {
         tsv.push_str(&std::fs::read_to_string(dump).unwrap());
     }
-    let text = tsv.repeat(40);
+    tsv
+}
+
+#[test]
+fn a_cut_gzip_hbase_tsv_keeps_every_line_before_the_cut() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = hbase_tsv(dir.path()).repeat(40);
     let (cut, prefix, lines) = cut_gzip(dir.path(), "dump.tsv", text.as_bytes(), 0.6);
     assert!(lines > 100, "{lines}");
     let reference = dir.path().join("reference");
@@ -532,7 +537,9 @@ fn an_overlong_cdx_line_is_rejected_and_the_next_lines_land() {
     let mut line = b"com,example)/ 20200101000000 http://example.com/".to_vec();
     line.resize(long, b'x');
     let path = dir.path().join("long.cdx");
-    std::fs::write(&path, cdx_with(&crawl1, &[(20, line)])).unwrap();
+    let text = cdx_with(&crawl1, &[(20, line)]);
+    let offset = offset_of_line(&text, 20);
+    std::fs::write(&path, text).unwrap();
     let rejects = dir.path().join("rejects.jsonl");
     let store = dir.path().join("store");
     let run = sediment(
@@ -546,7 +553,10 @@ fn an_overlong_cdx_line_is_rejected_and_the_next_lines_land() {
         ],
     );
     assert_eq!(run.status, 3, "{}", run.stderr);
-    let at = format!("{}:20: line_too_long: {long} bytes", path.display());
+    let at = format!(
+        "{}:20 at byte {offset}: line_too_long: {long} bytes",
+        path.display()
+    );
     assert!(run.stderr.contains(&at), "{at:?} not in\n{}", run.stderr);
     assert!(run.stderr.contains("problems 1 ("), "{}", run.stderr);
     assert!(run.stderr.contains("rejected 1"), "{}", run.stderr);
@@ -554,6 +564,75 @@ fn an_overlong_cdx_line_is_rejected_and_the_next_lines_land() {
     let rejected = json_lines(&std::fs::read_to_string(&rejects).unwrap());
     assert_eq!(rejected.len(), 1);
     assert_eq!(rejected[0]["line"], 20);
+    assert_eq!(rejected[0]["offset"], offset);
+}
+
+/// Where 1-based line `n` of `text` starts.
+fn offset_of_line(text: &[u8], n: usize) -> usize {
+    text.split_inclusive(|&b| b == b'\n')
+        .take(n - 1)
+        .map(<[u8]>::len)
+        .sum()
+}
+
+/// `text` with a line of `long` bytes (`start`, then `x` to its length) inserted as line
+/// `at`, and where that line starts.
+fn with_long_line(text: &str, at: usize, start: &str, long: usize) -> (Vec<u8>, usize) {
+    let mut lines: Vec<&[u8]> = text.as_bytes().split_inclusive(|&b| b == b'\n').collect();
+    let mut line = start.as_bytes().to_vec();
+    line.resize(long, b'x');
+    line.push(b'\n');
+    lines.insert(at - 1, &line);
+    let out = lines.concat();
+    let offset = offset_of_line(&out, at);
+    (out, offset)
+}
+
+/// Imports `text` and the same with a line longer than the line cap inserted as line 30:
+/// the line is reported at its line and byte offset, and everything else lands.
+fn an_overlong_line_costs_only_itself(command: &str, name: &str, text: &str, start: &str) {
+    let dir = tempfile::tempdir().unwrap();
+    let plain = dir.path().join(format!("plain-{name}"));
+    std::fs::write(&plain, text).unwrap();
+    let reference = dir.path().join("reference");
+    ok(&reference, &[command, s(&plain)]);
+    let long = 65 << 20;
+    let (damaged, offset) = with_long_line(text, 30, start, long);
+    let path = dir.path().join(name);
+    std::fs::write(&path, damaged).unwrap();
+    let store = dir.path().join("store");
+    let run = sediment(&store, &[command, s(&path)]);
+    assert_eq!(run.status, 3, "{}", run.stderr);
+    let at = format!(
+        "{}:30 at byte {offset}: line_too_long: {long} bytes",
+        path.display()
+    );
+    assert!(run.stderr.contains(&at), "{at:?} not in\n{}", run.stderr);
+    assert!(run.stderr.contains("problems 1 ("), "{}", run.stderr);
+    let lines = text.lines().count() + 1;
+    assert!(
+        run.stderr.contains(&format!("lines {lines},")),
+        "{}",
+        run.stderr
+    );
+    assert_eq!(ok(&store, &["export"]), ok(&reference, &["export"]));
+}
+
+#[test]
+fn an_overlong_jsonl_line_is_reported_and_the_lines_around_it_land() {
+    let dir = tempfile::tempdir().unwrap();
+    // Twice over (the second copy of a row rewrites it): lines enough for line 30.
+    let rows = exported_rows(dir.path()).repeat(2);
+    assert!(rows.lines().count() > 40, "{rows}");
+    an_overlong_line_costs_only_itself("import-jsonl", "rows.jsonl", &rows, "{\"key\": \"");
+}
+
+#[test]
+fn an_overlong_hbase_tsv_line_is_reported_and_the_lines_around_it_land() {
+    let dir = tempfile::tempdir().unwrap();
+    let tsv = hbase_tsv(dir.path());
+    assert!(tsv.lines().count() > 40, "{tsv}");
+    an_overlong_line_costs_only_itself("import-hbase-tsv", "dump.tsv", &tsv, "sha1:");
 }
 
 // ---------------------------------------------------------------------------------------

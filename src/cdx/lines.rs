@@ -14,9 +14,10 @@ use memchr::{memchr, memchr_iter, memrchr};
 
 /// Bytes read at a time, and the initial buffer size.
 const READ_SIZE: usize = 1 << 20;
-/// A line longer than this is skipped (a binary file read as CDX, most likely, or a
+/// A line longer than this is skipped (a binary file read as lines, most likely, or a
 /// damaged line) rather than buffered: the reader reads on to the next line break, keeping
-/// none of it, and goes on with the next line (see [`LineReader::take_overlong`]).
+/// none of it, and goes on with the next line (see [`LineReader::take_overlong`]). The same
+/// cap holds for every line format: CDX, JSON lines, TSV.
 pub const MAX_LINE_LEN: usize = 64 << 20;
 
 /// A line skipped for being longer than [`MAX_LINE_LEN`].
@@ -26,9 +27,25 @@ pub struct Overlong {
     pub line: u64,
     /// Its length without the line break (as far as it could be read).
     pub bytes: u64,
+    /// Where it starts: bytes of (decompressed) input before it.
+    pub offset: u64,
 }
 
-/// Numbered lines (1-based) from plain or gzip input.
+impl Overlong {
+    /// What a report says of the line (its location aside).
+    pub fn describe(&self, max_line: usize) -> String {
+        format!(
+            "{} bytes: longer than {} MiB, skipped without reading it into memory",
+            self.bytes,
+            max_line >> 20
+        )
+    }
+}
+
+/// Numbered lines (1-based) from plain or gzip input: the one line reader of every line
+/// format (CDX, JSON lines, TSV, record lines). Lines longer than the cap
+/// ([`MAX_LINE_LEN`]) are skipped in bounded memory and listed with their byte offsets
+/// ([`LineReader::take_overlong`]); `\r\n` ends a line as `\n` does.
 pub struct LineReader<'r> {
     source: Box<dyn Read + Send + 'r>,
     gzip: bool,
@@ -49,6 +66,12 @@ pub struct LineReader<'r> {
     overlong: Vec<Overlong>,
     /// The largest the buffer has been (the memory bound the tests check).
     largest_buffer: usize,
+    /// Bytes read at a time (the buffer's size when it holds no long line).
+    read_size: usize,
+    /// The line cap.
+    max_line: usize,
+    /// Whether [`LineReader::next_line`] fails at an overlong line rather than skip it.
+    overlong_is_error: bool,
 }
 
 impl<'r> LineReader<'r> {
@@ -74,10 +97,24 @@ impl<'r> LineReader<'r> {
         } else {
             Box::new(replay)
         };
-        Ok(LineReader {
-            source,
-            gzip,
-            buf: vec![0; READ_SIZE],
+        let mut reader = Self::plain(source);
+        reader.gzip = gzip;
+        Ok(reader)
+    }
+
+    /// Wraps a reader of plain (or already decompressed) lines, without looking for gzip.
+    pub fn plain<R: Read + Send + 'r>(reader: R) -> Self {
+        Self::plain_with_read_size(reader, READ_SIZE)
+    }
+
+    /// [`LineReader::plain`] reading `read_size` bytes at a time: small for a reader that
+    /// wants one line at a place it sought to (a binary search over a sorted file).
+    pub fn plain_with_read_size<R: Read + Send + 'r>(reader: R, read_size: usize) -> Self {
+        let read_size = read_size.max(64);
+        LineReader {
+            source: Box::new(reader),
+            gzip: false,
+            buf: vec![0; read_size],
             start: 0,
             end: 0,
             scanned: 0,
@@ -86,8 +123,31 @@ impl<'r> LineReader<'r> {
             consumed: 0,
             failed: None,
             overlong: Vec::new(),
-            largest_buffer: READ_SIZE,
-        })
+            largest_buffer: read_size,
+            read_size,
+            max_line: MAX_LINE_LEN,
+            overlong_is_error: false,
+        }
+    }
+
+    /// Sets the line cap (the tests use small ones; every input format uses
+    /// [`MAX_LINE_LEN`]).
+    pub fn with_max_line(mut self, max_line: usize) -> Self {
+        self.max_line = max_line.max(1);
+        self
+    }
+
+    /// The line cap.
+    pub fn max_line(&self) -> usize {
+        self.max_line
+    }
+
+    /// Makes an overlong line an error of [`LineReader::next_line`] (`InvalidData`, naming
+    /// the line and its byte offset) rather than a skipped line: for data a program wrote,
+    /// where such a line is damage and skipping it would lose a record without a word.
+    pub fn overlong_is_error(mut self) -> Self {
+        self.overlong_is_error = true;
+        self
     }
 
     /// The number of the last line given or skipped (0 before the first).
@@ -114,6 +174,24 @@ impl<'r> LineReader<'r> {
     /// The next line without its line break (`\n` or `\r\n`), with its 1-based number.
     /// A last line without a line break is returned too.
     pub fn next_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        Ok(self
+            .next_span()?
+            .map(|(no, start, end)| (no, &self.buf[start..end])))
+    }
+
+    /// [`LineReader::next_line`], passing over empty lines (after taking off `\r`).
+    pub fn next_nonempty_line(&mut self) -> io::Result<Option<(u64, &[u8])>> {
+        loop {
+            match self.next_span()? {
+                Some((_, start, end)) if start == end => {}
+                Some((no, start, end)) => return Ok(Some((no, &self.buf[start..end]))),
+                None => return Ok(None),
+            }
+        }
+    }
+
+    /// The next line as (number, start, end) in `buf`, without its line break.
+    fn next_span(&mut self) -> io::Result<Option<(u64, usize, usize)>> {
         loop {
             if let Some(p) = memchr(b'\n', &self.buf[self.scanned..self.end]) {
                 let nl = self.scanned + p;
@@ -123,7 +201,7 @@ impl<'r> LineReader<'r> {
                 self.consumed += (nl + 1 - line_start) as u64;
                 let no = self.next_line_no;
                 self.next_line_no += 1;
-                return Ok(Some((no, strip_cr(&self.buf[line_start..nl]))));
+                return Ok(Some((no, line_start, self.cr_stripped(line_start, nl))));
             }
             self.scanned = self.end;
             if self.eof {
@@ -138,9 +216,34 @@ impl<'r> LineReader<'r> {
                 self.start = self.end;
                 let no = self.next_line_no;
                 self.next_line_no += 1;
-                return Ok(Some((no, strip_cr(&self.buf[line_start..self.end]))));
+                return Ok(Some((
+                    no,
+                    line_start,
+                    self.cr_stripped(line_start, self.end),
+                )));
             }
             self.fill();
+            if self.overlong_is_error && !self.overlong.is_empty() {
+                let skipped = self.overlong.remove(0);
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!(
+                        "line {} at byte {}: {}",
+                        skipped.line,
+                        skipped.offset,
+                        skipped.describe(self.max_line)
+                    ),
+                ));
+            }
+        }
+    }
+
+    /// The end of `buf[start..end]` without a final `\r`.
+    fn cr_stripped(&self, start: usize, end: usize) -> usize {
+        if end > start && self.buf[end - 1] == b'\r' {
+            end - 1
+        } else {
+            end
         }
     }
 
@@ -150,7 +253,7 @@ impl<'r> LineReader<'r> {
         let dropped = (self.end - self.start) as u64;
         self.start = self.end;
         self.scanned = self.end;
-        crate::input::cut_short(error, self.last_line(), self.consumed, dropped)
+        cut_short(error, self.last_line(), self.consumed, dropped)
     }
 
     /// Moves whole lines, at least `min_bytes` of them unless the input ends first, into
@@ -206,23 +309,24 @@ impl<'r> LineReader<'r> {
             self.end -= self.start;
             self.start = 0;
         }
-        if self.buf.len() - self.end < READ_SIZE / 4 {
+        let read_size = self.read_size;
+        if self.buf.len() - self.end < read_size / 4 {
             // Callers ask for more only when what they have holds no line break they can
             // use: without one, the buffer holds the start of a single line.
             let one_line = memchr(b'\n', &self.buf[..self.end]).is_none();
-            if one_line && self.end > MAX_LINE_LEN {
+            if one_line && self.end > self.max_line {
                 self.skip_overlong();
                 return;
             }
             let cap = if one_line {
-                MAX_LINE_LEN + READ_SIZE
+                self.max_line + read_size
             } else {
                 usize::MAX
             };
             let grown = (self.buf.len() * 2)
-                .max(READ_SIZE)
+                .max(read_size)
                 .min(cap)
-                .max(self.end + READ_SIZE / 4);
+                .max(self.end + read_size / 4);
             self.buf.resize(grown, 0);
             self.largest_buffer = self.largest_buffer.max(grown);
         }
@@ -248,16 +352,17 @@ impl<'r> LineReader<'r> {
     }
 
     /// At the end of the input, leaves out a last line (without a line break) longer than
-    /// [`MAX_LINE_LEN`], as a longer line followed by one is left out.
+    /// the cap, as a longer line followed by one is left out.
     fn drop_overlong_tail(&mut self) {
         let data = &self.buf[self.start..self.end];
         let tail_start = memrchr(b'\n', data).map_or(0, |p| p + 1);
         let tail = data.len() - tail_start;
-        if tail > MAX_LINE_LEN {
+        if tail > self.max_line {
             let breaks = memchr_iter(b'\n', &data[..tail_start]).count() as u64;
             self.overlong.push(Overlong {
                 line: self.next_line_no + breaks,
                 bytes: tail as u64,
+                offset: self.consumed + tail_start as u64,
             });
             self.consumed += tail as u64;
             self.end = self.start + tail_start;
@@ -273,8 +378,9 @@ impl<'r> LineReader<'r> {
         let mut ended_by_break = false;
         self.start = 0;
         self.end = 0;
+        let read_size = self.read_size;
         loop {
-            match self.source.read(&mut self.buf[..READ_SIZE]) {
+            match self.source.read(&mut self.buf[..read_size]) {
                 Ok(0) => {
                     self.eof = true;
                     break;
@@ -301,6 +407,7 @@ impl<'r> LineReader<'r> {
         self.overlong.push(Overlong {
             line: self.next_line_no,
             bytes,
+            offset: self.consumed,
         });
         self.next_line_no += 1;
         self.consumed += bytes + line_break;
@@ -308,9 +415,36 @@ impl<'r> LineReader<'r> {
         self.end -= self.start;
         self.start = 0;
         self.scanned = 0;
-        self.buf.truncate(READ_SIZE);
+        self.buf.truncate(read_size);
         self.buf.shrink_to_fit();
     }
+}
+
+/// The error of an input that could not be read past line `last_line` (0: not even the
+/// first line), with where it stopped; `bytes_read` counts the (decompressed) bytes of the
+/// complete lines, `dropped` those of the incomplete line that was cut.
+pub(crate) fn cut_short(
+    error: io::Error,
+    last_line: u64,
+    bytes_read: u64,
+    dropped: u64,
+) -> io::Error {
+    let at = if last_line == 0 {
+        "cannot read the first line".to_string()
+    } else {
+        format!("cannot read past line {last_line}")
+    };
+    let tail = if dropped > 0 {
+        format!("; the incomplete line after it ({dropped} bytes) was dropped")
+    } else {
+        String::new()
+    };
+    io::Error::new(
+        error.kind(),
+        format!(
+            "{at}: {error} (after {bytes_read} bytes of data){tail}; the lines before were kept"
+        ),
+    )
 }
 
 fn strip_cr(line: &[u8]) -> &[u8] {
@@ -624,7 +758,8 @@ mod tests {
             r.take_overlong(),
             vec![Overlong {
                 line: 2,
-                bytes: len
+                bytes: len,
+                offset: 6
             }]
         );
         assert!(peak <= MAX_LINE_LEN + READ_SIZE, "buffer of {peak} bytes");
@@ -643,7 +778,8 @@ mod tests {
             r.take_overlong(),
             vec![Overlong {
                 line: 2,
-                bytes: len
+                bytes: len,
+                offset: 6
             }]
         );
 
@@ -657,8 +793,83 @@ mod tests {
             r.take_overlong(),
             vec![Overlong {
                 line: 2,
-                bytes: MAX_LINE_LEN as u64 + 1
+                bytes: MAX_LINE_LEN as u64 + 1,
+                offset: 2
             }]
         );
+    }
+
+    /// Lines under a small cap, read a few bytes at a time: every way a line can end, and
+    /// overlong lines in the middle and at the end.
+    const CAPPED: &[u8] = b"a\r\nxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx\r\n\n\r\nb\n0123456789\nyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyyy";
+
+    fn capped(input: &[u8]) -> LineReader<'_> {
+        LineReader::plain_with_read_size(input, 64).with_max_line(100)
+    }
+
+    fn capped_overlong() -> Vec<Overlong> {
+        let long = |c: u8| CAPPED.iter().filter(|&&b| b == c).count() as u64;
+        let second = CAPPED.iter().position(|&b| b == b'y').unwrap() as u64;
+        vec![
+            Overlong {
+                line: 2,
+                bytes: long(b'x') + 1,
+                offset: 3,
+            },
+            Overlong {
+                line: 7,
+                bytes: long(b'y'),
+                offset: second,
+            },
+        ]
+    }
+
+    #[test]
+    fn the_cap_skips_long_lines_with_their_offsets_and_keeps_the_others() {
+        let want: Vec<(u64, String)> = [(1, "a"), (3, ""), (4, ""), (5, "b"), (6, "0123456789")]
+            .map(|(n, s)| (n, s.to_string()))
+            .to_vec();
+        let mut r = capped(CAPPED);
+        let mut got = Vec::new();
+        while let Some((n, l)) = r.next_line().unwrap() {
+            got.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        assert_eq!(got, want);
+        assert_eq!(r.take_overlong(), capped_overlong());
+        assert_eq!(r.bytes_consumed(), CAPPED.len() as u64);
+        assert!(r.largest_buffer <= 100 + 64, "{}", r.largest_buffer);
+
+        // In chunks: the same lines and the same skipped ones.
+        let mut r = capped(CAPPED);
+        let mut chunk = Vec::new();
+        let mut got = Vec::new();
+        while let Some(first) = r.next_chunk(8, &mut chunk).unwrap() {
+            for (n, l) in lines(&chunk, first) {
+                got.push((n, String::from_utf8_lossy(l).into_owned()));
+            }
+        }
+        assert_eq!(got, want);
+        assert_eq!(r.take_overlong(), capped_overlong());
+
+        // Empty lines passed over; the offsets name where each skipped line starts.
+        let mut r = capped(CAPPED);
+        let mut kept = Vec::new();
+        while let Some((n, _)) = r.next_nonempty_line().unwrap() {
+            kept.push(n);
+        }
+        assert_eq!(kept, [1, 5, 6]);
+        for skipped in capped_overlong() {
+            let at = skipped.offset as usize;
+            assert!(at == 0 || CAPPED[at - 1] == b'\n');
+        }
+
+        // For data a program wrote, an overlong line is an error naming it; the reader
+        // goes on after it.
+        let mut r = capped(CAPPED).overlong_is_error();
+        assert_eq!(r.next_line().unwrap().map(|(n, _)| n), Some(1));
+        let e = r.next_line().unwrap_err();
+        assert_eq!(e.kind(), io::ErrorKind::InvalidData);
+        assert!(e.to_string().starts_with("line 2 at byte 3: "), "{e}");
+        assert_eq!(r.next_line().unwrap().map(|(n, _)| n), Some(3));
     }
 }

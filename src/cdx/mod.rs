@@ -1,7 +1,9 @@
 //! CDX and CDXJ index lines: dialects, a zero-copy line parser, and line readers.
 //!
 //! - [`lines`]: read plain or gzip input as numbered lines or as chunks of whole lines,
-//!   and split a large buffer at line boundaries for parallel parsing.
+//!   and split a large buffer at line boundaries for parallel parsing. Every line format
+//!   (JSON lines and TSV too) is read with it: lines over the cap are skipped and listed
+//!   with their byte offsets.
 //! - [`Dialect`]: which column holds what, from a header line (` CDX N b a m s k r M S V g`,
 //!   wget's ` CDX a b a m s k r M V g u`, …), from the column count of a headerless file
 //!   (11, 10 or 9 columns), or CDXJ (`SURT timestamp {json}`).

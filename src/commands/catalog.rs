@@ -88,6 +88,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
         let mut chunks = LineChunks::new(open_lines(&input.path)?, 8 << 20);
         let mut writer = CatalogWriter::new(&store);
         while let Some(chunk) = chunks.next_chunk()? {
+            chunks.report_overlong(&report, &name)?;
             for (line_no, line) in chunk.lines() {
                 report.count("lines", 1);
                 if line.iter().all(u8::is_ascii_whitespace) {
@@ -111,6 +112,7 @@ fn load(store_path: &Path, args: LoadArgs) -> Result<ExitCode> {
             }
             report.progress().set_position(report.counts().get("lines"));
         }
+        chunks.report_overlong(&report, &name)?;
         writer.finish()?;
         store.flush()?;
         let after = report.counts();

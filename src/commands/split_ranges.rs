@@ -33,7 +33,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
         .with_context(|| format!("{} is not a bounds file", args.bounds.display()))?;
     let mut out = BufWriter::with_capacity(1 << 20, std::io::stdout().lock());
     let block_bytes = ((args.memory_mb << 20) / (bounds.len() + 1)).max(64 << 10);
-    split(std::io::stdin().lock(), &bounds, block_bytes, &mut out)?;
+    split(std::io::stdin(), &bounds, block_bytes, &mut out)?;
     out.flush()?;
     super::done()
 }

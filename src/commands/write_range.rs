@@ -27,10 +27,7 @@ const COMMAND: &str = "write-range";
 pub fn run(store_path: &std::path::Path, args: Args) -> Result<ExitCode> {
     let store = super::open_creator(store_path, COMMAND)?;
     let scratch = tempfile::tempdir().context("cannot create a directory for sorting")?;
-    let mut input = range_input(
-        std::io::stdin().lock(),
-        args.sorting.sort_in(scratch.path()),
-    )?;
+    let mut input = range_input(std::io::stdin(), args.sorting.sort_in(scratch.path()))?;
     let written = write_range(&store, args.ts, &mut *input)?;
     store.close()?;
     let mut out = std::io::stdout().lock();

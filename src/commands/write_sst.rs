@@ -35,7 +35,7 @@ pub fn run(args: Args) -> Result<ExitCode> {
     let schema = Schema::embedded()?;
     let writer = RangeWriter::create(&args.out, &schema, args.ts, args.derive)?;
     // Sorted runs are unnamed files beside the range's own: they vanish with the process.
-    let mut input = range_input(std::io::stdin().lock(), args.sorting.sort_in(&args.out))?;
+    let mut input = range_input(std::io::stdin(), args.sorting.sort_in(&args.out))?;
     let manifest = writer.write_all(&mut *input)?;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer(&mut out, &manifest)?;

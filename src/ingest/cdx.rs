@@ -13,6 +13,7 @@ use crate::capture::{CaptureKind, CaptureRef, Origin};
 use crate::cdx::lines::{LineReader, MAX_LINE_LEN, Overlong, lines};
 use crate::cdx::{CdxLine, CdxParser, CdxRecord, Dialect, detect_dialect};
 use crate::filter::FileFilter;
+use crate::input::report_overlong;
 use crate::report::{Counts, Location, Report};
 
 /// Bytes of lines handed to one worker at a time.
@@ -180,16 +181,7 @@ pub fn parse_chunk(
     for skipped in &chunk.overlong {
         counts.incr("lines");
         counts.incr("rejected");
-        report.problem(
-            Location::line(chunk.source.clone(), skipped.line),
-            "line_too_long",
-            &format!(
-                "{} bytes: longer than {} MiB, skipped without reading it into memory",
-                skipped.bytes,
-                MAX_LINE_LEN >> 20
-            ),
-            None,
-        )?;
+        report_overlong(report, &chunk.source, skipped, MAX_LINE_LEN)?;
     }
     // The counts of every line are tallied here and added once: a counter looked up by
     // name three times a line was a few per cent of a bulk load.

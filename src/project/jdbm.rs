@@ -24,12 +24,13 @@
 //! page text at white space and kept case and punctuation; see the tokenizer's notes).
 
 use std::fs::File;
-use std::io::{BufRead, BufReader, BufWriter, Seek, SeekFrom, Write};
+use std::io::{BufWriter, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
 
 use super::wordindex::{CrawlOrder, KeyIds, Snapshot};
+use crate::cdx::lines::LineReader;
 use crate::extsort::{Sorter, keyed, split_keyed};
 use crate::html::parse_datetime;
 use crate::report::Counts;
@@ -301,10 +302,13 @@ pub fn parse_ids(value: &str) -> Option<Vec<u32>> {
 /// lookup reads a few blocks, not the file.
 pub struct SortedTsv {
     path: PathBuf,
-    reader: BufReader<File>,
+    file: File,
     len: u64,
     line: Vec<u8>,
 }
+
+/// Bytes a probe of [`SortedTsv`] reads at a time.
+const PROBE_READ: usize = 16 << 10;
 
 impl SortedTsv {
     pub fn open(path: &Path) -> Result<SortedTsv> {
@@ -312,33 +316,27 @@ impl SortedTsv {
         let len = file.metadata()?.len();
         Ok(SortedTsv {
             path: path.to_path_buf(),
-            reader: BufReader::with_capacity(16 << 10, file),
+            file,
             len,
             line: Vec::new(),
         })
     }
 
-    /// The first line starting at or after byte `pos`: (start, end after its newline).
+    /// The first line starting at or after byte `pos`: (start, end after its newline). The
+    /// line is left in `self.line`, without its line break.
     fn line_from(&mut self, pos: u64) -> Result<Option<(u64, u64)>> {
-        let mut start = pos;
-        if pos > 0 {
-            // Skip the rest of the line that contains byte pos-1.
-            self.reader.seek(SeekFrom::Start(pos - 1))?;
-            self.line.clear();
-            let n = self.reader.read_until(b'\n', &mut self.line)?;
-            start = pos - 1 + n as u64;
-        } else {
-            self.reader.seek(SeekFrom::Start(0))?;
-        }
-        if start >= self.len {
+        // From the byte before `pos`: the rest of the line that holds it is passed over.
+        let from = pos.saturating_sub(1);
+        self.file.seek(SeekFrom::Start(from))?;
+        let mut lines = LineReader::plain_with_read_size(&mut self.file, PROBE_READ);
+        if pos > 0 && !probe_line(&mut lines, &self.path, from, &mut self.line)? {
             return Ok(None);
         }
-        self.line.clear();
-        let n = self.reader.read_until(b'\n', &mut self.line)?;
-        if n == 0 {
+        let start = from + lines.bytes_consumed();
+        if start >= self.len || !probe_line(&mut lines, &self.path, from, &mut self.line)? {
             return Ok(None);
         }
-        Ok(Some((start, start + n as u64)))
+        Ok(Some((start, from + lines.bytes_consumed())))
     }
 
     /// The value of `key`, if the file has it.
@@ -356,7 +354,7 @@ impl SortedTsv {
                 hi = mid;
                 continue;
             }
-            let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
+            let line = &self.line;
             let Some(tab) = memchr::memchr(b'\t', line) else {
                 bail!(
                     "{}: the line at byte {start} has no tab",
@@ -379,6 +377,34 @@ impl SortedTsv {
         }
         Ok(None)
     }
+}
+
+/// Reads the next line of a probe that started at byte `from` of `path` into `out`;
+/// `false` at the end of the file. A line past the line cap cannot be passed over in place:
+/// it is an error naming its offset (the file is damaged).
+fn probe_line(
+    lines: &mut LineReader<'_>,
+    path: &Path,
+    from: u64,
+    out: &mut Vec<u8>,
+) -> Result<bool> {
+    out.clear();
+    let read = lines
+        .next_line()
+        .with_context(|| format!("cannot read {}", path.display()))?;
+    if let Some((_, line)) = read {
+        out.extend_from_slice(line);
+    }
+    let found = read.is_some();
+    if let Some(skipped) = lines.take_overlong().first() {
+        bail!(
+            "{}: the line at byte {}: {}",
+            path.display(),
+            from + skipped.offset,
+            skipped.describe(lines.max_line())
+        );
+    }
+    Ok(found)
 }
 
 /// One page containing the looked-up word.

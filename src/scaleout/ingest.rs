@@ -9,25 +9,26 @@
 //! rolls it back to the last version (see `Store::mark_inconsistent`).
 
 use std::collections::BTreeMap;
-use std::io::{BufRead, Read};
+use std::io::Read;
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail, ensure};
 use rocksdb::WriteBatch;
 use serde::Serialize;
 
+use crate::cdx::lines::LineReader;
 use crate::key::Sha1Key;
 use crate::report::Report;
 use crate::scaleout::extract::Completed;
 use crate::scaleout::records::InputPart;
 use crate::scaleout::sst::{Manifest, read_manifest};
 use crate::store::backend::{Batch, Op};
-use crate::store::bulk::ingest_files;
 use crate::store::captures::DerivedColumns;
 use crate::store::cells::cell_key;
 use crate::store::keys::writer_token;
 use crate::store::materialize::materialize_dirty;
 use crate::store::registry::{ContentHash, InputRecord};
+use crate::store::sst::ingest_files;
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, Space, Store, directory};
 
 /// What a distributed ingest needs to know of the store before it starts.
@@ -87,18 +88,23 @@ pub struct InputGroup {
 /// keep the order of their first summary: inputs with the same content (copies under
 /// other names) share one registry entry, and the last one recorded names it, as with
 /// the ingest commands.
-pub fn load_inputs(read: impl Read) -> Result<Vec<InputGroup>> {
+pub fn load_inputs(read: impl Read + Send) -> Result<Vec<InputGroup>> {
     type Key = (String, String, String, String);
     let mut order: Vec<Key> = Vec::new();
     let mut parts: BTreeMap<Key, Vec<InputPart>> = BTreeMap::new();
-    for (n, line) in std::io::BufReader::new(read).lines().enumerate() {
-        let line = line.context("cannot read the input summaries")?;
-        let line = line.trim();
+    let mut lines = LineReader::plain(read).overlong_is_error();
+    while let Some((n, line)) = lines
+        .next_line()
+        .context("cannot read the input summaries")?
+    {
+        let line = std::str::from_utf8(line)
+            .with_context(|| format!("input summary line {n} is not UTF-8"))?
+            .trim();
         if line.is_empty() {
             continue;
         }
         let part: InputPart = serde_json::from_str(line.strip_prefix("s\t").unwrap_or(line))
-            .with_context(|| format!("input summary line {} is not one", n + 1))?;
+            .with_context(|| format!("input summary line {n} is not one"))?;
         let (command, hash, options) = part.identity();
         let key = (
             command.to_string(),
@@ -476,7 +482,7 @@ mod tests {
     use crate::capture::{Capture, CaptureKind, Origin};
     use crate::ingest::CaptureSink;
     use crate::scaleout::extract::RecordSink;
-    use crate::scaleout::ranges::LineReader;
+    use crate::scaleout::ranges::RecordLines;
     use crate::scaleout::records::partition_key;
     use crate::scaleout::sst::RangeWriter;
     use crate::schema::Schema;
@@ -566,7 +572,7 @@ mod tests {
             let text: Vec<u8> = lines[start..end].join(&b"\n"[..]);
             RangeWriter::create(&out, &schema, ts, derive)
                 .unwrap()
-                .write_all(&mut LineReader::new(&text[..]))
+                .write_all(&mut RecordLines::new(&text[..]))
                 .unwrap();
             dirs.push(out);
             start = end;

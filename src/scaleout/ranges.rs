@@ -8,12 +8,13 @@
 //! (exclusive): range `i` holds the keys with exactly `i` bounds at or below them, as
 //! Python's `bisect_right` counts them (see [`super::records::partition_key`]).
 
-use std::io::{BufRead, Write};
+use std::io::{Read, Write};
 use std::path::Path;
 
 use anyhow::{Context, Result, bail};
 
 use super::records::partition_key;
+use crate::cdx::lines::LineReader;
 use crate::extsort::{Sorted, Sorter};
 
 /// The range bounds of a job: sorted partition keys, one per line.
@@ -52,7 +53,7 @@ pub struct Split {
 /// are written out whenever they reach `block_bytes`, and the rest at the end, so memory
 /// stays at about `block_bytes` per range whatever the input.
 pub fn split(
-    input: impl BufRead,
+    input: impl Read + Send,
     bounds: &[Vec<u8>],
     block_bytes: usize,
     out: &mut impl Write,
@@ -67,7 +68,7 @@ pub fn split(
         split.blocks += 1;
         anyhow::Ok(())
     };
-    let mut lines = LineReader::new(input);
+    let mut lines = RecordLines::new(input);
     while let Some(line) = lines.next_line()? {
         if line.first() == Some(&super::records::SUMMARY) {
             bail!(
@@ -95,9 +96,9 @@ pub fn split(
 
 /// Sorts a range's record lines (in any order, possibly several blocks of [`split`]
 /// concatenated) by key, spilling runs of `run_bytes` into unnamed files in `scratch`.
-pub fn sort(input: impl BufRead, scratch: &Path, run_bytes: usize) -> Result<Sorted> {
+pub fn sort(input: impl Read + Send, scratch: &Path, run_bytes: usize) -> Result<Sorted> {
     let mut sorter = Sorter::new(scratch, run_bytes);
-    let mut lines = LineReader::new(input);
+    let mut lines = RecordLines::new(input);
     while let Some(line) = lines.next_line()? {
         // Whole lines compare as their keys do: the tab after a key sorts below every hex
         // digit, so a key sorts before the longer keys it is a prefix of.
@@ -118,40 +119,29 @@ impl RangeLines for Sorted {
     }
 }
 
-/// The lines of a reader one at a time in one reused buffer, blank lines skipped and line
-/// ends taken off; as [`RangeLines`], lines that are already in key order.
-pub struct LineReader<R> {
-    input: R,
-    line: Vec<u8>,
+/// The record lines of a reader one at a time, blank lines skipped and line ends taken
+/// off, through the one line reader; as [`RangeLines`], lines that are already in key
+/// order. Record lines are short: one longer than the line cap is damage, an error that
+/// names its line and byte offset.
+pub struct RecordLines<'r> {
+    lines: LineReader<'r>,
 }
 
-impl<R: BufRead> LineReader<R> {
-    pub fn new(input: R) -> Self {
-        LineReader {
-            input,
-            line: Vec::new(),
+impl<'r> RecordLines<'r> {
+    pub fn new(input: impl Read + Send + 'r) -> Self {
+        RecordLines {
+            lines: LineReader::plain(input).overlong_is_error(),
         }
     }
 }
 
-impl<R: BufRead> RangeLines for LineReader<R> {
+impl RangeLines for RecordLines<'_> {
     fn next_line(&mut self) -> Result<Option<&[u8]>> {
-        loop {
-            self.line.clear();
-            if self
-                .input
-                .read_until(b'\n', &mut self.line)
-                .context("cannot read records")?
-                == 0
-            {
-                return Ok(None);
-            }
-            let line = self.line.strip_suffix(b"\n").unwrap_or(&self.line);
-            let len = line.strip_suffix(b"\r").unwrap_or(line).len();
-            if len > 0 {
-                return Ok(Some(&self.line[..len]));
-            }
-        }
+        Ok(self
+            .lines
+            .next_nonempty_line()
+            .context("cannot read records")?
+            .map(|(_, line)| line))
     }
 }
 
@@ -178,12 +168,12 @@ impl SortArgs {
 /// The input of a range writer: `sort` when the engine moved blocks of [`split`] and left
 /// the sorting to the writer.
 pub fn range_input<'a>(
-    input: impl BufRead + 'a,
+    input: impl Read + Send + 'a,
     sort_in: Option<(&Path, usize)>,
 ) -> Result<Box<dyn RangeLines + 'a>> {
     Ok(match sort_in {
         Some((scratch, run_bytes)) => Box::new(sort(input, scratch, run_bytes)?),
-        None => Box::new(LineReader::new(input)),
+        None => Box::new(RecordLines::new(input)),
     })
 }
 
@@ -274,7 +264,7 @@ mod tests {
 
     #[test]
     fn presorted_lines_skip_blank_lines_and_carriage_returns() {
-        let mut lines = LineReader::new(&b"a\r\n\nb\n"[..]);
+        let mut lines = RecordLines::new(&b"a\r\n\nb\n"[..]);
         assert_eq!(lines.next_line().unwrap(), Some(&b"a"[..]));
         assert_eq!(lines.next_line().unwrap(), Some(&b"b"[..]));
         assert_eq!(lines.next_line().unwrap(), None);

@@ -18,7 +18,6 @@ use std::io::{BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result, bail};
-use rocksdb::SstFileWriter;
 use serde::{Deserialize, Serialize};
 
 use crate::capture::{Capture, merge_encoded};
@@ -30,7 +29,7 @@ use crate::store::bulk::derived_cells;
 use crate::store::captures::{DerivedColumns, derive_from};
 use crate::store::cells::ROW_LEN;
 use crate::store::keys::{IndexEntry, merge_index_entries};
-use crate::store::rocks::base_cf_options_for_sst;
+use crate::store::sst::SstWriter;
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE};
 
 /// The files of one key range, as `ingest-sst` reads them (`manifest.json`).
@@ -77,67 +76,39 @@ pub struct SstFile {
 pub const MANIFEST: &str = "manifest.json";
 const DIGESTS: &str = "digests.bin";
 
-/// An SST file created on its first entry.
+/// The SST file of one family of the range, created on its first entry.
 struct Sst {
     cf: &'static str,
-    path: PathBuf,
-    writer: Option<SstFileWriter<'static>>,
-    entries: u64,
-    first: Vec<u8>,
-    last: Vec<u8>,
+    writer: SstWriter,
 }
-
-static SST_OPTIONS: std::sync::OnceLock<rocksdb::Options> = std::sync::OnceLock::new();
 
 impl Sst {
     fn new(dir: &Path, cf: &'static str) -> Sst {
         Sst {
             cf,
-            path: dir.join(format!("{cf}.sst")),
-            writer: None,
-            entries: 0,
-            first: Vec::new(),
-            last: Vec::new(),
+            writer: SstWriter::new(dir.join(format!("{cf}.sst"))).with_key_range(),
         }
-    }
-
-    fn writer(&mut self, key: &[u8]) -> Result<&mut SstFileWriter<'static>> {
-        if self.writer.is_none() {
-            let writer = SstFileWriter::create(SST_OPTIONS.get_or_init(base_cf_options_for_sst));
-            writer
-                .open(&self.path)
-                .with_context(|| format!("cannot create {}", self.path.display()))?;
-            self.writer = Some(writer);
-            self.first = key.to_vec();
-        }
-        self.entries += 1;
-        self.last.clear();
-        self.last.extend_from_slice(key);
-        Ok(self.writer.as_mut().expect("opened above"))
     }
 
     fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.writer(key)?.put(key, value)?)
+        self.writer.put(key, value)
     }
 
     fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        Ok(self.writer(key)?.merge(key, value)?)
+        self.writer.merge(key, value)
     }
 
     fn finish(self) -> Result<Option<SstFile>> {
-        let Some(mut writer) = self.writer else {
+        let Some(written) = self.writer.finish()? else {
             return Ok(None);
         };
-        writer
-            .finish()
-            .with_context(|| format!("cannot write {}", self.path.display()))?;
         let hex = data_encoding::HEXLOWER;
         Ok(Some(SstFile {
             cf: self.cf.to_string(),
             file: format!("{}.sst", self.cf),
-            entries: self.entries,
-            first: hex.encode(&self.first),
-            last: hex.encode(&self.last),
+            entries: written.entries,
+            first: hex.encode(&written.first),
+            last: hex.encode(&written.last),
         }))
     }
 }

@@ -10,9 +10,8 @@ use std::cmp::Ordering;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use rayon::prelude::*;
-use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::capture::{Capture, CaptureRef};
 use crate::key::Sha1Key;
@@ -23,7 +22,7 @@ use crate::store::captures::{
 };
 use crate::store::cells::{ROW_LEN, cell_key};
 use crate::store::keys::{IndexEntry, by_digest_key, capture_key, merge_index_entries};
-use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
+use crate::store::sst::{ScratchDir, SstWriter, ingest_files, part_len, part_ranges, scratch_dir};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, PrefixScanner, Store};
 
 /// Captures of one parsed chunk, packed in one buffer (no allocation per capture).
@@ -413,8 +412,8 @@ impl<'s> BulkLoader<'s> {
                     part_index * part..((part_index + 1) * part).min(digest_starts.len());
                 let f_sst = self.scratch_dir.join(format!("f-{n}-{part_index}.sst"));
                 let file_sst = self.scratch_dir.join(format!("file-{n}-{part_index}.sst"));
-                let mut f_writer = SstWriter::open(&f_sst)?;
-                let mut file_writer = SstWriter::open(&file_sst)?;
+                let mut f_writer = SstWriter::new(f_sst);
+                let mut file_writer = SstWriter::new(file_sst);
                 let mut rows = MaterializeStats::default();
                 let mut digests_read = 0u64;
                 let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
@@ -450,8 +449,8 @@ impl<'s> BulkLoader<'s> {
                         }
                     }
                 }
-                let f_sst = f_writer.finish()?.then_some(f_sst);
-                let file_sst = file_writer.finish()?.then_some(file_sst);
+                let f_sst = f_writer.finish()?.map(|w| w.path);
+                let file_sst = file_writer.finish()?.map(|w| w.path);
                 Ok((rows, digests_read, f_sst, file_sst))
             })
             .collect::<Result<_>>()?;
@@ -479,56 +478,6 @@ impl<'s> BulkLoader<'s> {
     fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
         ingest_files(self.store, cf, paths)
     }
-}
-
-/// A new directory for a bulk load's SST files, of its own under the writer's staging area.
-pub(crate) fn scratch_dir(rocks: &RocksBackend, kind: &str, ts: u64) -> Result<ScratchDir> {
-    let dir = crate::store::directory::staging_dir(rocks.path())
-        .join(format!("{kind}-{}-{ts}", std::process::id()));
-    std::fs::create_dir_all(&dir).with_context(|| format!("cannot create {}", dir.display()))?;
-    Ok(ScratchDir(dir))
-}
-
-/// The scratch directory of a bulk load, removed with what it holds when the load ends,
-/// however it ends: a load that fails (a full disk) gives its space back at once rather
-/// than when the next writer empties the staging area (`directory::fresh_staging_dir`).
-/// Ingested files were moved into the database (hard links): only their old names go.
-pub(crate) struct ScratchDir(PathBuf);
-
-impl std::ops::Deref for ScratchDir {
-    type Target = std::path::Path;
-
-    fn deref(&self) -> &std::path::Path {
-        &self.0
-    }
-}
-
-impl Drop for ScratchDir {
-    fn drop(&mut self) {
-        match std::fs::remove_dir_all(&self.0) {
-            Ok(()) => {}
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-            Err(e) => crate::diag!(
-                "sediment: cannot remove the staging directory {}: {e}",
-                self.0.display()
-            ),
-        }
-    }
-}
-
-/// Ingests SST files with non-overlapping key ranges into one family, atomically. The
-/// files are moved (hard-linked) into the store when they are on its file system.
-pub(crate) fn ingest_files(store: &Store, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
-    if paths.is_empty() {
-        return Ok(());
-    }
-    let mut opts = IngestExternalFileOptions::default();
-    opts.set_move_files(true);
-    let rocks: &RocksBackend = store.rocks("an ingestion of SST files")?;
-    rocks
-        .db()
-        .ingest_external_file_cf_opts(rocks.cf(cf), &opts, paths.clone())
-        .with_context(|| format!("cannot ingest {} into {cf}", paths[0].display()))
 }
 
 /// The cells of one derived row, keys in order within each family: `f:c` in `f`, and
@@ -570,13 +519,6 @@ pub(crate) fn derived_cells<'r>(
     }
 }
 
-/// Entries per SST file when a sorted key space is cut into ranges written in parallel:
-/// a few ranges per worker thread, none smaller than `min_part`.
-pub(crate) fn part_len(entries: usize, min_part: usize) -> usize {
-    let parts = (rayon::current_num_threads() * 2).max(1);
-    entries.div_ceil(parts).max(min_part)
-}
-
 /// Where the rows of a key space grouped by row start: (index of the row's first entry,
 /// row key), ascending.
 type RowStarts = Vec<(usize, Sha1Key)>;
@@ -603,16 +545,9 @@ fn write_merge_ssts<'a>(
     merge: impl Fn(&mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> + Sync,
     row_of: impl Fn(&[u8]) -> Option<Sha1Key> + Sync,
 ) -> Result<(Vec<PathBuf>, RowStarts)> {
-    let mut ranges = Vec::new();
-    let mut start = 0;
-    while start < refs.len() {
-        let mut end = (start + part_len(refs.len(), min_part)).min(refs.len());
-        while end < refs.len() && key_of(&refs[end]) == key_of(&refs[end - 1]) {
-            end += 1;
-        }
-        ranges.push(start..end);
-        start = end;
-    }
+    let ranges = part_ranges(refs.len(), min_part, |i| {
+        key_of(&refs[i]) == key_of(&refs[i - 1])
+    });
     let written: Vec<(PathBuf, usize, RowStarts)> = ranges
         .into_par_iter()
         .enumerate()
@@ -654,10 +589,7 @@ fn write_merge_sst<'a>(
     if refs.is_empty() {
         return Ok(row_starts);
     }
-    let opts = base_cf_options_for_sst();
-    let mut writer = SstFileWriter::create(&opts);
-    unlink_stale(path)?;
-    writer.open(path)?;
+    let mut writer = SstWriter::new(path);
     // Entries are copied a window at a time into one buffer, then written from it: the
     // copying loop does nothing but read memory, so its cache misses overlap (by-digest
     // entries lie at random places of the batch), and the writer then reads cached bytes.
@@ -706,7 +638,7 @@ fn write_merge_sst<'a>(
             } else {
                 let mut values = spans[a..b].iter().map(|&(_, ke, ve)| &window[ke..ve]);
                 let merged = merge(&mut values).unwrap_or_else(|| window[ke..ve].to_vec());
-                writer.merge(key, merged)?;
+                writer.merge(key, &merged)?;
             }
             a = b;
         }
@@ -800,51 +732,6 @@ fn prefetch(at: *const u8) {
     };
     #[cfg(not(target_arch = "x86_64"))]
     let _ = at;
-}
-
-/// Removes whatever is at `path` before a new SST file is written there: ingestion moves
-/// files by hard-linking them into the database, so a name left behind by an interrupted
-/// ingestion can be a second name of a live table, which opening it for writing would
-/// truncate.
-fn unlink_stale(path: &std::path::Path) -> Result<()> {
-    match std::fs::remove_file(path) {
-        Ok(()) => Ok(()),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(()),
-        Err(e) => Err(e).with_context(|| format!("cannot remove {}", path.display())),
-    }
-}
-
-/// An SST writer that is only created on disk when it gets its first entry.
-pub(crate) struct SstWriter<'o> {
-    writer: SstFileWriter<'o>,
-    entries: u64,
-}
-
-static SST_OPTIONS: std::sync::OnceLock<rocksdb::Options> = std::sync::OnceLock::new();
-
-impl SstWriter<'static> {
-    pub(crate) fn open(path: &PathBuf) -> Result<Self> {
-        let opts = SST_OPTIONS.get_or_init(base_cf_options_for_sst);
-        let writer = SstFileWriter::create(opts);
-        unlink_stale(path)?;
-        writer.open(path)?;
-        Ok(SstWriter { writer, entries: 0 })
-    }
-
-    pub(crate) fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.writer.put(key, value)?;
-        self.entries += 1;
-        Ok(())
-    }
-
-    /// Finishes the file; `false` when it is empty (nothing to ingest).
-    pub(crate) fn finish(mut self) -> Result<bool> {
-        if self.entries == 0 {
-            return Ok(false);
-        }
-        self.writer.finish()?;
-        Ok(true)
-    }
 }
 
 #[cfg(test)]

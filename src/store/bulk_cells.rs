@@ -15,8 +15,8 @@ use rayon::prelude::*;
 
 use crate::key::Sha1Key;
 use crate::store::Store;
-use crate::store::bulk::{ScratchDir, SstWriter, ingest_files, part_len, scratch_dir};
 use crate::store::rocks::{RocksBackend, cell_key};
+use crate::store::sst::{ScratchDir, SstWriter, ingest_files, part_ranges, scratch_dir};
 
 /// One cell of a batch: its family, and where its key and value lie, back to back, in its
 /// run's bytes.
@@ -194,22 +194,30 @@ impl<'s> CellLoader<'s> {
             let family = kept[start].family;
             let end = start + kept[start..].partition_point(|c| c.family == family);
             let cells = &kept[start..end];
-            let part = part_len(cells.len(), MIN_PART);
-            parts.extend(cells.chunks(part).enumerate().map(|(n, c)| (family, n, c)));
+            // Keys are distinct here (the last write of a cell was kept).
+            let ranges = part_ranges(cells.len(), MIN_PART, |_| false);
+            parts.extend(
+                ranges
+                    .into_iter()
+                    .enumerate()
+                    .map(|(n, range)| (family, n, &cells[range])),
+            );
             start = end;
         }
         let written: Vec<(u32, PathBuf)> = parts
             .into_par_iter()
             .map(|(family, n, cells)| {
                 let path = self.scratch_dir.join(format!("f{family}-{batch}-{n}.sst"));
-                let mut writer = SstWriter::open(&path)?;
+                let mut writer = SstWriter::new(path);
                 for cell in cells {
                     writer.put(key(cell), value(cell))?;
                 }
-                writer.finish()?;
-                Ok((family, path))
+                Ok(writer.finish()?.map(|sst| (family, sst.path)))
             })
-            .collect::<Result<_>>()?;
+            .collect::<Result<Vec<_>>>()?
+            .into_iter()
+            .flatten()
+            .collect();
         self.stats.sst_files += written.len() as u64;
         for family in 0..self.store.schema().families.len() as u32 {
             let paths: Vec<PathBuf> = written

@@ -28,6 +28,7 @@ pub mod locations;
 pub mod materialize;
 pub mod registry;
 pub mod rocks;
+pub mod sst;
 pub mod writer;
 
 use std::path::{Path, PathBuf};
