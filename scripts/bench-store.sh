@@ -27,7 +27,7 @@ t() {
   echo "$e - $s" | bc
 }
 cpu() { cat "$work/last.cpu"; }
-rate() { echo "scale=0; $n / $1" | bc; }
+rate() { awk -v n="$n" -v t="$1" 'BEGIN { if (t > 0) printf "%d\n", n / t; else print "-" }'; }
 
 t_cat=$(t sh -c "cat '$work/rows.jsonl' > /dev/null")
 c_cat=$(cpu)
