@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # WARC import speed (issue 4), every contender measured in the same run on the same files,
-# as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program; with
+# as compressed MB/s of wall time, with its CPU time (user + system, every thread) beside
+# it, the steadier figure on a shared machine: the floor (inflate + SHA-1 of every byte, our own small program; with
 # zlib-rs streaming as the fastwarc crate does, and with libdeflate's one-call inflate), the
 # fastwarc crate (HTTP parsing + payload digest check), cdxj-indexer (pip), and sediment
 # import-warc (1 and 2 threads, empty stores) and sediment cdx against cdxj-indexer.
