@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Export/import rates of the store (issue 2) on N generated rows (default 1,000,000),
 # with references measured in the same run: reading the file (cat) and parsing every
-# line with Python's json module.
+# line with Python's json module. Wall time and CPU time (user + system of every process)
+# of each.
 # Checked before any figure is printed (scripts/bench-lib.sh; status 1 otherwise): the
 # export holds the input rows, every one and nothing else (sorted lines compared),
 # export → import → export is byte-identical, and the --bulk
