@@ -2,8 +2,8 @@
 # CDX backfill speed (issue 3), with the floor measured in the same run.
 # Makes N (default 5,000,000) CDX lines, sorted and gzipped, then times: zcat | wc -l (the
 # floor), backfill-cdx normal and --bulk into empty stores from the .gz, and --bulk from the
-# uncompressed file (wall time, and CPU time: user + system of every process). Two corpora, so that the ratio is measured on more than one shape of
-# CDX (CORPUS):
+# uncompressed file (wall time, and CPU time: user + system of every process). Two corpora,
+# so that the ratio is measured on more than one shape of CDX (CORPUS):
 #   generated      CDX-11 lines made from real ones (scripts/gen_cdx.py: sandcrawler's and
 #                  pywb's sample CDX, mostly revisits and PDFs); the default
 #   small-records  wget's CDX (`a b a m s k r M V g u`, with the record ID) of the crawl of
