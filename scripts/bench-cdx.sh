@@ -2,8 +2,8 @@
 # CDX backfill speed (issue 3), with the floor measured in the same run.
 # Makes N (default 5,000,000) CDX lines, sorted and gzipped, then times: zcat | wc -l (the
 # floor), backfill-cdx normal and --bulk into empty stores from the .gz, and --bulk from the
-# uncompressed file. Two corpora, so that the ratio is measured on more than one shape of
-# CDX (CORPUS):
+# uncompressed file (wall time, and CPU time: user + system of every process). Two corpora,
+# so that the ratio is measured on more than one shape of CDX (CORPUS):
 #   generated      CDX-11 lines made from real ones (scripts/gen_cdx.py: sandcrawler's and
 #                  pywb's sample CDX, mostly revisits and PDFs); the default
 #   small-records  wget's CDX (`a b a m s k r M V g u`, with the record ID) of the crawl of
@@ -76,7 +76,18 @@ PY
   *) echo "CORPUS is generated or small-records, not '$corpus'" >&2; exit 2 ;;
 esac
 [ -s "$cdx" ] || gzip -dk "$cdx.gz"
-t() { local s=$(date +%s.%N); "$@" >/dev/null 2>"$work/last.log"; local e=$(date +%s.%N); echo "$e - $s" | bc; }
+# t COMMAND...: prints the wall seconds, and keeps the CPU seconds (user + system of every
+# process it ran) in $work/last.cpu: `times` in the command substitution's subshell counts
+# only that subshell's children (COMMAND may be a shell function; /usr/bin/time could not
+# run one).
+t() {
+  local s=$(date +%s.%N)
+  "$@" >/dev/null 2>"$work/last.log"
+  local e=$(date +%s.%N)
+  times > "$work/last.times"   # in this shell: a pipeline's fork would count no children
+  awk 'NR == 2 { split($1, u, /[ms]/); split($2, k, /[ms]/); print u[1] * 60 + u[2] + k[1] * 60 + k[2] }' "$work/last.times" > "$work/last.cpu"
+  echo "$e - $s" | bc
+}
 sed_() { "$SEDIMENT_BIN" --store "$1" backfill-cdx "${@:2}"; }
 cat "$cdx" "$cdx.gz" > /dev/null   # page cache, for every contender alike
 
@@ -84,18 +95,23 @@ cat "$cdx" "$cdx.gz" > /dev/null   # page cache, for every contender alike
 # their best time; the normal path (minutes) runs once.
 min() { if [ -z "$1" ] || (( $(echo "$2 < $1" | bc -l) )); then echo "$2"; else echo "$1"; fi; }
 runs="${RUNS:-3}"
-t_floor="" t_bulk="" t_bulk_plain=""
+t_floor="" t_bulk="" t_bulk_plain="" c_floor="" c_bulk="" c_bulk_plain=""
 for round in $(seq 1 "$runs"); do
   rm -rf "$work"/s-bulk*
   t_floor=$(min "$t_floor" "$(t sh -c "zcat '$cdx.gz' | wc -l")")
+  c_floor=$(min "$c_floor" "$(cat "$work/last.cpu")")
   t_bulk=$(min "$t_bulk" "$(t sed_ "$work/s-bulk" --bulk "$cdx.gz")")
+  c_bulk=$(min "$c_bulk" "$(cat "$work/last.cpu")")
   cp "$work/last.log" "$work/bulk.log"
   t_bulk_plain=$(min "$t_bulk_plain" "$(t sed_ "$work/s-bulk-plain" --bulk "$cdx")")
+  c_bulk_plain=$(min "$c_bulk_plain" "$(cat "$work/last.cpu")")
 done
 rm -rf "$work"/s-normal*
 t_normal=$(t sed_ "$work/s-normal" "$cdx.gz")
+c_normal=$(cat "$work/last.cpu")
 cp "$work/last.log" "$work/normal.log"
 t_normal_plain=$(t sed_ "$work/s-normal-plain" "$cdx")
+c_normal_plain=$(cat "$work/last.cpu")
 
 # The stores hold the input's captures, every one (the last round's stores).
 cdx_rows() { # FILE [wget]: CDX-11 lines without the URL key, the file's base name
@@ -120,12 +136,14 @@ check_same "export of the --bulk store = export of the normal store" "$work/expo
 echo
 
 echo "corpus: $corpus; lines: $n (floor and bulk: best of $runs runs); gz $(($(stat -c %s "$cdx.gz") / 1000000)) MB, plain $(($(stat -c %s "$cdx") / 1000000)) MB; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-row() { printf '%-44s %8.2f s %10.0f lines/s %6.2fx floor\n' "$1" "$2" "$(echo "$n / $2" | bc -l)" "$(echo "$2 / $t_floor" | bc -l)"; }
-row "zcat | wc -l (floor)" "$t_floor"
-row "backfill-cdx (gz, normal)" "$t_normal"
-row "backfill-cdx --bulk (gz)" "$t_bulk"
-row "backfill-cdx (plain, normal)" "$t_normal_plain"
-row "backfill-cdx --bulk (plain)" "$t_bulk_plain"
+# Wall time (best), lines/s, × the floor's wall time; CPU time (best; user + system), × the
+# floor's CPU time (on a loaded machine the steadier ratio).
+row() { printf '%-44s %8.2f s %10.0f lines/s %6.2fx floor   %7.2f s CPU %6.2fx floor\n' "$1" "$2" "$(echo "$n / $2" | bc -l)" "$(echo "$2 / $t_floor" | bc -l)" "$3" "$(echo "$3 / $c_floor" | bc -l)"; }
+row "zcat | wc -l (floor)" "$t_floor" "$c_floor"
+row "backfill-cdx (gz, normal)" "$t_normal" "$c_normal"
+row "backfill-cdx --bulk (gz)" "$t_bulk" "$c_bulk"
+row "backfill-cdx (plain, normal)" "$t_normal_plain" "$c_normal_plain"
+row "backfill-cdx --bulk (plain)" "$t_bulk_plain" "$c_bulk_plain"
 tail -1 "$work/bulk.log"
 echo "bulk export == normal export: yes (checked above)"
 du -sh "$work/s-bulk" | awk '{print "store on disk (bulk): " $1}'

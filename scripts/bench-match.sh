@@ -9,7 +9,9 @@
 # scripts/match_eval.py (the parity of the first byte of SHA-256 of the row's hex SHA-1).
 # The "report" half gives the figures to quote; the "tune" half is the only one to look at
 # when changing the thresholds of src/matching/similarity.rs. Both are printed, and the
-# whole sample too, for comparison with figures measured before the split.
+# whole sample too, for comparison with figures measured before the split. The reference,
+# normalised exact-title matching (scripts/match_eval.py --exact-title), is printed for the
+# same halves.
 # Usage: scripts/bench-match.sh [WORKDIR]
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -43,6 +45,12 @@ run() { # NAME CATALOG [--drop-doi]
 }
 
 echo "GROBID side: $(wc -l < "$corpus/grobid_sample.bibjson") rows, catalog: $(wc -l < "$corpus/crossref_sample.bibjson") Crossref records"
+for split in report tune; do
+    printf '%-16s %-6s half:  %s\n' exact-title "$split" \
+        "$(python3 scripts/match_eval.py --exact-title --split "$split" "$corpus/grobid_sample.bibjson" "$corpus/crossref_sample.bibjson")"
+done
+printf '%-16s whole:       %s\n' exact-title \
+    "$(python3 scripts/match_eval.py --exact-title "$corpus/grobid_sample.bibjson" "$corpus/crossref_sample.bibjson")"
 run as-given "$corpus/crossref_sample.bibjson"
 run without-dois "$corpus/crossref_sample.bibjson" --drop-doi
 # Precision when the right record is missing: the catalog holds only the records whose

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # WARC import speed (issue 4), every contender measured in the same run on the same files,
-# as compressed MB/s: the floor (inflate + SHA-1 of every byte, our own small program; with
+# as compressed MB/s of wall time, with its CPU time (user + system, every thread) beside
+# it, the steadier figure on a shared machine: the floor (inflate + SHA-1 of every byte, our own small program; with
 # zlib-rs streaming as the fastwarc crate does, and with libdeflate's one-call inflate), the
 # fastwarc crate (HTTP parsing + payload digest check), cdxj-indexer (pip), and sediment
 # import-warc (1 and 2 threads, empty stores) and sediment cdx against cdxj-indexer.
@@ -43,10 +44,22 @@ html_mb=$(du -cb $html_files | tail -1 | awk '{print $1/1e6}')
 small_mb=$(du -cb $small_files | tail -1 | awk '{print $1/1e6}')
 cat $files $html_files $small_files > /dev/null   # page cache, for every contender alike
 
-secs() { local s=$(date +%s.%N); "$@" >/dev/null 2>"$work/log"; local e=$(date +%s.%N); echo "$e - $s" | bc -l; }
-# The machine is shared: every contender runs RUNS times, interleaved, and keeps its best time.
-declare -A t
-best() { local name=$1; shift; local v; v=$(secs "$@"); if [ -z "${t[$name]:-}" ] || (( $(echo "$v < ${t[$name]}" | bc -l) )); then t[$name]=$v; fi; }
+# Wall seconds and CPU seconds (user + system, every thread) of one run.
+secs() {
+  local s=$(date +%s.%N)
+  /usr/bin/time -f '%U %S' -o "$work/time" "$@" >/dev/null 2>"$work/log"
+  local e=$(date +%s.%N)
+  echo "$(echo "$e - $s" | bc -l) $(awk '{print $1 + $2}' "$work/time")"
+}
+# The machine is shared: every contender runs RUNS times, interleaved, and keeps its best
+# wall time (t) and its best CPU time (c); on a loaded machine the CPU times are the steadier.
+declare -A t c
+best() {
+  local name=$1; shift; local v w u
+  v=$(secs "$@"); read -r w u <<<"$v"
+  if [ -z "${t[$name]:-}" ] || (( $(echo "$w < ${t[$name]}" | bc -l) )); then t[$name]=$w; fi
+  if [ -z "${c[$name]:-}" ] || (( $(echo "$u < ${c[$name]}" | bc -l) )); then c[$name]=$u; fi
+}
 runs="${RUNS:-3}"
 for round in $(seq 1 "$runs"); do
   best floor1 "$tools/floor" --threads 1 $files
@@ -116,39 +129,42 @@ fi
 echo
 
 echo "corpus: $(echo $files | wc -w) files, ${mb} MB gzip-per-record WARC; best of $runs runs; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs)"
-row() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$mb / $2" | bc -l)"; }
-row "floor: inflate + SHA-1, 1 thread" "${t[floor1]}"
-row "floor: inflate + SHA-1, 2 threads" "${t[floor2]}"
-row "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[floor_ld]}"
-row "fastwarc crate (parse_http + verify digest), 1 thr" "${t[fastwarc]}"
-[ -n "${t[cdxj]:-}" ] && row "cdxj-indexer -11 -s" "${t[cdxj]}"
-row "sediment import-warc --threads 1" "${t[import1]}"
-row "sediment import-warc --threads 2" "${t[import2]}"
-row "sediment cdx --threads 2" "${t[cdx]}"
+row() { printf '%-52s %7.2f s %8.1f MB/s  %7.2f s CPU\n' "$1" "${t[$2]}" "$(echo "$mb / ${t[$2]}" | bc -l)" "${c[$2]}"; }
+row "floor: inflate + SHA-1, 1 thread" floor1
+row "floor: inflate + SHA-1, 2 threads" floor2
+row "floor: libdeflate one-call inflate + SHA-1, 1 thr" floor_ld
+row "fastwarc crate (parse_http + verify digest), 1 thr" fastwarc
+[ -n "${t[cdxj]:-}" ] && row "cdxj-indexer -11 -s" cdxj
+row "sediment import-warc --threads 1" import1
+row "sediment import-warc --threads 2" import2
+row "sediment cdx --threads 2" cdx
 r() { echo "scale=2; $1 / $2" | bc -l; }
 echo "import 1 thread / fastwarc: $(r "${t[fastwarc]}" "${t[import1]}")   import 2 threads / 1 thread: $(r "${t[import1]}" "${t[import2]}")   import 1 thread / floor: $(r "${t[floor1]}" "${t[import1]}")   / libdeflate floor: $(r "${t[floor_ld]}" "${t[import1]}")"
-[ -n "${t[cdxj]:-}" ] && echo "sediment cdx / cdxj-indexer: $(r "${t[cdxj]}" "${t[cdx]}")"
+echo "CPU time: import 1 thread / fastwarc: $(r "${c[fastwarc]}" "${c[import1]}")   import 1 thread / floor: $(r "${c[floor1]}" "${c[import1]}")"
+[ -n "${t[cdxj]:-}" ] && echo "sediment cdx / cdxj-indexer: $(r "${t[cdxj]}" "${t[cdx]}")   CPU time: $(r "${c[cdxj]}" "${c[cdx]}")"
 [ -n "${t[cdxj]:-}" ] && echo "cdx output identical to cdxj-indexer: yes (checked above)"
 cat "$work/import1.log"
 
 echo
 echo "HTML crawl (no PDFs): $(echo $html_files | wc -w) files, ${html_mb} MB gzip-per-record WARC; best of $runs runs"
-hrow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$html_mb / $2" | bc -l)"; }
-hrow "floor: inflate + SHA-1, 1 thread" "${t[html_floor1]}"
-hrow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[html_floor_ld]}"
-hrow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[html_fastwarc]}"
-hrow "sediment import-warc --threads 1" "${t[html_import1]}"
+hrow() { printf '%-52s %7.2f s %8.1f MB/s  %7.2f s CPU\n' "$1" "${t[$2]}" "$(echo "$html_mb / ${t[$2]}" | bc -l)" "${c[$2]}"; }
+hrow "floor: inflate + SHA-1, 1 thread" html_floor1
+hrow "floor: libdeflate one-call inflate + SHA-1, 1 thr" html_floor_ld
+hrow "fastwarc crate (parse_http + verify digest), 1 thr" html_fastwarc
+hrow "sediment import-warc --threads 1" html_import1
 echo "HTML crawl: import 1 thread / fastwarc: $(r "${t[html_fastwarc]}" "${t[html_import1]}")   import 1 thread / floor: $(r "${t[html_floor1]}" "${t[html_import1]}")   / libdeflate floor: $(r "${t[html_floor_ld]}" "${t[html_import1]}")"
+echo "HTML crawl, CPU time: import 1 thread / fastwarc: $(r "${c[html_fastwarc]}" "${c[html_import1]}")   import 1 thread / floor: $(r "${c[html_floor1]}" "${c[html_import1]}")"
 
 echo
 echo "Small-records crawl: $(echo $small_files | wc -w) files, ${small_mb} MB gzip-per-record WARC; best of $runs runs"
-srow() { printf '%-52s %7.2f s %8.1f MB/s\n' "$1" "$2" "$(echo "$small_mb / $2" | bc -l)"; }
-srow "floor: inflate + SHA-1, 1 thread" "${t[small_floor1]}"
-srow "floor: libdeflate one-call inflate + SHA-1, 1 thr" "${t[small_floor_ld]}"
-srow "fastwarc crate (parse_http + verify digest), 1 thr" "${t[small_fastwarc]}"
-[ -n "${t[small_cdxj]:-}" ] && srow "cdxj-indexer -11 -s" "${t[small_cdxj]}"
-srow "sediment import-warc --threads 1" "${t[small_import1]}"
-srow "sediment import-warc --threads 2" "${t[small_import2]}"
-srow "sediment cdx --threads 2" "${t[small_cdx]}"
+srow() { printf '%-52s %7.2f s %8.1f MB/s  %7.2f s CPU\n' "$1" "${t[$2]}" "$(echo "$small_mb / ${t[$2]}" | bc -l)" "${c[$2]}"; }
+srow "floor: inflate + SHA-1, 1 thread" small_floor1
+srow "floor: libdeflate one-call inflate + SHA-1, 1 thr" small_floor_ld
+srow "fastwarc crate (parse_http + verify digest), 1 thr" small_fastwarc
+[ -n "${t[small_cdxj]:-}" ] && srow "cdxj-indexer -11 -s" small_cdxj
+srow "sediment import-warc --threads 1" small_import1
+srow "sediment import-warc --threads 2" small_import2
+srow "sediment cdx --threads 2" small_cdx
 echo "small records: import 1 thread / fastwarc: $(r "${t[small_fastwarc]}" "${t[small_import1]}")   import 2 threads / 1 thread: $(r "${t[small_import1]}" "${t[small_import2]}")   import 1 thread / floor: $(r "${t[small_floor1]}" "${t[small_import1]}")   / libdeflate floor: $(r "${t[small_floor_ld]}" "${t[small_import1]}")"
-[ -n "${t[small_cdxj]:-}" ] && echo "small records: sediment cdx / cdxj-indexer: $(r "${t[small_cdxj]}" "${t[small_cdx]}")"
+echo "small records, CPU time: import 1 thread / fastwarc: $(r "${c[small_fastwarc]}" "${c[small_import1]}")   import 1 thread / floor: $(r "${c[small_floor1]}" "${c[small_import1]}")"
+[ -n "${t[small_cdxj]:-}" ] && echo "small records: sediment cdx / cdxj-indexer: $(r "${t[small_cdxj]}" "${t[small_cdx]}")   CPU time: $(r "${c[small_cdxj]}" "${c[small_cdx]}")"
