@@ -13,14 +13,14 @@
 #    40 % one word, 30 % two words, 10 % a two-word phrase, 10 % a word and an exclusion,
 #    10 % a word and a site: filter;
 # 3. starts `sediment serve --summary-db` on 127.0.0.1 (no access log) and runs
-#    examples/search_load.rs (a closed-loop load generator in Rust: one keep-alive connection
-#    per client, each request `/search?q=…&format=json`, which counts, facets and pages as
+#    examples/http_load.rs (a closed-loop load generator in Rust: one keep-alive connection
+#    per client, each request `/search?format=json&q=…`, which counts, facets and pages as
 #    the HTML page does) once over every query with 1 client as a warm-up, then REQUESTS
 #    requests at CLIENTS clients: median, p90, p99 and maximum latency, and the rate; the
 #    server's CPU time (user + sys) over the measured run.
 # Every answer must be a 200 with a total, else the status is 1. The machine may be shared:
 # the load average is printed before and after.
-# Environment: QUERIES; SEDIMENT and SEARCH_LOAD to use binaries built elsewhere.
+# Environment: QUERIES; SEDIMENT and HTTP_LOAD to use binaries built elsewhere.
 set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -35,9 +35,9 @@ nqueries="${QUERIES:-2000}"
 [[ -f "$warc" ]] || { echo "no WARC $warc: make it with scripts/make-bench-warc.sh" >&2; exit 1; }
 
 sediment="${SEDIMENT:-$CARGO_TARGET_DIR/release/sediment}"
-load="${SEARCH_LOAD:-$CARGO_TARGET_DIR/release/examples/search_load}"
-if [[ -z "${SEDIMENT:-}" || -z "${SEARCH_LOAD:-}" ]]; then
-    (cd "$repo" && cargo build --release --quiet --bin sediment --example search_load)
+load="${HTTP_LOAD:-$CARGO_TARGET_DIR/release/examples/http_load}"
+if [[ -z "${SEDIMENT:-}" || -z "${HTTP_LOAD:-}" ]]; then
+    (cd "$repo" && cargo build --release --quiet --bin sediment --example http_load)
 fi
 
 work="$(mktemp -d /tmp/sediment-bench-search.XXXXXX)"
@@ -104,11 +104,18 @@ done
 base="http://127.0.0.1:$port"
 
 cpu() { awk '{print $14 + $15}' "/proc/$serve_pid/stat"; }
+# The queries as requests: every answer must be a 200 whose JSON has a total.
+python3 -c '
+import sys, urllib.parse
+for q in open(sys.argv[1]):
+    if q.strip():
+        print("/search?format=json&q=" + urllib.parse.quote_plus(q.rstrip("\n")))
+' "$work/queries.txt" > "$work/requests.txt"
 echo "warm-up: every query once, 1 client"
-"$load" "$base" "$work/queries.txt" 1 "$(grep -c . "$work/queries.txt")"
+"$load" "$base" "$work/requests.txt" 1 "$(grep -c . "$work/requests.txt")" '"total":' 
 before=$(cpu)
 echo "measured: $requests requests, $clients clients"
-"$load" "$base" "$work/queries.txt" "$clients" "$requests"
+"$load" "$base" "$work/requests.txt" "$clients" "$requests" '"total":' 
 after=$(cpu)
 echo "server CPU over the measured run: $(awk -v a="$before" -v b="$after" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }') s (user + sys)"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
