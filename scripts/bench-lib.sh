@@ -143,3 +143,26 @@ warc_digest_verdicts() {
     shift
     "$tools/fastwarc_list" "$@" | awk -F'\t' '$7 == "ok" { ok++ } $7 == "bad" { bad++ } END { print ok + 0, bad + 0 }'
 }
+
+# The scale benchmarks' shared parts (bench-scale.sh, bench-scale-incremental.sh,
+# bench-serve-disk.sh).
+
+# scale_path_files: the CDX files whose URL paths examples/gen_scale_cdx.rs takes, one a
+# line: the corpus's (sandcrawler's, pywb's sample) and the bench crawls' when they exist.
+# The same list gives the same lines for a seed, so a sample can be drawn again later.
+scale_path_files() {
+    local corpus="${SEDIMENT_CORPUS:-../shared/corpus}" f
+    for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx \
+             /work/bench-data/*.cdx /work/bench-data/small-records/*.cdx; do
+        [[ -s "$f" ]] && echo "$f"
+    done
+    return 0
+}
+
+# time_summary LABEL LOG: one line of wall time, CPU time and peak RSS from /usr/bin/time -v.
+time_summary() {
+    awk -v label="$1" -F': ' '
+      /Elapsed \(wall clock\)/ { n = split($2, t, ":"); wall = (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }
+      /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
+      END { printf "%-40s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
+}

@@ -20,6 +20,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 given_bin="${SEDIMENT_BIN:-}"
 . scripts/env.sh
+. scripts/bench-lib.sh
 [ -n "$given_bin" ] && [ -n "${GEN_BIN:-}" ] && SEDIMENT_BIN="$given_bin"
 store="${1:?usage: scripts/bench-scale-incremental.sh STORE [WORKDIR]}"
 work="${2:-$(dirname "$store")/incremental}"
@@ -34,12 +35,7 @@ fi
 shopt -s nullglob
 warc_files=("$warcs"/*.warc.gz)
 [ ${#warc_files[@]} -gt 0 ] || { echo "no WARCs in $warcs: scripts/make-bench-warc-small-records.sh makes them" >&2; exit 1; }
-corpus="${SEDIMENT_CORPUS:-../shared/corpus}"
-paths=()
-for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx \
-         /work/bench-data/*.cdx /work/bench-data/small-records/*.cdx; do
-  [ -s "$f" ] && paths+=("$f")
-done
+mapfile -t paths < <(scale_path_files)
 rm -rf "$work"
 mkdir -p "$work"
 capped() { # COMMAND...: runs it, in the memory cgroup when MEMORY_MB is set
@@ -55,12 +51,6 @@ capped() { # COMMAND...: runs it, in the memory cgroup when MEMORY_MB is set
   sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" "$@"
 }
 
-measure() { # LABEL LOG: one line from /usr/bin/time -v's log
-  awk -v label="$1" -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, t, ":"); wall = (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }
-    /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
-    END { printf "%-40s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
-}
 wall_of() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); print (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }' "$1"; }
 stalls() { # REPORT: the two stall counters of a JSON report
   python3 -c 'import json, sys; c = json.load(open(sys.argv[1]))["counts"]; print("slowest write %d ms, RocksDB write stall %d ms" % (c.get("slowest_write_ms", 0), c.get("write_stall_ms", 0)))' "$1"
@@ -70,17 +60,17 @@ echo "store $store ($(du -sb "$store" | cut -f1) bytes); memory cap ${MEMORY_MB:
 "$GEN_BIN" "$lines" --seed "$seed" "${paths[@]}" > "$work/new.cdx"
 capped /usr/bin/time -v -o "$work/cdx.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx --quiet \
   --report "$work/cdx.json" "$work/new.cdx" 2> "$work/cdx.log"
-measure "backfill-cdx, $lines new lines" "$work/cdx.time"
+time_summary "backfill-cdx, $lines new lines" "$work/cdx.time"
 printf '  %.0f lines/s (goal >= 100000); %s\n' "$(echo "$lines / $(wall_of "$work/cdx.time")" | bc -l)" "$(stalls "$work/cdx.json")"
 rm -f "$work/new.cdx"
 
 bytes=$(du -cb "${warc_files[@]}" | tail -1 | cut -f1)
 /usr/bin/time -v -o "$work/empty.time" "$SEDIMENT_BIN" --store "$work/empty" import-warc --quiet \
   --report "$work/empty.json" "${warc_files[@]}" 2> "$work/empty.log"
-measure "import-warc into an empty store" "$work/empty.time"
+time_summary "import-warc into an empty store" "$work/empty.time"
 capped /usr/bin/time -v -o "$work/big.time" "$SEDIMENT_BIN" --store "$store" import-warc --quiet \
   --report "$work/big.json" "${warc_files[@]}" 2> "$work/big.log"
-measure "import-warc into the big store" "$work/big.time"
+time_summary "import-warc into the big store" "$work/big.time"
 if grep -q '"inputs_skipped"' "$work/big.json"; then
   echo "FAILED: the big store had these WARCs already (inputs_skipped): give WARCS new files" >&2
   exit 1

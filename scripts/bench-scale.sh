@@ -17,6 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 given_bin="${SEDIMENT_BIN:-}"
 . scripts/env.sh
+. scripts/bench-lib.sh
 # A binary given in SEDIMENT_BIN (with GEN_BIN) is used as it is, without building.
 [ -n "$given_bin" ] && [ -n "${GEN_BIN:-}" ] && SEDIMENT_BIN="$given_bin"
 n="${1:?usage: scripts/bench-scale.sh N [WORKDIR]}"
@@ -27,39 +28,26 @@ if [ -z "${GEN_BIN:-}" ]; then
   cargo build --release --quiet --bin sediment --example gen_scale_cdx
   GEN_BIN="$CARGO_TARGET_DIR/release/examples/gen_scale_cdx"
 fi
-corpus="${SEDIMENT_CORPUS:-../shared/corpus}"
-# URL paths of real crawls: sandcrawler's and pywb's sample CDX, and the bench crawls'
-# CDX when they were made (scripts/make-bench-warc.sh, make-bench-warc-small-records.sh).
-paths=()
-for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx \
-         /work/bench-data/*.cdx /work/bench-data/small-records/*.cdx; do
-  [ -s "$f" ] && paths+=("$f")
-done
+mapfile -t paths < <(scale_path_files)
 mkdir -p "$work"
 store="$work/store-$n"
 rm -rf "$store"
 
-measure() { # LABEL LOG: one line from /usr/bin/time -v's log
-  awk -v label="$1" -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, t, ":"); wall = (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }
-    /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
-    END { printf "%-34s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
-}
 
 echo "N = $n, seed $seed, path files: ${#paths[@]}; $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | xargs); $(date -u +%FT%TZ)"
 /usr/bin/time -v -o "$work/gen.time" "$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" > /dev/null
-measure "generator alone -> /dev/null" "$work/gen.time"
+time_summary "generator alone -> /dev/null" "$work/gen.time"
 [ -n "${GEN_ONLY:-}" ] && exit 0
 
 bulk_args=(--bulk)
 [ -n "${BULK_MEMORY_MB:-}" ] && bulk_args+=(--bulk-memory-mb "$BULK_MEMORY_MB")
 "$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" |
   /usr/bin/time -v -o "$work/load.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx "${bulk_args[@]}" - 2> "$work/load.log"
-measure "backfill-cdx --bulk - (the load)" "$work/load.time"
+time_summary "backfill-cdx --bulk - (the load)" "$work/load.time"
 tail -1 "$work/load.log"
 
 /usr/bin/time -v -o "$work/stats.time" "$SEDIMENT_BIN" --store "$store" stats > "$work/stats.txt" 2>&1
-measure "stats" "$work/stats.time"
+time_summary "stats" "$work/stats.time"
 captures=$(awk '$1 == "captures" { print $2 }' "$work/stats.txt")
 if [ "$captures" != "$n" ]; then
   echo "FAILED: the store holds $captures captures, not $n" >&2

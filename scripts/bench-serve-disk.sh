@@ -9,10 +9,9 @@
 # Goals (issue 36, at 100 M captures): p99 exact <= 10 ms, prefix <= 30 ms, sha1 <= 5 ms.
 #
 # Steps, each timed with /usr/bin/time -v (wall, CPU, peak RSS):
-#  1. `export-captures --format parquet` of the whole store into WORKDIR/parquet (once; kept;
-#     this is also issue 36's export check), and DuckDB's count of its rows, which must
-#     equal the captures the store reports (`stats`, read from WORKDIR/stats.txt when
-#     scripts/bench-scale.sh left it there, else run).
+#  1. `export-captures --format parquet` of the whole store into WORKDIR/parquet (this is
+#     also issue 36's export check), and DuckDB's count of its rows, which must
+#     equal the captures the store reports (`stats`).
 #  2. SAMPLE (100,000) captures drawn by DuckDB (reservoir sample, seed 36) for the URL
 #     requests, and as many of the captures that have a file row (status 200, a full-text
 #     type: the default file filter) for /sha1.
@@ -29,6 +28,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 given_bin="${SEDIMENT_BIN:-}"
 . scripts/env.sh
+. scripts/bench-lib.sh
 [ -n "$given_bin" ] && [ -n "${LOAD_BIN:-}" ] && SEDIMENT_BIN="$given_bin"
 store="${1:?usage: scripts/bench-serve-disk.sh STORE [WORKDIR]}"
 work="${2:-$(dirname "$store")/serve-disk}"
@@ -47,12 +47,6 @@ python="${SEDIMENT_VENV:-$HOME/.cache/sediment-venv}/bin/python"
 [ "$(id -u)" = 0 ] || { echo "root is needed for the memory cgroup and to drop the page cache" >&2; exit 1; }
 mkdir -p "$work"
 
-measure() { # LABEL LOG: one line from /usr/bin/time -v's log
-  awk -v label="$1" -F': ' '
-    /Elapsed \(wall clock\)/ { n = split($2, t, ":"); wall = (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }
-    /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
-    END { printf "%-34s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
-}
 
 store_bytes=$(du -sb "$store" | cut -f1)
 memory_mb="${MEMORY_MB:-$((store_bytes / 4 / 1048576))}"
@@ -84,20 +78,13 @@ if [ -n "${SAMPLE_CDX:-}" ]; then
   awk '{ printf "[\"%s\", \"%s\", \"%s\", \"%s\"]\n", $3, $5, $4, $6 }' "$SAMPLE_CDX" | write_requests
   echo "sample: $(wc -l < "$work/exact.txt") captures from $SAMPLE_CDX"
 else
-  if [ -f "$work/stats.txt" ] || [ -f "$(dirname "$store")/stats.txt" ]; then
-    stats="$([ -f "$work/stats.txt" ] && echo "$work/stats.txt" || echo "$(dirname "$store")/stats.txt")"
-  else
-    stats="$work/stats.txt"
-    "$SEDIMENT_BIN" --store "$store" stats > "$stats"
-  fi
+  stats="$work/stats.txt"
+  "$SEDIMENT_BIN" --store "$store" stats > "$stats"
   captures=$(awk '$1 == "captures" { print $2 }' "$stats")
-  if [ ! -f "$work/parquet.done" ]; then
-    rm -rf "$work/parquet"
-    /usr/bin/time -v -o "$work/export.time" "$SEDIMENT_BIN" --store "$store" export-captures \
-      --format parquet -o "$work/parquet" 2> "$work/export.log"
-    touch "$work/parquet.done"
-  fi
-  [ -f "$work/export.time" ] && measure "export-captures --format parquet" "$work/export.time"
+  rm -rf "$work/parquet"
+  /usr/bin/time -v -o "$work/export.time" "$SEDIMENT_BIN" --store "$store" export-captures \
+    --format parquet -o "$work/parquet" 2> "$work/export.log"
+  time_summary "export-captures --format parquet" "$work/export.time"
   echo "parquet: $(du -sb "$work/parquet" | cut -f1) bytes"
   /usr/bin/time -v -o "$work/duckdb.time" "$python" -c '
 import duckdb, json, sys
@@ -113,7 +100,7 @@ for row in con.execute(
 ).fetchall():
     print(json.dumps(row))
 ' "$work/parquet" "$sample" "$work" > "$work/sample.jsonl"
-  measure "duckdb: count + sample" "$work/duckdb.time"
+  time_summary "duckdb: count + sample" "$work/duckdb.time"
   write_requests < "$work/sample.jsonl"
   counted=$(cat "$work/parquet.count")
   if [ "$counted" != "$captures" ]; then
