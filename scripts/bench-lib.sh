@@ -166,3 +166,36 @@ time_summary() {
       /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
       END { printf "%-40s wall %8.2f s  cpu %8.2f s (user %.2f, sys %.2f)  peak RSS %7.0f MB\n", label, wall, user + sys, user, sys, rss / 1024 }' "$2"
 }
+
+# memory_cgroup NAME MB: a memory cgroup (v1 at /sys/fs/cgroup/memory, else v2) whose limit,
+# page cache included, is MB; prints its directory. Root only.
+memory_cgroup() {
+    local cg
+    if [[ -d /sys/fs/cgroup/memory ]]; then
+        cg=/sys/fs/cgroup/memory/$1
+        mkdir -p "$cg"
+        echo $(($2 * 1048576)) > "$cg/memory.limit_in_bytes"
+        echo 0 > "$cg/memory.max_usage_in_bytes" 2> /dev/null || true
+    else
+        cg=/sys/fs/cgroup/$1
+        mkdir -p "$cg"
+        echo $(($2 * 1048576)) > "$cg/memory.max"
+    fi
+    echo "$cg"
+}
+
+# cgroup_peak_mb DIR: the most memory the cgroup has used, page cache included, in MB.
+cgroup_peak_mb() {
+    local file=$1/memory.max_usage_in_bytes
+    [[ -f "$file" ]] || file=$1/memory.peak
+    echo $(($(cat "$file") / 1048576))
+}
+
+# in_cgroup DIR COMMAND...: drops the page cache (so that nothing read before is charged
+# elsewhere) and becomes COMMAND inside the cgroup. It replaces the shell it runs in: call
+# it in the background (then $! is COMMAND's pid) or in a subshell.
+in_cgroup() {
+    sync
+    echo 3 > /proc/sys/vm/drop_caches
+    exec sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$@"
+}

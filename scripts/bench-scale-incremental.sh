@@ -43,12 +43,7 @@ capped() { # COMMAND...: runs it, in the memory cgroup when MEMORY_MB is set
     "$@"
     return
   fi
-  local cg=/sys/fs/cgroup/memory/sediment-incremental
-  mkdir -p "$cg"
-  echo $((MEMORY_MB * 1048576)) > "$cg/memory.limit_in_bytes"
-  sync
-  echo 3 > /proc/sys/vm/drop_caches
-  sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" "$@"
+  (in_cgroup "$(memory_cgroup sediment-incremental "$MEMORY_MB")" "$@")
 }
 
 wall_of() { awk -F': ' '/Elapsed \(wall clock\)/ { n = split($2, t, ":"); print (n == 3 ? t[1] * 3600 + t[2] * 60 + t[3] : t[1] * 60 + t[2]) }' "$1"; }

@@ -111,21 +111,8 @@ for row in con.execute(
 fi
 
 # 2. The server inside the memory cap.
-if [ -d /sys/fs/cgroup/memory ]; then
-  cg=/sys/fs/cgroup/memory/sediment-serve-disk
-  mkdir -p "$cg"
-  echo $((memory_mb * 1048576)) > "$cg/memory.limit_in_bytes"
-  echo 0 > "$cg/memory.max_usage_in_bytes" 2> /dev/null || true
-  peak_file="$cg/memory.max_usage_in_bytes"
-else
-  cg=/sys/fs/cgroup/sediment-serve-disk
-  mkdir -p "$cg"
-  echo $((memory_mb * 1048576)) > "$cg/memory.max"
-  peak_file="$cg/memory.peak"
-fi
-sync
-echo 3 > /proc/sys/vm/drop_caches
-sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$cg" \
+cg=$(memory_cgroup sediment-serve-disk "$memory_mb")
+in_cgroup "$cg" \
   "$SEDIMENT_BIN" --store "$store" serve --bind "127.0.0.1:$port" 2> "$work/serve.log" &
 server=$!
 cleanup() { kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true; rmdir "$cg" 2> /dev/null || true; }
@@ -152,4 +139,4 @@ for kind in exact prefix sha1; do
   printf '%-7s %s; server CPU %.3f ms a request\n' "$kind" "$result" \
     "$(echo "($cpu_after - $cpu_before) * 1000 / $(getconf CLK_TCK) / $requests" | bc -l)"
 done
-echo "cgroup peak memory (page cache included): $(($(cat "$peak_file") / 1048576)) MB of $memory_mb MB"
+echo "cgroup peak memory (page cache included): $(cgroup_peak_mb "$cg") MB of $memory_mb MB"
