@@ -12,9 +12,13 @@
 # whole sample too, for comparison with figures measured before the split. The reference,
 # normalised exact-title matching (scripts/match_eval.py --exact-title), is printed for the
 # same halves.
+# The thresholds themselves are chosen by scripts/tune-match.sh, which reads the tuning
+# half's truth only.
 # Usage: scripts/bench-match.sh [WORKDIR]
+# Env: SEDIMENT_BIN: a binary to use as it is, without building.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+given_bin="${SEDIMENT_BIN:-}"
 . scripts/env.sh
 corpus="$(pwd)/../shared/corpus/sandcrawler"
 work="${1:-/tmp/sediment-bench-match}"
@@ -22,7 +26,11 @@ if [ ! -f "$corpus/grobid_sample.bibjson" ]; then
     echo "corpus not found ($corpus): nothing measured" >&2
     exit 2
 fi
-cargo build --release --quiet
+if [ -n "$given_bin" ]; then
+    SEDIMENT_BIN="$given_bin"
+else
+    cargo build --release --quiet
+fi
 rm -rf "$work" && mkdir -p "$work"
 
 run() { # NAME CATALOG [--drop-doi]

@@ -12,7 +12,8 @@ record (`--rows FILE` restricts it to the rows present in FILE, the GROBID input
 `--split tune|report` counts only the rows of one half of the ground truth. The split is
 fixed: a row is in the tuning half when the first byte of SHA-256 of its lower-case hex
 SHA-1 (the text, in ASCII) is even, in the reporting half otherwise. Thresholds are tuned
-on the tuning half; the figures reported are the reporting half's.
+on the tuning half (scripts/tune-match.sh, through read_truth and evaluate below, with the
+tuning half's truth only); the figures reported are the reporting half's.
 
 `--exact-title` is the reference the issue names instead of Sediment's matches: a GROBID
 record matches a catalog record whose title is the same once both are normalised (NFKD,
@@ -94,6 +95,15 @@ def main():
         exact_title(args[0], args[1], split)
         return
     export, truth_path = args
+    present = None
+    if rows_file:
+        present = {json.loads(l)["sha1hex"] for l in open(rows_file, encoding="utf-8") if l.strip()}
+    print(json.dumps(evaluate(export, read_truth(truth_path, split), present, split)))
+
+
+def read_truth(truth_path, split=None):
+    """sha → DOIs of the truth records (of one half when `split` is given: the other
+    half's records are dropped as they are read)."""
     truth = collections.defaultdict(set)
     for line in open(truth_path, encoding="utf-8"):
         if line.strip():
@@ -102,11 +112,14 @@ def main():
                 if split and half(record["sha"]) != split:
                     continue
                 truth[record["sha"].lower()].add(record["doi"].lower())
-    present = None
-    if rows_file:
-        present = {json.loads(l)["sha1hex"] for l in open(rows_file, encoding="utf-8") if l.strip()}
-        if split:
-            present = {sha for sha in present if half(sha) == split}
+    return truth
+
+
+def evaluate(export, truth, present=None, split=None):
+    """Precision, recall and statuses of an export of match0 cells against `truth`
+    (from read_truth); recall over the rows of `present` (a set of SHA-1s) when given."""
+    if present is not None and split:
+        present = {sha for sha in present if half(sha) == split}
     statuses = collections.Counter()
     matched = correct = 0
     for line in open(export, encoding="utf-8"):
@@ -125,7 +138,7 @@ def main():
     relevant = len(truth if present is None else present & truth.keys())
     precision = correct / matched if matched else 0.0
     recall = correct / relevant if relevant else 0.0
-    print(json.dumps({
+    return {
         **({"split": split} if split else {}),
         "rows_with_truth": relevant,
         "matched": matched,
@@ -134,8 +147,7 @@ def main():
         "precision": round(precision, 4),
         "recall": round(recall, 4),
         "statuses": dict(sorted(statuses.items())),
-    }))
-
+    }
 
 if __name__ == "__main__":
     main()

@@ -159,6 +159,64 @@ fn hand_made_cases_get_their_status() {
     assert_eq!(info(8)["reason"], "no title");
 }
 
+/// The hidden tuning option (scripts/tune-match.sh): thresholds replaced by name change
+/// the outcome, say so in match0:minfo, and a bad value is an error naming it.
+#[test]
+fn title_thresholds_for_tuning() {
+    let dir = tempfile::tempdir().unwrap();
+    let store = hand_made_store(dir.path());
+    ok(&store, &["match"]);
+    let defaults = match0_by_sha(&store);
+    assert!(
+        defaults
+            .values()
+            .all(|row| row["match0:minfo"].get("title_thresholds").is_none()),
+        "no note without the option"
+    );
+    // The row with a running head before its title (and a typo) is matched by the
+    // catalog title found inside it or by the catalog's words it covers; with both
+    // thresholds at 1 it is not.
+    let strict = "strong_inside=1,medium_inside=1,medium_catalog_coverage=1";
+    ok(&store, &["match", "--force", "--title-thresholds", strict]);
+    let tuned = match0_by_sha(&store);
+    assert_eq!(defaults[&sha(3)]["match0:mstatus"], "fuzzy-title");
+    assert_eq!(
+        tuned[&sha(3)]["match0:mstatus"],
+        "no-match",
+        "{}",
+        tuned[&sha(3)]
+    );
+    assert_eq!(tuned[&sha(3)]["match0:minfo"]["title_thresholds"], strict);
+    for n in [1, 2, 4, 5, 6, 7, 8] {
+        assert_eq!(
+            tuned[&sha(n)]["match0:mstatus"],
+            defaults[&sha(n)]["match0:mstatus"],
+            "row {n}"
+        );
+    }
+    // The defaults again: the same cells as the first run.
+    ok(&store, &["match", "--force"]);
+    assert_eq!(match0_by_sha(&store), defaults);
+    for (value, says) in [
+        ("strong_edit=2", "0..=1"),
+        ("edit=0.5", "unknown threshold"),
+        ("strong_edit", "NAME=VALUE"),
+    ] {
+        let run = sediment(&store, &["match", "--force", "--title-thresholds", value]);
+        assert_ne!(run.status, 0, "{value}");
+        assert!(
+            run.stderr.contains("--title-thresholds") && run.stderr.contains(says),
+            "{value}: {}",
+            run.stderr
+        );
+    }
+    assert_eq!(
+        match0_by_sha(&store),
+        defaults,
+        "a refused run writes nothing"
+    );
+}
+
 #[test]
 fn finished_rows_are_skipped_limit_and_force() {
     let dir = tempfile::tempdir().unwrap();

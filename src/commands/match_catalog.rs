@@ -32,6 +32,12 @@ pub struct Args {
     /// Worker threads (default: one per core).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// For tuning only (scripts/tune-match.sh): replace thresholds of the title
+    /// comparison, `NAME=VALUE,…` (src/matching/similarity.rs, `TitleThresholds`).
+    /// Hidden: the defaults are the tuned values, and a store matched with others says
+    /// so in every `match0:minfo` (`title_thresholds`).
+    #[arg(long, hide = true, value_name = "NAME=VALUE,…")]
+    pub title_thresholds: Option<String>,
     #[command(flatten)]
     pub reporting: ReportArgs,
 }
@@ -47,6 +53,18 @@ struct Columns {
 }
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
+    // Checked before the store is opened: a refused value leaves it untouched.
+    let mut options = MatchOptions::default();
+    if let Some(overrides) = &args.title_thresholds {
+        options.title = options
+            .title
+            .with_overrides(overrides)
+            .map_err(|e| anyhow::anyhow!("--title-thresholds: {e}"))?;
+    }
+    let tuned = args
+        .title_thresholds
+        .clone()
+        .filter(|_| options.title != Default::default());
     let store = super::open_writer(store_path, "match")?;
     let schema = store.schema();
     let column = |name: &str| match schema.column_id(name) {
@@ -63,7 +81,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     if catalog.is_empty()? {
         bail!("the catalog is empty: load records first with `sediment catalog load FILE…`");
     }
-    let matcher = Matcher::new(catalog, MatchOptions::default());
+    let matcher = Matcher::new(catalog, options);
     let report = Report::new("match")
         .output(&args.reporting)
         .with_progress(None, "rows");
@@ -89,7 +107,10 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         let mut counts = Counts::default();
         for (key, result) in results {
             match result {
-                Ok(result) => {
+                Ok(mut result) => {
+                    if let Some(overrides) = &tuned {
+                        result.info["title_thresholds"] = Value::from(overrides.as_str());
+                    }
                     let mut cells = vec![
                         (columns.mstatus, result.status.as_str().as_bytes().to_vec()),
                         (columns.minfo, canonical_json(&result.info)),

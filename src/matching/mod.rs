@@ -29,7 +29,7 @@ use crate::catalog::normalize::{
     fold_surname, is_stop_word, key_of_tokens, normalize_doi, surname_of_name, year_of,
 };
 use crate::catalog::{Catalog, CatalogRecord};
-use similarity::{TitleComparison, TitleLevel, TitleText, compare_titles};
+use similarity::{TitleComparison, TitleLevel, TitleText, TitleThresholds, compare_titles};
 
 /// `match0:mstatus` values.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -146,6 +146,8 @@ pub struct MatchOptions {
     pub same_title_limit: usize,
     /// A rival within this score of the best makes a title match ambiguous.
     pub margin: f64,
+    /// Where title comparisons become strong or medium evidence.
+    pub title: TitleThresholds,
 }
 
 impl Default for MatchOptions {
@@ -156,6 +158,7 @@ impl Default for MatchOptions {
             selecting_words: 8,
             same_title_limit: 200,
             margin: 0.02,
+            title: TitleThresholds::default(),
         }
     }
 }
@@ -230,9 +233,14 @@ struct Candidate {
 }
 
 impl Candidate {
-    fn new(query: &MatchQuery, query_title: &TitleText, record: CatalogRecord) -> Candidate {
+    fn new(
+        query: &MatchQuery,
+        query_title: &TitleText,
+        record: CatalogRecord,
+        thresholds: &TitleThresholds,
+    ) -> Candidate {
         let title = match (&record.title, query_title.is_empty()) {
-            (Some(t), false) => Some(compare_titles(query_title, &TitleText::new(t))),
+            (Some(t), false) => Some(compare_titles(query_title, &TitleText::new(t), thresholds)),
             _ => None,
         };
         let authors = authors_agreement(&query.surnames, &record);
@@ -330,7 +338,7 @@ impl<'s> Matcher<'s> {
             let count = records.len();
             let mut candidates: Vec<Candidate> = records
                 .into_iter()
-                .map(|r| Candidate::new(query, &query_title, r))
+                .map(|r| Candidate::new(query, &query_title, r, &self.options.title))
                 .collect();
             candidates.sort_by(|a, b| {
                 b.score
@@ -437,7 +445,7 @@ impl<'s> Matcher<'s> {
         let mut candidates = Vec::with_capacity(ids.len());
         for id in &ids {
             if let Some(record) = self.catalog.get(id)? {
-                candidates.push(Candidate::new(query, title, record));
+                candidates.push(Candidate::new(query, title, record, &self.options.title));
             }
         }
         let considered = candidates.len();
