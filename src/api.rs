@@ -38,7 +38,9 @@ pub struct Store {
 /// One row of the `files` table: its key and its cells in schema order.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Row {
+    /// The payload's SHA-1.
     pub key: Sha1Key,
+    /// The newest version of each of its cells.
     pub cells: Vec<Cell>,
 }
 
@@ -121,6 +123,7 @@ impl CaptureQuery {
         }
     }
 
+    /// How the URL matches (exact when not said, unless the URL's own `*` says otherwise).
     pub fn match_type(mut self, match_type: MatchType) -> CaptureQuery {
         let name = match match_type {
             MatchType::Exact => "exact",
@@ -404,6 +407,22 @@ impl Store {
 
     /// Opens an existing store as its one writer; fails with [`Error::Busy`] while
     /// another process writes it and with [`Error::NoStore`] where there is none.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let cdx = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.cdx");
+    /// use sediment::{Error, Store};
+    ///
+    /// assert!(matches!(Store::open_writer(&path), Err(Error::NoStore { .. })));
+    /// Store::create(&path)?.close()?;
+    /// // Later, or in another process: the one writer of the existing store.
+    /// let store = Store::open_writer(&path)?;
+    /// assert!(matches!(Store::open_writer(&path), Err(Error::Busy { .. })));
+    /// store.import_cdx(&[cdx], &Default::default())?;
+    /// store.close()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open_writer(path: impl AsRef<Path>) -> Result<Store> {
         Store::writer(path.as_ref(), Create::Never)
     }
@@ -424,6 +443,23 @@ impl Store {
     /// Opens the newest published version of a store for reading: never creates or
     /// changes anything, and works while a writer goes on (it sees what the writer had
     /// published when it was opened).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// use sediment::Store;
+    ///
+    /// let writer = Store::create(&path)?;
+    /// writer.import_warc(&[warc], &Default::default())?;
+    /// writer.publish()?;
+    /// // Beside the writer, a reader sees what it published.
+    /// let reader = Store::open_reader(&path)?;
+    /// assert!(reader.version().is_some());
+    /// assert!(reader.rows(b"").next().is_some());
+    /// writer.close()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn open_reader(path: impl AsRef<Path>) -> Result<Store> {
         let path = path.as_ref();
         let inner = crate::store::Store::open_reader(path).map_err(|e| Error::at_store(path, e))?;
@@ -445,13 +481,20 @@ impl Store {
 
     /// The row of a payload digest, `None` when the store has none.
     ///
-    /// ```no_run
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
     /// use sediment::{Sha1Key, Store};
-    /// let store = Store::open_reader("store")?;
-    /// let key = Sha1Key::parse("3I42H3S6NNFQ2MSVX7XZKYAYSCX5QBYJ")?;
-    /// if let Some(row) = store.row(&key)? {
-    ///     println!("{:?}", row.get("file", "mime"));
-    /// }
+    ///
+    /// let store = Store::open_reader(&path)?;
+    /// // Base32 as in CDX lines, or 40 hex digits, with or without `sha1:`.
+    /// let key = Sha1Key::parse("R65U7XLDOU4UUUDGDGYHD3LZL62VJT3A")?;
+    /// let row = store.row(&key)?.expect("a PDF of the crawl");
+    /// assert_eq!(row.get("file", "mime").unwrap(), "application/pdf");
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn row(&self, key: &Sha1Key) -> Result<Option<Row>> {
@@ -465,6 +508,25 @@ impl Store {
 
     /// The rows whose key starts with `prefix` (raw key bytes; empty for all), in key
     /// order, read a page at a time.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
+    /// let store = sediment::Store::open_reader(&path)?;
+    /// let mut pdfs = 0;
+    /// for row in store.rows(b"") {
+    ///     let row = row?;
+    ///     if row.get("file", "mime").and_then(|m| m.as_str()) == Some("application/pdf") {
+    ///         pdfs += 1;
+    ///     }
+    /// }
+    /// assert!(pdfs >= 3);
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn rows(&self, prefix: &[u8]) -> Rows<'_> {
         Rows {
             store: self,
@@ -478,14 +540,22 @@ impl Store {
     /// Runs a capture query, giving each capture it selects, in order, to `visit` until
     /// it returns false. Returns how many were given.
     ///
-    /// ```no_run
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
     /// use sediment::{CaptureQuery, MatchType, Store};
-    /// let store = Store::open_reader("store")?;
-    /// let query = CaptureQuery::url("example.com/").match_type(MatchType::Prefix);
-    /// store.for_each_capture(&query, |capture| {
+    ///
+    /// let store = Store::open_reader(&path)?;
+    /// let query = CaptureQuery::url("http://127.0.0.1:47213/papers/").match_type(MatchType::Prefix);
+    /// let given = store.for_each_capture(&query, |capture| {
     ///     println!("{} {} {:?}", capture.timestamp, capture.url, capture.status);
     ///     true
     /// })?;
+    /// assert!(given >= 3);
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
     pub fn for_each_capture(
@@ -510,6 +580,24 @@ impl Store {
 
     /// The captures a query selects, collected (see [`Store::for_each_capture`] to
     /// stream them).
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
+    /// use sediment::{CaptureQuery, Store};
+    ///
+    /// let store = Store::open_reader(&path)?;
+    /// let query = CaptureQuery::url("http://127.0.0.1:47213/papers/layers.pdf").limit(1);
+    /// let captures = store.captures(&query)?;
+    /// assert_eq!(captures.len(), 1);
+    /// assert_eq!(captures[0].mime.as_deref(), Some("application/pdf"));
+    /// assert_eq!(captures[0].status, Some(200));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn captures(&self, query: &CaptureQuery) -> Result<Vec<Capture>> {
         let mut captures = Vec::new();
         self.for_each_capture(query, |c| {
@@ -524,10 +612,14 @@ impl Store {
     /// records are problems in the report, never errors: the valid data around them is
     /// kept.
     ///
-    /// ```no_run
-    /// let store = sediment::Store::create("store")?;
-    /// let report = store.import_warc(&["crawl.warc.gz"], &Default::default())?;
-    /// println!("{} captures", report.count("captures"));
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// let store = sediment::Store::create(&path)?;
+    /// let report = store.import_warc(&[warc], &Default::default())?;
+    /// println!("{} captures, problems: {:?}", report.count("captures"), report.problems);
+    /// assert!(report.count("captures") > 20);
     /// store.close()?;
     /// # Ok::<(), Box<dyn std::error::Error>>(())
     /// ```
@@ -552,6 +644,21 @@ impl Store {
 
     /// Ingests CDX or CDXJ files (plain or gzip) without their WARCs, as
     /// `sediment backfill-cdx` does.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let cdx = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.cdx");
+    /// use sediment::{CaptureQuery, Store};
+    ///
+    /// let store = Store::create(&path)?;
+    /// let report = store.import_cdx(&[cdx], &Default::default())?;
+    /// assert!(report.count("captures") > 20, "{report:?}");
+    /// let pdf = CaptureQuery::url("http://127.0.0.1:47213/papers/layers.pdf");
+    /// assert_eq!(store.captures(&pdf)?.len(), 1);
+    /// store.close()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn import_cdx(
         &self,
         paths: &[impl AsRef<Path>],
@@ -572,6 +679,24 @@ impl Store {
 
     /// Reads JSON lines written by [`Store::export_jsonl`] (or `sediment export`) back:
     /// rows, and with the capture lines of a capture export, the capture index too.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
+    /// use sediment::Store;
+    ///
+    /// let jsonl = dir.path().join("store.jsonl");
+    /// Store::open_reader(&path)?.export_jsonl(&mut std::fs::File::create(&jsonl)?, true)?;
+    /// let copy = Store::create(dir.path().join("copy"))?;
+    /// let report = copy.import_jsonl(&[&jsonl], &Default::default())?;
+    /// assert!(report.count("rows") > 0 && report.count("captures") > 0, "{report:?}");
+    /// copy.close()?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn import_jsonl(
         &self,
         paths: &[impl AsRef<Path>],
@@ -590,6 +715,27 @@ impl Store {
     /// Writes every row as a JSON line (`{"key": BASE32, "sha1hex": …, "f:c": …}`), and
     /// with `captures` also the capture index, so that [`Store::import_jsonl`] of the
     /// output makes an equal store.
+    ///
+    /// ```
+    /// # let dir = tempfile::tempdir()?;
+    /// # let path = dir.path().join("store");
+    /// # let warc = concat!(env!("CARGO_MANIFEST_DIR"), "/fixtures/crawl/crawl1.warc.gz");
+    /// # let writer = sediment::Store::create(&path)?;
+    /// # writer.import_warc(&[warc], &Default::default())?;
+    /// # writer.close()?;
+    /// let store = sediment::Store::open_reader(&path)?;
+    /// let mut out = Vec::new();
+    /// let report = store.export_jsonl(&mut out, false)?;
+    /// let mut rows = 0;
+    /// for line in std::str::from_utf8(&out)?.lines() {
+    ///     let line: serde_json::Value = serde_json::from_str(line)?;
+    ///     if line.get("key").is_some() {
+    ///         rows += 1;
+    ///     }
+    /// }
+    /// assert_eq!(rows, report.count("rows"));
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn export_jsonl(&self, out: &mut dyn Write, captures: bool) -> Result<RunReport> {
         let report = quiet_report("export");
         let options = ExportOptions {

@@ -1,4 +1,5 @@
-//! Text for messages: the lowest layer, used by parsers and reports alike.
+//! Text helpers (excerpts for messages, cuts at character boundaries): the lowest
+//! layer, used by parsers, reports and projections alike.
 
 /// A piece of input text for a message: the whole text when short, else its first
 /// characters and its length, so that a huge bad value never floods a terminal or a
@@ -9,6 +10,18 @@ pub fn excerpt(text: &str) -> String {
         None => format!("{text:?}"),
         Some((cut, _)) => format!("{:?}…({} bytes)", &text[..cut], text.len()),
     }
+}
+
+/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
+pub fn cut_at_char(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
 }
 
 #[cfg(test)]

@@ -533,6 +533,114 @@ fn a_central_directory_that_lies_is_reported_and_the_honest_members_imported() {
     assert!(crawl1_keys().is_subset(&keys), "{report}");
 }
 
+/// `crawl_package` with `pages` (deflated) as its page list, hashed by its datapackage.
+fn crawl_package_with_pages(pages: &[u8]) -> Vec<Entry> {
+    let warc = std::fs::read(fixture("crawl/crawl1.warc.gz")).unwrap();
+    with_datapackage(
+        vec![
+            stored("archive/crawl1.warc.gz", &warc),
+            deflated("pages/pages.jsonl", pages),
+        ],
+        &[
+            ("archive/crawl1.warc.gz", &warc),
+            ("pages/pages.jsonl", pages),
+        ],
+    )
+}
+
+#[test]
+fn an_overlong_page_line_is_reported_at_its_line_and_offset_and_the_next_page_kept() {
+    // The page list's cap is 1 MiB; the long line is a page whose title runs past it.
+    let good = pages();
+    let header_len = good.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let long = format!(
+        "{{\"id\": \"p0\", \"url\": \"http://127.0.0.1:47213/long\", \"title\": \"{}\"}}\n",
+        "t".repeat((1 << 20) + 10)
+    );
+    let mut list = good[..header_len].to_vec();
+    list.extend_from_slice(long.as_bytes());
+    list.extend_from_slice(&good[header_len..]);
+    let dir = tempfile::tempdir().unwrap();
+    let package = write(
+        dir.path(),
+        "long-page.wacz",
+        &zip_bytes(&crawl_package_with_pages(&list)),
+    );
+    let store = dir.path().join("store");
+    let (status, report, problems) = import(&store, &package, &dir.path().join("rej"));
+    assert_eq!(status, 3, "{report}");
+    let file = format!("{}#pages/pages.jsonl", path(&package));
+    let capped: Vec<&Value> = problems
+        .iter()
+        .filter(|p| p["reason"] == "wacz-page-line")
+        .collect();
+    assert_eq!(capped.len(), 1, "{problems:#?}");
+    assert_eq!(capped[0]["file"], file.as_str());
+    assert_eq!(capped[0]["line"], 2);
+    assert_eq!(capped[0]["offset"], header_len as u64);
+    assert_eq!(
+        capped[0]["message"],
+        format!(
+            "a page line longer than 1048576 bytes ({} bytes), skipped",
+            long.len() - 1
+        )
+    );
+    let counts = &report["counts"];
+    assert_eq!(counts["wacz_page_errors"], 1, "{report}");
+    // The page after it is kept, and nothing else is wrong with the package.
+    assert_eq!(counts["wacz_pages"], 1, "{report}");
+    assert_eq!(counts["wacz_page_titles"], 1, "{report}");
+    assert_eq!(problems.len(), 1, "{problems:#?}");
+    assert_eq!(keys(&store), crawl1_keys());
+}
+
+#[test]
+fn a_page_list_damaged_midway_keeps_its_complete_pages_and_is_reported_damaged() {
+    // The page list inflates to its first lines (a header and 20,000 pages, more than
+    // one read of the line reader, so that inflating gives them before it fails), then
+    // meets a deflate block of the reserved type: an inflate error in the middle of the
+    // member.
+    let one = pages();
+    let header_len = one.iter().position(|&b| b == b'\n').unwrap() + 1;
+    let mut good = one.clone();
+    for _ in 1..20_000 {
+        good.extend_from_slice(&one[header_len..]);
+    }
+    let mut encoder =
+        flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(&good).unwrap();
+    encoder.flush().unwrap();
+    let mut data = encoder.get_ref().clone();
+    data.push(0x07);
+    data.extend_from_slice(&[0u8; 64]);
+    let mut whole = good.clone();
+    whole.extend_from_slice(
+        b"{\"url\": \"http://127.0.0.1:47213/never\", \"ts\": \"20200101000000\"}\n",
+    );
+    let damaged = Entry {
+        name: "pages/pages.jsonl".into(),
+        method: 8,
+        data,
+        crc: crc32fast::hash(&whole),
+        size: whole.len() as u64,
+        ..Entry::default()
+    };
+    let mut entries = crawl_package_with_pages(&whole);
+    entries[1] = damaged;
+    let (keys, report) = hostile(
+        "damaged-pages.wacz",
+        &entries,
+        &[("pages/pages.jsonl", "wacz-member-damaged")],
+    );
+    let counts = &report["counts"];
+    assert_eq!(counts["wacz_members_damaged"], 1, "{report}");
+    // The complete lines before the damage are kept (not necessarily all 20,000: the read
+    // that meets the damage gives nothing).
+    let pages = counts["wacz_pages"].as_u64().unwrap();
+    assert!((1000..=20_000).contains(&pages), "{report}");
+    assert_eq!(keys, crawl1_keys());
+}
+
 #[test]
 fn something_that_is_not_a_zip_is_reported_as_unreadable() {
     let dir = tempfile::tempdir().unwrap();

@@ -198,9 +198,23 @@ impl<'r> LineReader<'r> {
                 let line_start = self.start;
                 self.start = nl + 1;
                 self.scanned = self.start;
+                let offset = self.consumed;
                 self.consumed += (nl + 1 - line_start) as u64;
                 let no = self.next_line_no;
                 self.next_line_no += 1;
+                // A line over the cap that still fit in the buffer (which grows to the
+                // cap plus one read) is skipped all the same: the cap is exact.
+                if nl - line_start > self.max_line {
+                    self.overlong.push(Overlong {
+                        line: no,
+                        bytes: (nl - line_start) as u64,
+                        offset,
+                    });
+                    if self.overlong_is_error {
+                        return Err(self.overlong_error());
+                    }
+                    continue;
+                }
                 return Ok(Some((no, line_start, self.cr_stripped(line_start, nl))));
             }
             self.scanned = self.end;
@@ -224,18 +238,24 @@ impl<'r> LineReader<'r> {
             }
             self.fill();
             if self.overlong_is_error && !self.overlong.is_empty() {
-                let skipped = self.overlong.remove(0);
-                return Err(io::Error::new(
-                    io::ErrorKind::InvalidData,
-                    format!(
-                        "line {} at byte {}: {}",
-                        skipped.line,
-                        skipped.offset,
-                        skipped.describe(self.max_line)
-                    ),
-                ));
+                return Err(self.overlong_error());
             }
         }
+    }
+
+    /// The error of the first overlong line (see [`LineReader::overlong_is_error`]),
+    /// taken from the list.
+    fn overlong_error(&mut self) -> io::Error {
+        let skipped = self.overlong.remove(0);
+        io::Error::new(
+            io::ErrorKind::InvalidData,
+            format!(
+                "line {} at byte {}: {}",
+                skipped.line,
+                skipped.offset,
+                skipped.describe(self.max_line)
+            ),
+        )
     }
 
     /// The end of `buf[start..end]` without a final `\r`.
@@ -263,7 +283,9 @@ impl<'r> LineReader<'r> {
     ///
     /// A read error comes after the complete lines read before it (the incomplete line it
     /// cut is dropped); lines skipped for their length are not in any chunk, but counted
-    /// in the numbering (see [`LineReader::take_overlong`]).
+    /// in the numbering (see [`LineReader::take_overlong`]). Unlike
+    /// [`LineReader::next_line`], a chunk may hold a line up to one read (`read_size`)
+    /// longer than the cap: lines are only measured when one does not fit the buffer.
     pub fn next_chunk(&mut self, min_bytes: usize, out: &mut Vec<u8>) -> io::Result<Option<u64>> {
         out.clear();
         loop {
@@ -862,6 +884,29 @@ mod tests {
             let at = skipped.offset as usize;
             assert!(at == 0 || CAPPED[at - 1] == b'\n');
         }
+
+        // A line just over the cap is skipped even when the buffer holds it whole.
+        let mut r = LineReader::plain_with_read_size(&b"ok\n0123456789x\r\nnext"[..], 4096)
+            .with_max_line(10);
+        let mut got = Vec::new();
+        while let Some((n, l)) = r.next_line().unwrap() {
+            got.push((n, String::from_utf8_lossy(l).into_owned()));
+        }
+        assert_eq!(got, [(1, "ok".to_string()), (3, "next".to_string())]);
+        assert_eq!(
+            r.take_overlong(),
+            [Overlong {
+                line: 2,
+                bytes: 12,
+                offset: 3
+            }]
+        );
+        let mut r = LineReader::plain_with_read_size(&b"0123456789x\n"[..], 4096)
+            .with_max_line(10)
+            .overlong_is_error();
+        let e = r.next_line().unwrap_err();
+        assert!(e.to_string().starts_with("line 1 at byte 0: "), "{e}");
+        assert!(r.next_line().unwrap().is_none());
 
         // For data a program wrote, an overlong line is an error naming it; the reader
         // goes on after it.

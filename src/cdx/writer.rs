@@ -15,9 +15,10 @@
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Write};
+use std::io::{self, BufWriter, Write};
 
 use crate::capture::file_name;
+use crate::cdx::lines::LineReader;
 use crate::warc::{Compression, Record, Unindexable, WarcType, index_fields, sha1_base32};
 
 pub const CDX11_HEADER: &str = " CDX N b a m s k r M S V g";
@@ -208,6 +209,9 @@ pub fn index_filename(path: &str) -> String {
     file_name(path).to_string()
 }
 
+/// Bytes each spilled run reads at a time during the merge.
+const RUN_READ_SIZE: usize = 64 << 10;
+
 /// Sorts lines (byte order) and drops exact duplicates, spilling sorted runs to
 /// temporary files past `memory_limit` bytes so that any number of lines fits.
 pub struct LineSorter {
@@ -278,25 +282,38 @@ impl LineSorter {
         if !self.lines.is_empty() {
             self.spill()?;
         }
-        let mut readers: Vec<io::Lines<BufReader<Box<dyn Read>>>> = self
+        // The runs are data this sort wrote: a line over the cap is damage, an error.
+        // Every run is open at once, so each reads a small buffer at a time.
+        let mut readers: Vec<LineReader<'static>> = self
             .runs
             .drain(..)
-            .map(|f| BufReader::new(Box::new(f) as Box<dyn Read>).lines())
+            .map(|f| LineReader::plain_with_read_size(f, RUN_READ_SIZE).overlong_is_error())
             .collect();
         let mut heap = BinaryHeap::new();
         for (i, reader) in readers.iter_mut().enumerate() {
-            if let Some(line) = reader.next() {
-                heap.push(Reverse((line?, i)));
+            if let Some(line) = next_run_line(reader)? {
+                heap.push(Reverse((line, i)));
             }
         }
         while let Some(Reverse((line, i))) = heap.pop() {
-            if let Some(next) = readers[i].next() {
-                heap.push(Reverse((next?, i)));
+            if let Some(next) = next_run_line(&mut readers[i])? {
+                heap.push(Reverse((next, i)));
             }
             emit(line, out)?;
         }
         Ok(written)
     }
+}
+
+/// The next line of a spilled run (the run holds the `String`s it was given).
+fn next_run_line(reader: &mut LineReader<'_>) -> io::Result<Option<String>> {
+    reader
+        .next_line()?
+        .map(|(_, line)| {
+            String::from_utf8(line.to_vec())
+                .map_err(|e| io::Error::new(io::ErrorKind::InvalidData, e))
+        })
+        .transpose()
 }
 
 #[cfg(test)]

@@ -234,7 +234,7 @@ impl PdfReader {
 }
 
 fn cut(text: &str, max: usize) -> &str {
-    crate::project::limits::cut_at_char(text, max)
+    crate::text::cut_at_char(text, max)
 }
 
 /// The program to run as the child, if there is one.

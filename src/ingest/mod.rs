@@ -17,6 +17,10 @@ pub mod rows;
 pub mod warc;
 pub mod warc_files;
 
+// The sink of the parsers lives with the WARC importer, its main user (and the WarcInfo
+// it carries), so that this module and `warc` do not import each other.
+pub use warc::CaptureSink;
+
 use std::collections::HashSet;
 use std::sync::OnceLock;
 use std::sync::atomic::{AtomicUsize, Ordering};
@@ -25,8 +29,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
-use crate::capture::{Capture, CaptureRef};
-use crate::ingest::warc::WarcInfo;
 use crate::input::{PlannedInput, record_done};
 use crate::report::Report;
 use crate::store::Store;
@@ -36,40 +38,6 @@ use crate::store::writer::{Writer, now_millis};
 
 /// What one input produced, for the report and the registry.
 pub type InputSummary = serde_json::Value;
-
-/// Where parsers put what they read: the store's write path ([`Writer`]), or the records
-/// `sediment extract` prints for a distributed ingest.
-pub trait CaptureSink {
-    fn add_capture(&mut self, capture: &CaptureRef<'_>);
-    /// The end of one input record: a batch may be written now.
-    fn end_record(&mut self) -> Result<()>;
-    /// The crawl description of a warcinfo record.
-    fn warcinfo(&mut self, info: WarcInfo) -> Result<()>;
-    /// A request the archive holds no response for (a failed fetch): the capture it would
-    /// have been, without status or payload. Sinks that keep only captures drop it.
-    fn failed_fetch(&mut self, _fetch: &Capture) -> Result<()> {
-        Ok(())
-    }
-}
-
-impl CaptureSink for Writer<'_> {
-    fn add_capture(&mut self, capture: &CaptureRef<'_>) {
-        Writer::add_capture(self, capture)
-    }
-
-    fn end_record(&mut self) -> Result<()> {
-        Writer::end_record(self)
-    }
-
-    fn warcinfo(&mut self, info: WarcInfo) -> Result<()> {
-        self.store().put_warcinfo(&info)
-    }
-
-    fn failed_fetch(&mut self, fetch: &Capture) -> Result<()> {
-        Writer::failed_fetch(self, &fetch.view());
-        Ok(())
-    }
-}
 
 pub struct IngestRun<'s> {
     pub store: &'s Store,

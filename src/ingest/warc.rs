@@ -11,12 +11,12 @@ use std::io::Read;
 
 use anyhow::Result;
 
-use crate::capture::{Capture, CaptureKind, Origin};
+use crate::capture::{Capture, CaptureKind, CaptureRef, Origin};
 use crate::filter::FileFilter;
-use crate::ingest::CaptureSink;
 use crate::key::Sha1Key;
 use crate::report::{Counts, Location, Report};
 use crate::store::Store;
+use crate::store::writer::Writer;
 use crate::warc::{
     DigestCheck, ErrorKind, MandatoryHeader, ParsedDigest, PayloadSink, Record, WarcError,
     WarcReader, WarcType, Warning, index_fields, parse_digest, parse_warc_fields,
@@ -65,6 +65,40 @@ pub struct WarcInfo {
     pub operator: Option<String>,
     pub description: Option<String>,
     pub fields: Vec<(String, String)>,
+}
+
+/// Where parsers put what they read: the store's write path ([`Writer`]), or the records
+/// `sediment extract` prints for a distributed ingest.
+pub trait CaptureSink {
+    fn add_capture(&mut self, capture: &CaptureRef<'_>);
+    /// The end of one input record: a batch may be written now.
+    fn end_record(&mut self) -> Result<()>;
+    /// The crawl description of a warcinfo record.
+    fn warcinfo(&mut self, info: WarcInfo) -> Result<()>;
+    /// A request the archive holds no response for (a failed fetch): the capture it would
+    /// have been, without status or payload. Sinks that keep only captures drop it.
+    fn failed_fetch(&mut self, _fetch: &Capture) -> Result<()> {
+        Ok(())
+    }
+}
+
+impl CaptureSink for Writer<'_> {
+    fn add_capture(&mut self, capture: &CaptureRef<'_>) {
+        Writer::add_capture(self, capture)
+    }
+
+    fn end_record(&mut self) -> Result<()> {
+        Writer::end_record(self)
+    }
+
+    fn warcinfo(&mut self, info: WarcInfo) -> Result<()> {
+        self.store().put_warcinfo(&info)
+    }
+
+    fn failed_fetch(&mut self, fetch: &Capture) -> Result<()> {
+        Writer::failed_fetch(self, &fetch.view());
+        Ok(())
+    }
 }
 
 /// Keeps the block of warcinfo and metadata records (small) and nothing else.

@@ -5,6 +5,7 @@
 
 use crate::html::TextPile;
 use crate::project::source::Body;
+use crate::text::cut_at_char;
 
 /// Default cap of a decoded body (after Content-Encoding): 16 MiB.
 pub const DEFAULT_MAX_BODY_BYTES: usize = 16 << 20;
@@ -65,18 +66,6 @@ impl BodyCuts {
         .into_iter()
         .filter_map(|(cut, name)| cut.then_some(name))
     }
-}
-
-/// The longest prefix of `text` of at most `max` bytes that ends on a character boundary.
-pub fn cut_at_char(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 /// Cuts a text pile so that its six fields hold at most `max` bytes together (the first

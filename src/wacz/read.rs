@@ -10,13 +10,14 @@
 
 use std::collections::BTreeMap;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, Read};
+use std::io::{self, BufReader, Read};
 
 use anyhow::Result;
 use sha2::{Digest, Sha256};
 
 use super::page::StoredPage;
 use crate::capture::{Capture, CaptureRef};
+use crate::cdx::lines::LineReader;
 use crate::filter::FileFilter;
 use crate::ingest::CaptureSink;
 use crate::ingest::warc::{WarcImporter, WarcInfo};
@@ -30,7 +31,8 @@ use crate::store::writer::Writer;
 const MAX_DEFLATE_RATIO: u64 = 1032;
 /// `datapackage.json` and `datapackage-digest.json` are read whole, up to this.
 const MAX_JSON: u64 = 16 << 20;
-/// A page list line longer than this is reported and skipped.
+/// A page list line longer than this is reported (with its line and byte offset) and
+/// skipped in bounded memory by the line reader.
 const MAX_PAGE_LINE: usize = 1 << 20;
 /// Page list entries written to the store per batch.
 const PAGE_BATCH: usize = 1000;
@@ -279,7 +281,7 @@ impl WaczImporter<'_> {
 
     /// Reads one member from the sequential reader (positioned at its data); `None` when
     /// it could not be read to its end (reported).
-    fn read_member<R: Read>(
+    fn read_member<R: Read + Send>(
         &self,
         member: &Member,
         sequential: &mut Positioned<R>,
@@ -289,7 +291,9 @@ impl WaczImporter<'_> {
         digest_file: &mut Option<Vec<u8>>,
     ) -> Result<Option<Hashed>> {
         let raw = (&mut *sequential).take(member.compressed);
-        let inflated: Box<dyn Read + '_> = match member.method {
+        // Send, as the one line reader (which the page lists go through) takes only
+        // readers that can move to another thread.
+        let inflated: Box<dyn Read + Send + '_> = match member.method {
             Method::Stored => Box::new(raw),
             Method::Deflated => Box::new(flate2::read::DeflateDecoder::new(raw)),
         };
@@ -401,42 +405,57 @@ impl WaczImporter<'_> {
     }
 
     /// `pages/*.jsonl`: one page per line after the header line; each kept in the meta
-    /// family under its SURT and timestamp (see [`super::page_title`]).
+    /// family under its SURT and timestamp (see [`super::page_title`]). Lines are read by
+    /// the one line reader ([`LineReader`]) with the page line cap: a longer line is
+    /// reported at its line and byte offset (in the inflated member) and skipped. A read
+    /// error ends the list after its complete lines; `read_member` reports the damaged
+    /// member (the [`Checked`] reader keeps the error).
     fn read_pages(
         &self,
         list: &str,
-        reader: &mut impl Read,
+        reader: &mut (impl Read + Send),
         writer: &mut Writer<'_>,
         counts: &mut Counts,
     ) -> Result<()> {
-        let mut lines = BufReader::new(reader);
+        let mut lines = LineReader::plain(reader).with_max_line(MAX_PAGE_LINE);
         let mut line = Vec::new();
         let mut batch = Batch::default();
         let mut in_batch = 0;
-        let mut number = 0u64;
         let wacz = crate::capture::file_name(&self.path).to_string();
+        let file = super::member_location(&self.path, list);
         loop {
+            // The line is copied out so that the lines skipped before it can be taken
+            // from the reader (and reported first, in line order).
             line.clear();
-            let (read, complete) = read_line_capped(&mut lines, &mut line, MAX_PAGE_LINE)?;
-            if read == 0 {
-                break;
-            }
-            number += 1;
-            let location = Location {
-                file: super::member_location(&self.path, list),
-                line: Some(number),
-                offset: None,
+            let number = match lines.next_line() {
+                Ok(Some((number, text))) => {
+                    line.extend_from_slice(text);
+                    Some(number)
+                }
+                Ok(None) => None,
+                // Only the member's reader fails, and it keeps its error for
+                // `read_member`, which reports the member damaged at that byte.
+                Err(_) => None,
             };
-            if !complete {
+            for skipped in lines.take_overlong() {
                 counts.incr("wacz_page_errors");
                 self.report.problem(
-                    location,
+                    Location {
+                        offset: Some(skipped.offset),
+                        ..Location::line(file.clone(), skipped.line)
+                    },
                     "wacz-page-line",
-                    &format!("a page line longer than {MAX_PAGE_LINE} bytes"),
+                    &format!(
+                        "a page line longer than {MAX_PAGE_LINE} bytes ({} bytes), skipped",
+                        skipped.bytes
+                    ),
                     None,
                 )?;
-                continue;
             }
+            let Some(number) = number else {
+                break;
+            };
+            let location = Location::line(file.clone(), number);
             let text = line.trim_ascii();
             if text.is_empty() {
                 continue;
@@ -750,41 +769,6 @@ impl<R: Read> Read for Checked<R> {
                 self.error = Some(e);
                 Err(io::Error::other(message))
             }
-        }
-    }
-}
-
-/// Reads one line (up to and with `\n`) into `line`, keeping at most `cap` bytes; returns
-/// the bytes consumed and whether the line fit.
-fn read_line_capped(
-    reader: &mut impl BufRead,
-    line: &mut Vec<u8>,
-    cap: usize,
-) -> io::Result<(usize, bool)> {
-    let mut consumed = 0;
-    let mut fits = true;
-    loop {
-        let buf = match reader.fill_buf() {
-            Ok(buf) => buf,
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
-            Err(e) => return Err(e),
-        };
-        if buf.is_empty() {
-            return Ok((consumed, fits));
-        }
-        let (take, done) = match memchr::memchr(b'\n', buf) {
-            Some(i) => (i + 1, true),
-            None => (buf.len(), false),
-        };
-        if fits && line.len() + take <= cap {
-            line.extend_from_slice(&buf[..take]);
-        } else {
-            fits = false;
-        }
-        reader.consume(take);
-        consumed += take;
-        if done {
-            return Ok((consumed, fits));
         }
     }
 }

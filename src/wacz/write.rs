@@ -15,13 +15,14 @@
 
 use std::collections::HashSet;
 use std::fs::File;
-use std::io::{self, BufRead, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
+use std::io::{self, BufReader, BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context, Result};
 use sha2::{Digest, Sha256};
 
 use crate::capture::{Capture, CaptureKind};
+use crate::cdx::lines::LineReader;
 use crate::payload::WarcLocator;
 use crate::report::{Counts, Location, Report};
 use crate::store::Store;
@@ -83,16 +84,13 @@ pub fn export(
     pages
         .write_all(b"{\"format\":\"json-pages-1.0\",\"id\":\"pages\",\"title\":\"All Pages\"}\n")?;
     let mut copied: HashSet<(PathBuf, u64)> = HashSet::new();
-    let mut line = String::new();
-    let mut spool = BufReader::new(&mut spool);
-    let mut number = 0u64;
-    loop {
-        line.clear();
-        if spool.read_line(&mut line)? == 0 {
-            break;
-        }
-        number += 1;
-        let capture = Capture::from_json(line.trim_end().as_bytes())
+    // The spool is data this run wrote: a line over the cap is damage, an error.
+    let mut spool = LineReader::plain(&mut spool).overlong_is_error();
+    while let Some((number, line)) = spool
+        .next_line()
+        .context("the selected captures cannot be read back")?
+    {
+        let capture = Capture::from_json(line.trim_ascii_end())
             .with_context(|| format!("selected capture {number} cannot be read back"))?;
         counts.incr("captures_selected");
         let Some(written) = copy_capture(

@@ -61,7 +61,8 @@ const CRAWL_UUID: UniqueColumn = UniqueColumn {
 /// The seed's crawler schema version, recorded as `unobtanium_crawler_schema_version`.
 pub const CRAWLER_SCHEMA_VERSION: &str = "1.0.0";
 
-pub use crate::project::limits::{DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES, cut_at_char};
+pub use crate::project::limits::{DEFAULT_MAX_BODY_BYTES, DEFAULT_MAX_TEXT_BYTES};
+use crate::text::cut_at_char;
 
 /// By default a transaction also ends once it has written this much page text, whatever
 /// its number of captures: the pages' text is most of what a crawl database holds, and
