@@ -20,8 +20,10 @@
 # Usage: scripts/bench-scale-pages.sh N [DIR]     (default DIR /work/scale-pages/N; N as
 #   100000 or 1_000_000; 1 M pages need ~10 GB for the WARCs plus the databases)
 # Environment: SEED (default 36); WARCS: the generator's template WARCs or directories
-#   (default: the shared corpus, $SEDIMENT_CORPUS or ../shared/corpus, and
-#   /work/bench-data/base.warc.gz when it exists); CLIENTS (16), REQUESTS (4000), QUERIES
+#   (default: the shared corpus, $SEDIMENT_CORPUS or ../shared/corpus: ~100 pages, ~50 KB
+#   of HTML and ~9 KB of gzip a generated page; adding /work/bench-data/base.warc.gz, the
+#   Debian documentation crawl, gives ~2,800 templates, ~90 KB and ~15 KB); CLIENTS (16),
+#   REQUESTS (4000), QUERIES
 #   (2000); PROGRESS (60); DELETE_WARCS=1 deletes the WARCs at the end (a big run's
 #   disk; the projections need them, so not before); REUSE_WARCS=1 uses the WARCs in
 #   DIR/warcs; GEN_ARGS: more options of the generator (e.g. "--max-template-kb 256");
@@ -53,7 +55,6 @@ if [[ -n "${WARCS:-}" ]]; then
   read -r -a templates <<< "$WARCS"
 else
   templates=("${SEDIMENT_CORPUS:-../shared/corpus}")
-  [[ -s /work/bench-data/base.warc.gz ]] && templates+=(/work/bench-data/base.warc.gz)
 fi
 warcs="$dir/warcs"
 store="$dir/store"
