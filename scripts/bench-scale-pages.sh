@@ -18,14 +18,14 @@
 # by their µs a capture and peak RSS.
 #
 # Usage: scripts/bench-scale-pages.sh N [DIR]     (default DIR /work/scale-pages/N; N as
-#   100000 or 1_000_000; 1 M pages need ~10 GB for the WARCs plus the databases)
+#   100000 or 1_000_000; 1 M pages need ~10 GB of WARCs, and the databases ~10x those of
+#   100 k pages: 8.7 GB (crawl.db) and 11 GB (summary.db) there, so ~200 GB)
 # Environment: SEED (default 36); WARCS: the generator's template WARCs or directories
 #   (default: the shared corpus, $SEDIMENT_CORPUS or ../shared/corpus: ~100 pages, ~50 KB
 #   of HTML and ~9 KB of gzip a generated page; adding /work/bench-data/base.warc.gz, the
 #   Debian documentation crawl, gives ~2,800 templates, ~90 KB and ~15 KB); CLIENTS (16),
-#   REQUESTS (4000), QUERIES
-#   (2000); PROGRESS (60); DELETE_WARCS=1 deletes the WARCs at the end (a big run's
-#   disk; the projections need them, so not before); REUSE_WARCS=1 uses the WARCs in
+#   REQUESTS (4000), QUERIES (2000); PROGRESS (60); DELETE_WARCS=1 deletes the WARCs at the
+#   end (a big run's disk; the projections need them, so not before); REUSE_WARCS=1 uses the WARCs in
 #   DIR/warcs; GEN_ARGS: more options of the generator (e.g. "--max-template-kb 256");
 #   STEPS: the steps to run, in this order, default "gen import crawl summary search"
 #   (a step needs the output of those before it in that list); SEDIMENT_BIN, GEN_BIN and
@@ -108,6 +108,7 @@ say "N = $n pages, seed $seed, DIR $dir; $(nproc) cores, $(grep -m1 'model name'
 df -h "$dir" | tail -1 | awk '{ print "disk: " $4 " free of " $2 }'
 
 warc_bytes=0
+search_failed=""
 for s in $steps; do
   case "$s" in
   gen)
@@ -148,7 +149,10 @@ for s in $steps; do
     search_queries "$dir/summary.db" "$dir/queries.txt" "$nqueries"
     search_serve "$SEDIMENT_BIN" "$store" "$dir/summary.db" "$dir/serve.log"
     say "search: serving at $serve_base; load $(load)"
-    search_load "$HTTP_LOAD" "$dir/queries.txt" "$dir/requests.txt" "$clients" "$requests" | tee "$dir/search.txt"
+    # A failed answer (a 503 when a search waited over a second for a place) is reported
+    # after the summary, which is printed all the same.
+    search_load "$HTTP_LOAD" "$dir/queries.txt" "$dir/requests.txt" "$clients" "$requests" |
+      tee "$dir/search.txt" || search_failed=1
     kill "$serve_pid" 2>/dev/null || true
     wait "$serve_pid" 2>/dev/null || true
     serve_pid=""
@@ -170,9 +174,15 @@ done
         printf "%s  %8.1f µs/capture wall %8.1f µs/capture cpu\n", $0, w * 1e6 / n, c * 1e6 / n }'
   done
   echo "disk: WARCs $(mb "$warc_bytes") ($(awk -v b="$warc_bytes" -v n="$n" 'BEGIN { printf "%.0f", b / n }') bytes a page), store $(mb "$(size_of "$store")"), crawl.db $(mb "$(size_of "$dir"/crawl.db*)"), summary.db $(mb "$(size_of "$dir"/summary.db*)")"
-  [[ -f "$dir/search.txt" ]] && grep -A1 '^measured' "$dir/search.txt" | tail -1 | sed 's/^/search: /'
-  [[ -f "$dir/search.txt" ]] && grep 'server CPU' "$dir/search.txt" | sed 's/^/search: /'
+  if [[ -f "$dir/search.txt" ]]; then
+    grep '^clients' "$dir/search.txt" | sed 's/^/search: /'
+    grep 'server CPU' "$dir/search.txt" | sed 's/^/search: /' || true
+  fi
 } | tee "$dir/summary.txt"
+if [[ -n "$search_failed" ]]; then
+  echo "FAILED: some search answers were not a 200 with a total (see $dir/search.txt)" >&2
+  exit 1
+fi
 if [[ -n "${DELETE_WARCS:-}" ]]; then
   rm -rf "$warcs"
   say "WARCs deleted (DELETE_WARCS=1)"
