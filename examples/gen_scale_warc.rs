@@ -816,11 +816,11 @@ impl Output {
     }
 
     fn close(&mut self) {
-        if let Some((file, path)) = self.file.take() {
-            if let Err(e) = file.into_inner() {
-                eprintln!("gen_scale_warc: cannot finish {}: {e}", path.display());
-                std::process::exit(1);
-            }
+        if let Some((file, path)) = self.file.take()
+            && let Err(e) = file.into_inner()
+        {
+            eprintln!("gen_scale_warc: cannot finish {}: {e}", path.display());
+            std::process::exit(1);
         }
     }
 

@@ -52,7 +52,10 @@ fn sha1_label(bytes: &[u8]) -> String {
 }
 
 /// Every record of a file, read without the library: (WARC headers, block).
-fn records_by_hand(path: &Path) -> Vec<(Vec<(String, String)>, Vec<u8>)> {
+/// A record's WARC headers (name, value) and its block.
+type HandRecord = (Vec<(String, String)>, Vec<u8>);
+
+fn records_by_hand(path: &Path) -> Vec<HandRecord> {
     let mut data = Vec::new();
     flate2::read::MultiGzDecoder::new(std::fs::File::open(path).unwrap())
         .read_to_end(&mut data)
