@@ -13,83 +13,15 @@ use std::io::Write;
 
 use data_encoding::BASE32;
 
-/// SplitMix64: small, fast, and good enough to shape synthetic data.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        mix(self.0)
-    }
-
-    fn below(&mut self, n: u64) -> u64 {
-        ((u128::from(self.next()) * u128::from(n)) >> 64) as u64
-    }
-}
-
-fn mix(mut z: u64) -> u64 {
-    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-    z ^ (z >> 31)
-}
-
-const SYLLABLES: [&str; 40] = [
-    "ka", "lo", "mi", "ne", "ru", "ta", "vo", "si", "pe", "da", "gor", "lin", "mar", "tek", "sol",
-    "ber", "cal", "fin", "hal", "jun", "kor", "lum", "nor", "pax", "quin", "ros", "sun", "tor",
-    "ul", "ven", "wes", "xan", "yor", "zen", "ar", "el", "is", "on", "ux", "bri",
-];
-/// Top-level domains with rough weights (out of 100).
-const TLDS: [(&str, u64); 14] = [
-    ("com", 46),
-    ("org", 10),
-    ("net", 7),
-    ("de", 6),
-    ("uk", 5),
-    ("edu", 4),
-    ("fr", 4),
-    ("jp", 4),
-    ("ru", 3),
-    ("br", 3),
-    ("it", 2),
-    ("nl", 2),
-    ("gov", 2),
-    ("info", 2),
-];
-const SUBDOMAINS: [&str; 8] = ["blog", "news", "static", "lib", "docs", "shop", "m", "cdn"];
+#[path = "support/scale.rs"]
+mod scale;
+use scale::{Rng, SUBDOMAINS, domain_name, mix, timestamp};
 
 struct Domain {
     /// Labels reversed, comma-separated: what orders domains as SURTs do.
     surt_host: String,
     name: String,
     count: u64,
-}
-
-fn domain_name(i: u64) -> String {
-    let mut name = String::new();
-    let mut rest = i;
-    let mut digits = 0;
-    while rest > 0 || digits < 2 {
-        name.push_str(SYLLABLES[(rest % 40) as usize]);
-        rest /= 40;
-        digits += 1;
-    }
-    let mut pick = mix(i ^ 0x5eed) % 100;
-    let tld = TLDS
-        .iter()
-        .find(|(_, w)| {
-            if pick < *w {
-                true
-            } else {
-                pick -= w;
-                false
-            }
-        })
-        .map_or("com", |(t, _)| t);
-    if tld == "uk" {
-        format!("{name}.co.uk")
-    } else {
-        format!("{name}.{tld}")
-    }
 }
 
 /// (path with query, MIME type) of every distinct URL of the given CDX files.
@@ -129,32 +61,6 @@ fn templates(files: &[String]) -> Vec<(String, String)> {
         seen.insert("/index.html".to_owned(), "text/html".to_owned());
     }
     seen.into_iter().collect()
-}
-
-/// `yyyyMMddHHmmss` of a Unix time (days to civil date: Howard Hinnant's algorithm).
-fn timestamp(secs: u64, out: &mut Vec<u8>) {
-    let days = (secs / 86400) as i64;
-    let rem = secs % 86400;
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z - era * 146_097;
-    let yoe = (doe - doe / 1460 + doe / 36524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let d = doy - (153 * mp + 2) / 5 + 1;
-    let m = if mp < 10 { mp + 3 } else { mp - 9 };
-    let y = yoe + era * 400 + i64::from(m <= 2);
-    let two = |v: u64, out: &mut Vec<u8>| {
-        out.extend_from_slice(&[b'0' + (v / 10) as u8, b'0' + (v % 10) as u8])
-    };
-    let y = y as u64;
-    two(y / 100, out);
-    two(y % 100, out);
-    two(m as u64, out);
-    two(d as u64, out);
-    two(rem / 3600, out);
-    two(rem / 60 % 60, out);
-    two(rem % 60, out);
 }
 
 fn main() {

@@ -199,3 +199,89 @@ in_cgroup() {
     echo 3 > /proc/sys/vm/drop_caches
     exec sh -c 'echo $$ > "$1/cgroup.procs" && shift && exec "$@"' _ "$@"
 }
+
+# Search latency through `sediment serve` (issue 37: scripts/bench-search.sh,
+# scripts/bench-scale-pages.sh).
+
+# search_queries DB OUT N: draws N queries (seeded) from the words of the titles of the
+# summary database's searchable documents into OUT, one a line: 40 % one word, 30 % two
+# words, 10 % a two-word phrase, 10 % a word and an exclusion, 10 % a word and a site:
+# filter. Over 200,000 titles, a seeded sample of 200,000 is used, so that a 1 M-page index
+# costs seconds here (below, the queries are those bench-search.sh always drew).
+search_queries() {
+    python3 - "$1" "$2" "$3" <<'PY'
+import random, re, sqlite3, sys
+db, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
+conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
+titles = [t for (t,) in conn.execute(
+    "SELECT dd.title FROM document_description dd JOIN full_text_entity_index f "
+    "ON f.rowid = dd.entity_generation_id WHERE dd.title IS NOT NULL")]
+searchable = len(titles)
+if len(titles) > 200000:
+    titles = random.Random(36).sample(titles, 200000)
+hosts = [h for (h,) in conn.execute("SELECT DISTINCT host FROM origin WHERE host IS NOT NULL")]
+word = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
+runs = [word.findall(t) for t in titles]
+runs = [r for r in runs if r]
+vocabulary = sorted({w.lower() for r in runs for w in r})
+rng = random.Random(37)
+queries = []
+for i in range(n):
+    kind = i % 10
+    if kind < 4:
+        q = rng.choice(vocabulary)
+    elif kind < 7:
+        q = f"{rng.choice(vocabulary)} {rng.choice(vocabulary)}"
+    elif kind < 8:
+        r = rng.choice([r for r in runs if len(r) > 1] or runs)
+        j = rng.randrange(max(1, len(r) - 1))
+        q = '"' + " ".join(r[j:j + 2]) + '"'
+    elif kind < 9:
+        q = f"{rng.choice(vocabulary)} -{rng.choice(vocabulary)}"
+    else:
+        q = f"{rng.choice(vocabulary)} site:{rng.choice(hosts)}"
+    queries.append(q)
+rng.shuffle(queries)
+open(out, "w").write("\n".join(queries) + "\n")
+print(f"{len(queries)} queries from {len(vocabulary)} title words of {searchable} searchable documents")
+PY
+}
+
+# search_serve SEDIMENT STORE DB LOG: starts `sediment serve --summary-db DB` on 127.0.0.1
+# (no access log) in the background; sets serve_pid and serve_base (http://127.0.0.1:PORT).
+# The caller stops it (kill "$serve_pid").
+search_serve() {
+    local sediment=$1 store=$2 db=$3 log=$4 port=""
+    "$sediment" --store "$store" serve --bind 127.0.0.1:0 --summary-db "$db" \
+        --access-log off 2>"$log" &
+    serve_pid=$!
+    for _ in $(seq 1 600); do
+        port="$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$log" | grep -o '[0-9]*$' || true)"
+        [[ -n "$port" ]] && break
+        sleep 0.1
+    done
+    [[ -n "$port" ]] || { echo "sediment serve did not start: $(cat "$log")" >&2; return 1; }
+    serve_base="http://127.0.0.1:$port"
+}
+
+# search_load HTTP_LOAD QUERIES REQUESTS_FILE CLIENTS REQUESTS: the queries as requests
+# (`/search?format=json&q=…`, which counts, facets and pages as the HTML page does) run
+# through examples/http_load.rs against serve_base: once over every query with 1 client as
+# a warm-up, then REQUESTS requests at CLIENTS clients. Every answer must be a 200 whose
+# JSON has a total. Prints http_load's lines and the server's CPU time over the measured run.
+search_load() {
+    local load=$1 queries=$2 requests_file=$3 clients=$4 requests=$5 before after
+    python3 -c '
+import sys, urllib.parse
+for q in open(sys.argv[1]):
+    if q.strip():
+        print("/search?format=json&q=" + urllib.parse.quote_plus(q.rstrip("\n")))
+' "$queries" > "$requests_file"
+    echo "warm-up: every query once, 1 client"
+    "$load" "$serve_base" "$requests_file" 1 "$(grep -c . "$requests_file")" '"total":'
+    before=$(awk '{print $14 + $15}' "/proc/$serve_pid/stat")
+    echo "measured: $requests requests, $clients clients"
+    "$load" "$serve_base" "$requests_file" "$clients" "$requests" '"total":'
+    after=$(awk '{print $14 + $15}' "/proc/$serve_pid/stat")
+    echo "server CPU over the measured run: $(awk -v a="$before" -v b="$after" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }') s (user + sys)"
+}

@@ -25,6 +25,7 @@ set -euo pipefail
 
 repo="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 . "$repo/scripts/env.sh"
+. "$repo/scripts/bench-lib.sh"
 warc="${1:-/work/bench-data/html.warc.gz}"
 if [[ ! -f "$warc" && -z "${1:-}" ]]; then
     warc="/work/bench-data/base.warc.gz"
@@ -57,65 +58,7 @@ status=0
     "$sediment" --store "$work/store" project summary -o "$work/summary.db" --json >/dev/null \
     || status=$?
 [[ $status -eq 0 || $status -eq 3 ]] || { echo "project summary failed (exit $status)" >&2; exit 1; }
-python3 - "$work/summary.db" "$work/queries.txt" "$nqueries" <<'PY'
-import random, re, sqlite3, sys
-db, out, n = sys.argv[1], sys.argv[2], int(sys.argv[3])
-conn = sqlite3.connect(f"file:{db}?mode=ro", uri=True)
-titles = [t for (t,) in conn.execute(
-    "SELECT dd.title FROM document_description dd JOIN full_text_entity_index f "
-    "ON f.rowid = dd.entity_generation_id WHERE dd.title IS NOT NULL")]
-hosts = [h for (h,) in conn.execute("SELECT DISTINCT host FROM origin WHERE host IS NOT NULL")]
-word = re.compile(r"[A-Za-z][A-Za-z0-9_]{2,}")
-runs = [word.findall(t) for t in titles]
-runs = [r for r in runs if r]
-vocabulary = sorted({w.lower() for r in runs for w in r})
-rng = random.Random(37)
-queries = []
-for i in range(n):
-    kind = i % 10
-    if kind < 4:
-        q = rng.choice(vocabulary)
-    elif kind < 7:
-        q = f"{rng.choice(vocabulary)} {rng.choice(vocabulary)}"
-    elif kind < 8:
-        r = rng.choice([r for r in runs if len(r) > 1] or runs)
-        j = rng.randrange(max(1, len(r) - 1))
-        q = '"' + " ".join(r[j:j + 2]) + '"'
-    elif kind < 9:
-        q = f"{rng.choice(vocabulary)} -{rng.choice(vocabulary)}"
-    else:
-        q = f"{rng.choice(vocabulary)} site:{rng.choice(hosts)}"
-    queries.append(q)
-rng.shuffle(queries)
-open(out, "w").write("\n".join(queries) + "\n")
-print(f"{len(queries)} queries from {len(vocabulary)} title words of {len(titles)} searchable documents")
-PY
-
-"$sediment" --store "$work/store" serve --bind 127.0.0.1:0 --summary-db "$work/summary.db" \
-    --access-log off 2>"$work/serve.log" &
-serve_pid=$!
-port=""
-for _ in $(seq 1 600); do
-    port="$(grep -o 'listening on http://127.0.0.1:[0-9]*' "$work/serve.log" | grep -o '[0-9]*$' || true)"
-    [[ -n "$port" ]] && break
-    sleep 0.1
-done
-[[ -n "$port" ]] || { echo "sediment serve did not start: $(cat "$work/serve.log")" >&2; exit 1; }
-base="http://127.0.0.1:$port"
-
-cpu() { awk '{print $14 + $15}' "/proc/$serve_pid/stat"; }
-# The queries as requests: every answer must be a 200 whose JSON has a total.
-python3 -c '
-import sys, urllib.parse
-for q in open(sys.argv[1]):
-    if q.strip():
-        print("/search?format=json&q=" + urllib.parse.quote_plus(q.rstrip("\n")))
-' "$work/queries.txt" > "$work/requests.txt"
-echo "warm-up: every query once, 1 client"
-"$load" "$base" "$work/requests.txt" 1 "$(grep -c . "$work/requests.txt")" '"total":' 
-before=$(cpu)
-echo "measured: $requests requests, $clients clients"
-"$load" "$base" "$work/requests.txt" "$clients" "$requests" '"total":' 
-after=$(cpu)
-echo "server CPU over the measured run: $(awk -v a="$before" -v b="$after" -v t="$(getconf CLK_TCK)" 'BEGIN { printf "%.2f", (b - a) / t }') s (user + sys)"
+search_queries "$work/summary.db" "$work/queries.txt" "$nqueries"
+search_serve "$sediment" "$work/store" "$work/summary.db" "$work/serve.log"
+search_load "$load" "$work/queries.txt" "$work/requests.txt" "$clients" "$requests"
 echo "load average: $(cut -d' ' -f1-3 /proc/loadavg)"
