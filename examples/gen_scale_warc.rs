@@ -46,7 +46,7 @@ use sha1::{Digest, Sha1};
 
 #[path = "support/scale.rs"]
 mod scale;
-use scale::{Rng, SUBDOMAINS, domain_name, mix, timestamp};
+use scale::{Rng, SUBDOMAINS, Zipf, domain_name, mix, timestamp};
 
 /// A piece of a template: markup and text copied as they are, or a word that may be
 /// replaced.
@@ -462,9 +462,9 @@ fn lex(html: &[u8]) -> Vec<Piece> {
 
 /// The words of all templates' text, most frequent first, with a Zipf (s = 1) sampler.
 struct Vocabulary {
+    /// By rank: the most frequent first.
     words: Vec<String>,
-    /// Cumulative weights, scaled to 2^64.
-    cumulative: Vec<u64>,
+    ranks: Zipf,
 }
 
 impl Vocabulary {
@@ -483,52 +483,34 @@ impl Vocabulary {
         let mut ranked: Vec<(String, u64)> = counts.into_iter().collect();
         ranked.sort_by(|a, b| b.1.cmp(&a.1).then_with(|| a.0.cmp(&b.0)));
         let words: Vec<String> = ranked.into_iter().map(|(w, _)| w).collect();
-        let harmonic: f64 = (1..=words.len()).map(|r| 1.0 / r as f64).sum();
-        let mut sum = 0.0f64;
-        let cumulative = (1..=words.len())
-            .map(|r| {
-                sum += 1.0 / (r as f64 * harmonic);
-                (sum.min(1.0) * u64::MAX as f64) as u64
-            })
-            .collect();
-        Vocabulary { words, cumulative }
+        let ranks = Zipf::new(words.len() as u64);
+        Vocabulary { words, ranks }
     }
 
     fn draw(&self, rng: &mut Rng) -> &str {
-        let u = rng.next();
-        let i = self.cumulative.partition_point(|&c| c < u);
-        &self.words[i.min(self.words.len() - 1)]
+        &self.words[self.ranks.draw(rng)]
     }
 }
 
 /// Registered domains, drawn Zipf-like by a seeded rank.
 struct Domains {
     names: Vec<String>,
-    cumulative: Vec<u64>,
+    ranks: Zipf,
 }
 
 impl Domains {
     fn new(count: u64, seed: u64) -> Domains {
-        let harmonic: f64 = (1..=count).map(|r| 1.0 / r as f64).sum();
-        let mut sum = 0.0f64;
-        let cumulative = (1..=count)
-            .map(|r| {
-                sum += 1.0 / (r as f64 * harmonic);
-                (sum.min(1.0) * u64::MAX as f64) as u64
-            })
-            .collect();
+        let ranks = Zipf::new(count);
         // Rank r is domain number mix(r ^ seed) % count…: a spread of names, not the
         // first ones in order.
         let names = (0..count)
             .map(|r| domain_name(mix(r ^ mix(seed ^ 0xd0)) % (count * 16)))
             .collect();
-        Domains { names, cumulative }
+        Domains { names, ranks }
     }
 
     fn draw(&self, rng: &mut Rng) -> &str {
-        let u = rng.next();
-        let i = self.cumulative.partition_point(|&c| c < u);
-        &self.names[i.min(self.names.len() - 1)]
+        &self.names[self.ranks.draw(rng)]
     }
 }
 

@@ -100,3 +100,30 @@ pub fn timestamp(secs: u64, out: &mut Vec<u8>) {
     two(rem / 60 % 60, out);
     two(rem % 60, out);
 }
+
+/// Zipf (s = 1) over ranks 0..n: rank r is drawn with probability proportional to
+/// 1 / (r + 1), by a binary search of the cumulative shares scaled to `u64`.
+pub struct Zipf {
+    cumulative: Vec<u64>,
+}
+
+impl Zipf {
+    pub fn new(n: u64) -> Zipf {
+        let harmonic: f64 = (1..=n).map(|r| 1.0 / r as f64).sum();
+        let mut sum = 0.0f64;
+        let cumulative = (1..=n)
+            .map(|r| {
+                sum += 1.0 / (r as f64 * harmonic);
+                (sum.min(1.0) * u64::MAX as f64) as u64
+            })
+            .collect();
+        Zipf { cumulative }
+    }
+
+    /// A rank, from one number of `rng`.
+    pub fn draw(&self, rng: &mut Rng) -> usize {
+        let u = rng.next();
+        let i = self.cumulative.partition_point(|&c| c < u);
+        i.min(self.cumulative.len().saturating_sub(1))
+    }
+}
