@@ -13,7 +13,9 @@ mod summary_support;
 
 use std::path::PathBuf;
 
-use sediment::search::{Hit, Query, open, search};
+use sediment::search::{
+    Hit, Query, Stop, facets, open, search, search_page, search_page_with_overview,
+};
 use summary_support::import_and_summarize;
 
 const MIN_TOP3: f64 = 0.9;
@@ -181,4 +183,40 @@ fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
             );
         }
     }
+
+    // A first page and its counts in one pass over the matches are the page and the
+    // counts made apart: on every query above, on words most pages have, with filters,
+    // past the first page and past the last. (No query here reaches the counting cap of
+    // 10,000 matches: the cap's unit test is in src/search/facets.rs.)
+    let mut conn = open(&db).unwrap();
+    let stop = Stop::default();
+    let mut queries: Vec<String> = cases().into_iter().map(|c| c.query).collect();
+    queries.extend(
+        [
+            "the",
+            "function",
+            "a -the",
+            "\"the function\"",
+            "table site:127.0.0.1",
+            "mime:application/pdf",
+            "index year:2024",
+            "nosuchwordanywhere",
+        ]
+        .map(String::from),
+    );
+    let mut compared = 0;
+    for query in &queries {
+        let parsed = Query::parse(query).unwrap();
+        for (offset, limit) in [(0, 10), (10, 10), (5, 0), (100_000, 10)] {
+            let apart = (
+                search_page(&mut conn, &parsed, offset, limit, &stop).unwrap(),
+                facets::overview(&mut conn, &parsed, &stop).unwrap(),
+            );
+            let together =
+                search_page_with_overview(&mut conn, &parsed, offset, limit, &stop).unwrap();
+            assert_eq!(together, apart, "{query}, offset {offset}, limit {limit}");
+            compared += usize::from(!apart.0.is_empty());
+        }
+    }
+    assert!(compared > 60, "{compared}");
 }

@@ -12,8 +12,8 @@ use serde::Serialize;
 
 use crate::key::Sha1Key;
 use crate::project::summary::keys::ContentKey;
-use crate::search::facets::{FacetValue, overview};
-use crate::search::{Hit, Query, Stop, open, search_page};
+use crate::search::facets::FacetValue;
+use crate::search::{Hit, Query, Stop, open, search_page, search_page_with_overview};
 
 #[derive(clap::Args)]
 #[command(after_help = "Examples:
@@ -191,11 +191,15 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     }
     let mut conn = open(&args.db)?;
     let stop = Stop::default();
-    let hits = search_page(&mut conn, &query, args.offset, args.limit, &stop)?;
-    let counted = if args.facets {
-        Some(overview(&mut conn, &query, &stop)?)
+    let (hits, counted) = if args.facets {
+        let (hits, overview) =
+            search_page_with_overview(&mut conn, &query, args.offset, args.limit, &stop)?;
+        (hits, Some(overview))
     } else {
-        None
+        (
+            search_page(&mut conn, &query, args.offset, args.limit, &stop)?,
+            None,
+        )
     };
     let mut out = std::io::BufWriter::new(std::io::stdout().lock());
     if args.json {

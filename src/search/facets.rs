@@ -109,99 +109,127 @@ fn overview_of(conn: &Connection, query: &Query, stop: &Stop) -> Result<Overview
     );
     sql.push_str(" LIMIT ?");
     values.push(Value::Integer(COUNT_CAP as i64 + 1));
-    let mut origins: HashMap<i64, u64> = HashMap::new();
-    let mut mimetypes: HashMap<i64, u64> = HashMap::new();
-    // (first year, last year) pairs are few: years are expanded once per pair.
-    let mut spans: HashMap<(i32, i32), u64> = HashMap::new();
-    let mut total = 0u64;
+    let mut tally = Tally::default();
     let mut statement = conn.prepare_cached(&sql)?;
     let mut rows = statement.query(params_from_iter(values))?;
     while let Some(row) = rows.next()? {
-        if total as usize == COUNT_CAP {
-            return finish(conn, origins, mimetypes, spans, total, false, stop);
-        }
-        total += 1;
-        *origins.entry(row.get(0)?).or_default() += 1;
-        if let Some(mimetype) = row.get::<_, Option<i64>>(1)? {
-            *mimetypes.entry(mimetype).or_default() += 1;
-        }
-        if let (Some(first), Some(last)) = (year_of(row.get(2)?), year_of(row.get(3)?)) {
-            *spans.entry((first, last.max(first))).or_default() += 1;
+        if !tally.add(row.get(0)?, row.get(1)?, row.get(2)?, row.get(3)?) {
+            break;
         }
     }
-    finish(conn, origins, mimetypes, spans, total, true, stop)
+    tally.finish(conn, stop)
 }
 
-fn finish(
-    conn: &Connection,
+/// The total and the facets of matches as they are read (in index order): the first
+/// [`COUNT_CAP`] are counted.
+#[derive(Default)]
+pub(super) struct Tally {
     origins: HashMap<i64, u64>,
     mimetypes: HashMap<i64, u64>,
+    /// (first year, last year) pairs are few: years are expanded once per pair.
     spans: HashMap<(i32, i32), u64>,
     total: u64,
-    total_exact: bool,
-    stop: &Stop,
-) -> Result<Overview> {
-    // Origins of one host (http and https, say) are one site.
-    let mut sites: HashMap<String, u64> = HashMap::new();
-    let mut origin = conn.prepare_cached(
-        "SELECT host, port, scheme FROM origin WHERE origin_id = ? AND host IS NOT NULL",
-    )?;
-    for (id, count) in origins {
-        if let Some(reason) = stop.reason() {
-            return Err(Stopped(reason).into());
+    more: bool,
+}
+
+impl Tally {
+    /// Counts the next match (its origin, its file's MIME type and the unix times of its
+    /// first and last capture); false when [`COUNT_CAP`] were counted before it (it is
+    /// not, and the total is not exact).
+    pub(super) fn add(
+        &mut self,
+        origin: i64,
+        mimetype: Option<i64>,
+        first_seen: i64,
+        last_seen: i64,
+    ) -> bool {
+        if self.total as usize == COUNT_CAP {
+            self.more = true;
+            return false;
         }
-        let found = origin
-            .query_map([id], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<i64>>(1)?,
-                    r.get::<_, String>(2)?,
-                ))
-            })?
-            .next()
-            .transpose()?;
-        if let Some((host, port, scheme)) = found {
-            let default = matches!(
-                (scheme.as_str(), port),
-                ("http", Some(80)) | ("https", Some(443))
-            );
-            let site = match port {
-                Some(port) if !default => format!("{host}:{port}"),
-                _ => host,
-            };
-            *sites.entry(site).or_default() += count;
+        self.total += 1;
+        *self.origins.entry(origin).or_default() += 1;
+        if let Some(mimetype) = mimetype {
+            *self.mimetypes.entry(mimetype).or_default() += 1;
         }
+        if let (Some(first), Some(last)) = (year_of(first_seen), year_of(last_seen)) {
+            *self.spans.entry((first, last.max(first))).or_default() += 1;
+        }
+        true
     }
-    let mut mime = conn.prepare_cached(
-        "SELECT mime_type || '/' || mime_subtype || COALESCE('+' || mime_suffix, '')
+
+    /// The overview: the few values shown turned into host names and types.
+    pub(super) fn finish(self, conn: &Connection, stop: &Stop) -> Result<Overview> {
+        let Tally {
+            origins,
+            mimetypes,
+            spans,
+            total,
+            more,
+        } = self;
+        let total_exact = !more;
+        // Origins of one host (http and https, say) are one site.
+        let mut sites: HashMap<String, u64> = HashMap::new();
+        let mut origin = conn.prepare_cached(
+            "SELECT host, port, scheme FROM origin WHERE origin_id = ? AND host IS NOT NULL",
+        )?;
+        for (id, count) in origins {
+            if let Some(reason) = stop.reason() {
+                return Err(Stopped(reason).into());
+            }
+            let found = origin
+                .query_map([id], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<i64>>(1)?,
+                        r.get::<_, String>(2)?,
+                    ))
+                })?
+                .next()
+                .transpose()?;
+            if let Some((host, port, scheme)) = found {
+                let default = matches!(
+                    (scheme.as_str(), port),
+                    ("http", Some(80)) | ("https", Some(443))
+                );
+                let site = match port {
+                    Some(port) if !default => format!("{host}:{port}"),
+                    _ => host,
+                };
+                *sites.entry(site).or_default() += count;
+            }
+        }
+        let mut mime = conn.prepare_cached(
+            "SELECT mime_type || '/' || mime_subtype || COALESCE('+' || mime_suffix, '')
          FROM mimetype WHERE mimetype_id = ?",
-    )?;
-    let mut types: HashMap<String, u64> = HashMap::new();
-    for (id, count) in mimetypes {
-        let found: Option<String> = mime.query_map([id], |r| r.get(0))?.next().transpose()?;
-        if let Some(essence) = found {
-            *types.entry(essence).or_default() += count;
+        )?;
+        let mut types: HashMap<String, u64> = HashMap::new();
+        for (id, count) in mimetypes {
+            let found: Option<String> = mime.query_map([id], |r| r.get(0))?.next().transpose()?;
+            if let Some(essence) = found {
+                *types.entry(essence).or_default() += count;
+            }
         }
-    }
-    let mut years: HashMap<i32, u64> = HashMap::new();
-    for ((first, last), count) in spans {
-        // A version live for centuries (a bad clock) counts in its last years only.
-        for year in first.max(last - 100)..=last {
-            *years.entry(year).or_default() += count;
+        let mut years: HashMap<i32, u64> = HashMap::new();
+        for ((first, last), count) in spans {
+            // A version live for centuries (a bad clock) counts in its last years only.
+            for year in first.max(last - 100)..=last {
+                *years.entry(year).or_default() += count;
+            }
         }
+        let mut year: Vec<FacetValue> =
+            top(years.into_iter().map(|(y, n)| (y.to_string(), n)).collect());
+        year.sort_by(|a, b| b.value.cmp(&a.value));
+        Ok(Overview {
+            total,
+            total_exact,
+            facets: Facets {
+                site: top(sites.into_iter().collect()),
+                mime: top(types.into_iter().collect()),
+                year,
+            },
+        })
     }
-    let mut year: Vec<FacetValue> =
-        top(years.into_iter().map(|(y, n)| (y.to_string(), n)).collect());
-    year.sort_by(|a, b| b.value.cmp(&a.value));
-    Ok(Overview {
-        total,
-        total_exact,
-        facets: Facets {
-            site: top(sites.into_iter().collect()),
-            mime: top(types.into_iter().collect()),
-            year,
-        },
-    })
 }
 
 /// The [`FACET_VALUES`] most frequent values, ties by value.
@@ -282,6 +310,20 @@ mod tests {
         assert_eq!(year_start(2024), 1_704_067_200);
         assert_eq!(year_of(1_704_067_199), Some(2023));
         assert_eq!(year_of(1_704_067_200), Some(2024));
+    }
+
+    #[test]
+    fn a_tally_counts_up_to_the_cap() {
+        let mut tally = Tally::default();
+        for i in 0..COUNT_CAP as i64 {
+            assert!(tally.add(i % 3, Some(i % 2), 1_704_067_200, 1_704_067_200));
+        }
+        assert!(!tally.more);
+        assert!(!tally.add(0, None, 0, 0));
+        assert!(tally.more);
+        assert_eq!(tally.total, COUNT_CAP as u64);
+        assert_eq!(tally.origins.values().sum::<u64>(), COUNT_CAP as u64);
+        assert_eq!(tally.spans[&(2024, 2024)], COUNT_CAP as u64);
     }
 
     #[test]

@@ -69,6 +69,9 @@ pub struct Hit {
 /// Most copies' URLs a hit lists.
 pub const MAX_COPY_URLS: usize = 10;
 
+/// Prepared statements a search connection keeps.
+const STATEMENTS_KEPT: usize = 64;
+
 /// Opens a summary database for reading.
 pub fn open(path: &std::path::Path) -> Result<Connection> {
     let conn = Connection::open_with_flags(
@@ -79,6 +82,17 @@ pub fn open(path: &std::path::Path) -> Result<Connection> {
     // Ranking reads the index's document sizes and a few small rows per match: memory-map
     // the file rather than copying pages through read calls.
     conn.execute_batch("PRAGMA mmap_size = 1073741824; PRAGMA cache_size = -65536;")?;
+    // A search prepares a ranking and a counting statement for its shape of query (which
+    // boosts and filters it has) and four per hit: room for the shapes in use, so that a
+    // kept connection does not parse SQL again.
+    conn.set_prepared_statement_cache_capacity(STATEMENTS_KEPT);
+    // One plan per statement whatever its parameters: without this SQLite prepares a
+    // statement again each time a parameter it might plan on (a LIKE pattern, say) gets
+    // a new value, which was several per cent of a search's time.
+    conn.set_db_config(
+        rusqlite::config::DbConfig::SQLITE_DBCONFIG_ENABLE_QPSG,
+        true,
+    )?;
     let has_index: bool = conn
         .query_row(
             "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'full_text_entity_index')",
@@ -132,7 +146,7 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
-    ranked_hits(conn, query, 0, limit, &Stop::default())
+    ranked(conn, query, 0, limit, &Stop::default(), None)
 }
 
 /// One page of hits: at most `limit` after the first `offset` (see [`facets`] for the
@@ -145,7 +159,23 @@ pub fn search_page(
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
     interruptible(conn, stop, |conn| {
-        ranked_hits(conn, query, offset, limit, stop)
+        ranked(conn, query, offset, limit, stop, None)
+    })
+}
+
+/// [`search_page`] and the total and facets of the same query ([`facets::overview`]) in
+/// one pass over the matches: what a first page of results shows.
+pub fn search_page_with_overview(
+    conn: &mut Connection,
+    query: &Query,
+    offset: usize,
+    limit: usize,
+    stop: &Stop,
+) -> Result<(Vec<Hit>, facets::Overview)> {
+    interruptible(conn, stop, |conn| {
+        let mut tally = facets::Tally::default();
+        let hits = ranked(conn, query, offset, limit, stop, Some(&mut tally))?;
+        Ok((hits, tally.finish(conn, stop)?))
     })
 }
 
@@ -156,7 +186,7 @@ pub fn search_until(
     limit: usize,
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
-    interruptible(conn, stop, |conn| ranked_hits(conn, query, 0, limit, stop))
+    interruptible(conn, stop, |conn| ranked(conn, query, 0, limit, stop, None))
 }
 
 /// Runs `work` on `conn` with SQLite checking `stop` every few thousand steps.
@@ -254,13 +284,16 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
 }
 
 /// Ranking touches only the index and two small tables; titles, capture counts and
-/// snippets are fetched afterwards for the hits that made the cut.
-fn ranked_hits(
+/// snippets are fetched afterwards for the hits that made the cut. With a `tally`, the
+/// same pass over the matches counts them for the total and facets (and two more small
+/// tables are read per match, as [`facets::overview`] reads them).
+fn ranked(
     conn: &Connection,
     query: &Query,
     offset: usize,
     limit: usize,
     stop: &Stop,
+    tally: Option<&mut facets::Tally>,
 ) -> Result<Vec<Hit>> {
     let has_url_path = has_url_path(conn)?;
     let columns = if has_url_path { 11 } else { 10 };
@@ -287,13 +320,23 @@ fn ranked_hits(
     } else {
         String::new()
     };
+    let (facet_columns, facet_tables) = if tally.is_some() {
+        (
+            ", url.origin_id, fs.mimetype_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc",
+            "JOIN url ON url.url_id = eg.url_id
+             LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id",
+        )
+    } else {
+        ("", "")
+    };
     let mut sql = format!(
         "SELECT full_text_entity_index.rowid,
                 bm25(full_text_entity_index, {}){title_boost}{url_boost}
                     / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
-                COALESCE(dd.indexiness, 0) > 0 AS index_page
+                COALESCE(dd.indexiness, 0) > 0 AS index_page{facet_columns}
          FROM full_text_entity_index
          JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+         {facet_tables}
          LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
          WHERE full_text_entity_index MATCH ?
            AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
@@ -301,16 +344,49 @@ fn ranked_hits(
     );
     values.push(Value::Text(expression.clone()));
     push_filters(query, &mut sql, &mut values);
-    // Ties (equal scores) go to the older generation: stable across runs.
-    sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
-    values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
-    values.push(Value::Integer(offset.min(i64::MAX as usize) as i64));
-    let ranked: Vec<(i64, f64, bool)> = conn
-        .prepare_cached(&sql)?
-        .query_map(params_from_iter(values), |r| {
-            Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-        })?
-        .collect::<Result<_, _>>()?;
+    let ranked: Vec<(i64, f64, bool)> = match tally {
+        None => {
+            // Ties (equal scores) go to the older generation: stable across runs.
+            sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
+            values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
+            values.push(Value::Integer(offset.min(i64::MAX as usize) as i64));
+            conn.prepare_cached(&sql)?
+                .query_map(params_from_iter(values), |r| {
+                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
+                })?
+                .collect::<Result<_, _>>()?
+        }
+        Some(tally) => {
+            // Every match is read (in index order, as the overview counts them) and the
+            // page picked here, in the same order as above.
+            let mut all: Vec<(i64, f64, bool)> = Vec::new();
+            let mut statement = conn.prepare_cached(&sql)?;
+            let mut rows = statement.query(params_from_iter(values))?;
+            let mut counting = true;
+            while let Some(row) = rows.next()? {
+                if counting {
+                    counting = tally.add(row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?);
+                }
+                all.push((row.get(0)?, row.get(1)?, row.get(2)?));
+            }
+            // As SQLite compares: -0.0 equals 0.0.
+            let order = |a: &(i64, f64, bool), b: &(i64, f64, bool)| {
+                a.1.partial_cmp(&b.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.0.cmp(&b.0))
+            };
+            let end = offset.saturating_add(limit).min(all.len());
+            if end < all.len() {
+                if end > 0 {
+                    all.select_nth_unstable_by(end - 1, order);
+                }
+                all.truncate(end);
+            }
+            all.sort_unstable_by(order);
+            all.drain(..offset.min(all.len()));
+            all
+        }
+    };
     let mut hits = Vec::with_capacity(ranked.len());
     for (generation, score, index_page) in ranked {
         if let Some(reason) = stop.reason() {

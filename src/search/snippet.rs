@@ -7,10 +7,10 @@
 //! column by column in as many queries. It costs much less on long pages, where that
 //! function took most of a search's time: `snippet()` tokenizes the whole column twice
 //! (once for sentence starts, once to copy the chosen window) and scores each match by
-//! walking every match of the row; here the column is tokenized only up to its last match
-//! (sentence starts) and up to the end of the chosen window (the copy), and each match is
-//! scored over the matches inside its window only (the instances are in column and
-//! offset order).
+//! walking every match of the row; here the column is tokenized once, only up to a window
+//! past its last match, runs of ASCII letters and digits without calling SQLite's
+//! tokenizer ([`Words::tokenize`]), and each match is scored over the matches inside its
+//! window only (the instances are in column and offset order).
 
 use std::ffi::{c_char, c_int, c_void};
 use std::ptr::null_mut;
@@ -32,9 +32,37 @@ const CLOSE: &[u8] = b"\x03";
 /// positions with unicode61 alone: the stemmer turns each token into one token at the
 /// same offsets, and stemming was two thirds of the time spent tokenizing.
 pub fn register(conn: &Connection, porter_unicode61: bool) -> Result<()> {
+    let api = fts5_api(conn)?;
+    let words = if porter_unicode61 {
+        Words::new(api).map_or(null_mut(), |words| Box::into_raw(Box::new(words)))
+    } else {
+        null_mut()
+    };
+    // SAFETY: `api` is FTS5's global API object (see `fts5_api`); `words` is handed to
+    // SQLite, which frees it through `drop_words`.
+    let rc = unsafe {
+        let Some(create) = (*api).xCreateFunction else {
+            drop_words(words.cast());
+            bail!("this SQLite's FTS5 cannot register functions");
+        };
+        create(
+            api,
+            c"sediment_snippet".as_ptr(),
+            words.cast(),
+            Some(sediment_snippet),
+            Some(drop_words),
+        )
+    };
+    if rc != ffi::SQLITE_OK {
+        bail!("cannot register the snippet function (SQLite error {rc})");
+    }
+    Ok(())
+}
+
+/// FTS5's API object of `conn`'s SQLite (global: it outlives the connection).
+fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api> {
     // SAFETY: the handle is valid while `conn` lives; the statement is finalized before
-    // returning, and the pointer it fills is FTS5's global API object, which outlives
-    // the connection.
+    // returning.
     unsafe {
         let db = conn.handle();
         let mut statement = null_mut();
@@ -61,40 +89,8 @@ pub fn register(conn: &Connection, porter_unicode61: bool) -> Result<()> {
         if api.is_null() || (*api).iVersion < 2 {
             bail!("this SQLite's FTS5 is too old for snippets");
         }
-        let Some(create) = (*api).xCreateFunction else {
-            bail!("this SQLite's FTS5 cannot register functions");
-        };
-        let mut words: *mut Words = null_mut();
-        if porter_unicode61 && let Some(find) = (*api).xFindTokenizer {
-            let mut user = null_mut();
-            let mut tokenizer: ffi::fts5_tokenizer = std::mem::zeroed();
-            if find(api, c"unicode61".as_ptr(), &mut user, &mut tokenizer) == ffi::SQLITE_OK
-                && let (Some(create), Some(_), Some(_)) =
-                    (tokenizer.xCreate, tokenizer.xDelete, tokenizer.xTokenize)
-            {
-                let mut instance = null_mut();
-                if create(user, null_mut(), 0, &mut instance) == ffi::SQLITE_OK
-                    && !instance.is_null()
-                {
-                    words = Box::into_raw(Box::new(Words {
-                        tokenizer,
-                        instance,
-                    }));
-                }
-            }
-        }
-        let rc = create(
-            api,
-            c"sediment_snippet".as_ptr(),
-            words.cast(),
-            Some(sediment_snippet),
-            Some(drop_words),
-        );
-        if rc != ffi::SQLITE_OK {
-            bail!("cannot register the snippet function (SQLite error {rc})");
-        }
+        Ok(api)
     }
-    Ok(())
 }
 
 /// A unicode61 tokenizer of the connection's own, for the snippets' token positions.
@@ -103,14 +99,149 @@ struct Words {
     instance: *mut ffi::Fts5Tokenizer,
 }
 
+/// What a byte is to [`Words::tokenize`]: an ASCII separator, an ASCII letter or digit,
+/// or part of a character beyond ASCII.
+const SEPARATOR: u8 = 0;
+const ALNUM: u8 = 1;
+const OTHER: u8 = 2;
+const BYTE_CLASS: [u8; 256] = {
+    let mut class = [SEPARATOR; 256];
+    let mut byte = 0;
+    while byte < 256 {
+        class[byte] = if byte >= 0x80 {
+            OTHER
+        } else if (byte as u8).is_ascii_alphanumeric() {
+            ALNUM
+        } else {
+            SEPARATOR
+        };
+        byte += 1;
+    }
+    class
+};
+
+impl Words {
+    /// A unicode61 tokenizer with its default options, as `porter unicode61` uses it.
+    fn new(api: *mut ffi::fts5_api) -> Option<Words> {
+        // SAFETY: `api` is FTS5's API object; the tokenizer made here is deleted by
+        // `drop_words` (or right away when incomplete).
+        unsafe {
+            let find = (*api).xFindTokenizer?;
+            let mut user = null_mut();
+            let mut tokenizer: ffi::fts5_tokenizer = std::mem::zeroed();
+            if find(api, c"unicode61".as_ptr(), &mut user, &mut tokenizer) != ffi::SQLITE_OK {
+                return None;
+            }
+            let (Some(create), Some(_), Some(_)) =
+                (tokenizer.xCreate, tokenizer.xDelete, tokenizer.xTokenize)
+            else {
+                return None;
+            };
+            let mut instance = null_mut();
+            (create(user, null_mut(), 0, &mut instance) == ffi::SQLITE_OK && !instance.is_null())
+                .then_some(Words {
+                    tokenizer,
+                    instance,
+                })
+        }
+    }
+
+    /// Feeds `text`'s unicode61 tokens to `callback` until it answers [`STOP`]. Runs of
+    /// ASCII letters and digits are tokens here, without a call into SQLite (the
+    /// tokenizer's callbacks were most of a snippet's time); a run with other bytes goes
+    /// to unicode61 itself, which alone knows its Unicode classes. Splitting at ASCII
+    /// separators changes nothing: unicode61 (with its default options, as the index
+    /// uses it) never takes one into a token, and its UTF-8 decoding never steps over one.
+    fn tokenize<F: FnMut(c_int, usize, usize) -> c_int>(
+        &self,
+        text: &[u8],
+        callback: &mut F,
+    ) -> std::result::Result<(), Code> {
+        let class = |at: usize| BYTE_CLASS[usize::from(text[at])];
+        let mut at = 0;
+        while at < text.len() {
+            if class(at) == SEPARATOR {
+                at += 1;
+                continue;
+            }
+            let start = at;
+            let mut ascii = true;
+            while at < text.len() {
+                match class(at) {
+                    SEPARATOR => break,
+                    OTHER => ascii = false,
+                    _ => {}
+                }
+                at += 1;
+            }
+            let rc = if ascii {
+                callback(0, start, at)
+            } else {
+                let mut shifted =
+                    |flags: c_int, s: usize, e: usize| callback(flags, start + s, start + e);
+                self.tokenize_with_unicode61(&text[start..at], &mut shifted)?
+            };
+            match rc {
+                ffi::SQLITE_OK => {}
+                STOP => return Ok(()),
+                rc => return Err(rc),
+            }
+        }
+        Ok(())
+    }
+
+    /// unicode61's own tokens of `text`: the callback's last answer ([`STOP`] when it
+    /// stopped the tokenizer).
+    fn tokenize_with_unicode61(
+        &self,
+        text: &[u8],
+        callback: &mut dyn FnMut(c_int, usize, usize) -> c_int,
+    ) -> std::result::Result<c_int, Code> {
+        let mut stopped = false;
+        let mut watched = |flags: c_int, start: usize, end: usize| {
+            let rc = callback(flags, start, end);
+            stopped |= rc == STOP;
+            rc
+        };
+        let mut watched: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut watched;
+        let context: *mut c_void =
+            (&mut watched as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
+        // SAFETY: `on_token` is called only during this call, with this context; the
+        // tokenizer instance lives as long as the function's registration.
+        let rc = unsafe {
+            (self.tokenizer.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
+                self.instance,
+                context,
+                ffi::FTS5_TOKENIZE_AUX,
+                text.as_ptr().cast(),
+                text.len() as c_int,
+                Some(on_token),
+            )
+        };
+        // A tokenizer stopped by its callback answers SQLITE_OK (unicode61 does) or the
+        // callback's answer.
+        match rc {
+            _ if stopped => Ok(STOP),
+            ffi::SQLITE_OK => Ok(ffi::SQLITE_OK),
+            rc => Err(rc),
+        }
+    }
+}
+
+impl Drop for Words {
+    fn drop(&mut self) {
+        if let Some(delete) = self.tokenizer.xDelete {
+            // SAFETY: the instance was made by this tokenizer's xCreate, and is deleted
+            // once.
+            unsafe { delete(self.instance) };
+        }
+    }
+}
+
 unsafe extern "C" fn drop_words(words: *mut c_void) {
     if !words.is_null() {
         // SAFETY: made by `Box::into_raw` in `register`; SQLite calls this once.
-        let words = unsafe { Box::from_raw(words.cast::<Words>()) };
-        if let Some(delete) = words.tokenizer.xDelete {
-            // SAFETY: the instance was made by this tokenizer's xCreate.
-            unsafe { delete(words.instance) };
-        }
+        drop(unsafe { Box::from_raw(words.cast::<Words>()) });
     }
 }
 
@@ -270,31 +401,48 @@ impl Row<'_> {
         text: &[u8],
         mut callback: impl FnMut(c_int, usize, usize) -> c_int,
     ) -> std::result::Result<(), Code> {
-        let mut callback: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut callback;
-        let context: *mut c_void =
-            (&mut callback as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
-        // SAFETY: `on_token` is called only during this call, with this context; the
-        // tokenizer instance lives as long as the function's registration.
-        let rc = unsafe {
-            match self.words {
-                Some(words) => (words.tokenizer.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
-                    words.instance,
-                    context,
-                    ffi::FTS5_TOKENIZE_AUX,
-                    text.as_ptr().cast(),
-                    text.len() as c_int,
-                    Some(on_token),
-                ),
-                None => (self.api.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
-                    self.fts,
-                    text.as_ptr().cast(),
-                    text.len() as c_int,
-                    context,
-                    Some(on_token),
-                ),
+        match self.words {
+            Some(words) => words.tokenize(text, &mut callback),
+            None => {
+                let mut callback: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut callback;
+                let context: *mut c_void =
+                    (&mut callback as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
+                // SAFETY: `on_token` is called only during this call, with this context.
+                let rc = unsafe {
+                    (self.api.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
+                        self.fts,
+                        text.as_ptr().cast(),
+                        text.len() as c_int,
+                        context,
+                        Some(on_token),
+                    )
+                };
+                if rc == STOP { Ok(()) } else { check(rc) }
             }
-        };
-        if rc == STOP { Ok(()) } else { check(rc) }
+        }
+    }
+
+    /// The start and end byte offsets of the first `limit` tokens of `text` (colocated
+    /// tokens, which share the position before them, left out).
+    fn token_offsets(
+        &self,
+        text: &[u8],
+        limit: usize,
+    ) -> std::result::Result<Vec<(usize, usize)>, Code> {
+        let mut tokens = Vec::new();
+        if limit > 0 {
+            self.tokenize(text, |flags, start, end| {
+                if flags & ffi::FTS5_TOKEN_COLOCATED == 0 {
+                    tokens.push((start.min(text.len()), end.min(text.len())));
+                }
+                if tokens.len() >= limit {
+                    STOP
+                } else {
+                    ffi::SQLITE_OK
+                }
+            })?;
+        }
+        Ok(tokens)
     }
 
     fn snippet(&self, has_terms: bool, columns: &[i64]) -> std::result::Result<Vec<u8>, Code> {
@@ -333,21 +481,26 @@ impl Row<'_> {
         let text = self.text(column)?;
         let doc_size = self.size(column)?;
 
+        // The tokens a snippet can use: up to a window past the last match (a window
+        // starts at or before the match it was chosen for), the first window without one.
+        let needed = here
+            .last()
+            .map_or(n, |last| last.offset.saturating_add(n))
+            .max(0);
+        let tokens = self.token_offsets(text, usize::try_from(needed).unwrap_or(usize::MAX))?;
+
         let mut best = (0i64, 0i64); // (score, first token)
         if let Some(last) = here.last() {
             // Sentence starts: a token after '.' or ':' and white space. Those after the
             // last match are never used.
             let mut starts: Vec<i64> = Vec::new();
-            let mut position = 0i64;
-            self.tokenize(text, |flags, start, _| {
-                if flags & ffi::FTS5_TOKEN_COLOCATED != 0 {
-                    return ffi::SQLITE_OK;
-                }
+            for (position, &(start, _)) in tokens.iter().enumerate() {
+                let position = position as i64;
                 if position > last.offset {
-                    return STOP;
+                    break;
                 }
                 if position > 0 {
-                    let before = &text[..start.min(text.len())];
+                    let before = &text[..start];
                     let gap = before
                         .iter()
                         .rev()
@@ -364,9 +517,7 @@ impl Row<'_> {
                 } else {
                     starts.push(0);
                 }
-                position += 1;
-                ffi::SQLITE_OK
-            })?;
+            }
             let mut seen = vec![false; phrase_sizes.len().max(1)];
             // The score of the window at `start` and where a window around its matches
             // starts.
@@ -397,6 +548,9 @@ impl Row<'_> {
                 }
                 (total, adjusted.max(0))
             };
+            // The last sentence start at or before the match (the matches are in offset
+            // order: it only moves forward).
+            let mut j = 0;
             for instance in here {
                 if instance.offset > doc_size {
                     return Err(ffi::SQLITE_CORRUPT_VTAB);
@@ -406,7 +560,6 @@ impl Row<'_> {
                     best = (total, adjusted);
                 }
                 if !starts.is_empty() && doc_size > n {
-                    let mut j = 0;
                     while j + 1 < starts.len() && starts[j + 1] <= instance.offset {
                         j += 1;
                     }
@@ -439,20 +592,19 @@ impl Row<'_> {
             out.extend_from_slice(ELLIPSIS);
         }
         let (mut copied, mut open) = (0usize, false);
-        let mut position = 0i64;
-        self.tokenize(text, |flags, start, end| {
-            if flags & ffi::FTS5_TOKEN_COLOCATED != 0 {
-                return ffi::SQLITE_OK;
-            }
-            let at = position;
-            position += 1;
-            if at < range_start {
-                return ffi::SQLITE_OK;
-            }
+        // A window past the tokens collected (a phrase longer than the window can move
+        // it there): the text again, far enough.
+        let tokens = if tokens.len() == needed as usize && range_end >= needed {
+            self.token_offsets(text, usize::try_from(range_end + 1).unwrap_or(usize::MAX))?
+        } else {
+            tokens
+        };
+        let first = usize::try_from(range_start).unwrap_or(usize::MAX);
+        for (at, &(start, end)) in tokens.iter().enumerate().skip(first) {
+            let at = at as i64;
             if at > range_end {
-                return STOP;
+                break;
             }
-            let (start, end) = (start.min(text.len()), end.min(text.len()));
             if range_start > 0 && at == range_start {
                 copied = start;
             }
@@ -489,8 +641,7 @@ impl Row<'_> {
                 out.extend_from_slice(&text[copied.min(end)..end]);
                 copied = end;
             }
-            ffi::SQLITE_OK
-        })?;
+        }
         if open {
             out.extend_from_slice(CLOSE);
         }
@@ -550,7 +701,7 @@ mod tests {
     /// ':' before white space, or not), words that stem alike, repeated and adjacent
     /// matches, non-ASCII words, white space at the start.
     fn text(seed: &mut u64, tokens: usize) -> String {
-        const WORDS: [&str; 16] = [
+        const WORDS: [&str; 21] = [
             "running",
             "runs",
             "run",
@@ -567,6 +718,11 @@ mod tests {
             "of",
             "zlib",
             "gzip",
+            "café",
+            "cafe\u{301}s",
+            "¶",
+            "x²",
+            "“quoted”",
         ];
         const AFTER: [&str; 8] = [" ", " ", " ", ". ", ": ", ".", "\n\n", " — "];
         let mut next = || {
@@ -584,6 +740,83 @@ mod tests {
             out.push_str(AFTER[next() % AFTER.len()]);
         }
         out
+    }
+
+    /// Every token (flags, start, end) of `text` as [`Words::tokenize`] gives them, and
+    /// as unicode61 alone does.
+    fn both_tokenizings(words: &Words, text: &[u8]) -> [Vec<(c_int, usize, usize)>; 2] {
+        let mut fast = Vec::new();
+        words
+            .tokenize(text, &mut |flags, start, end| {
+                fast.push((flags, start, end));
+                ffi::SQLITE_OK
+            })
+            .unwrap();
+        let mut unicode61 = Vec::new();
+        let rc = words
+            .tokenize_with_unicode61(text, &mut |flags, start, end| {
+                unicode61.push((flags, start, end));
+                ffi::SQLITE_OK
+            })
+            .unwrap();
+        assert_eq!(rc, ffi::SQLITE_OK);
+        [fast, unicode61]
+    }
+
+    #[test]
+    fn ascii_runs_are_the_tokens_unicode61_finds() {
+        let conn = Connection::open_in_memory().unwrap();
+        let words = Words::new(fts5_api(&conn).unwrap()).unwrap();
+        // Each code point of the planes people write in, alone and inside ASCII words:
+        // letters, digits, marks (which continue a token but do not start one),
+        // punctuation, symbols, private use, white space.
+        let mut every = String::new();
+        for c in (0x80u32..0x3400)
+            .chain(0xA000..0xAC00)
+            .chain(0xE000..0xE100)
+            .chain(0xF900..0x1_0000)
+            .chain(0x1_0000..0x1_0400)
+            .chain(0x1_D400..0x1_D800)
+            .chain(0x1_F000..0x1_FB00)
+            .filter_map(char::from_u32)
+        {
+            every.push('a');
+            every.push(c);
+            every.push_str("1 ");
+            every.push(c);
+            every.push_str(". ");
+        }
+        let texts: Vec<Vec<u8>> = vec![
+            b"".to_vec(),
+            b"   ".to_vec(),
+            b"os.path.join(a_b, 'c-d'); x=1.5e10 \tfind_package(ZLIB)\n".to_vec(),
+            "Straße café cafe\u{301} naïve ¶ “quoted” x² a·b 日本語 ١٢٣ ｆｕｌｌ 😀end"
+                .as_bytes()
+                .to_vec(),
+            // Not UTF-8: stray continuation bytes, a cut sequence, bytes never in UTF-8.
+            b"ab\xffcd \x80\x80x y\xe2\x82 z\xc3 \xf0\x9f\x98 end\xe2".to_vec(),
+            every.into_bytes(),
+        ];
+        for text in &texts {
+            let [fast, unicode61] = both_tokenizings(&words, text);
+            assert_eq!(fast, unicode61, "{}", String::from_utf8_lossy(text));
+        }
+        // Stopped early, in an ASCII run and in a run unicode61 tokenizes.
+        let text = "one two café three".as_bytes();
+        for stop_after in 1..=4 {
+            let mut seen = 0;
+            words
+                .tokenize(text, &mut |_, _, _| {
+                    seen += 1;
+                    if seen == stop_after {
+                        STOP
+                    } else {
+                        ffi::SQLITE_OK
+                    }
+                })
+                .unwrap();
+            assert_eq!(seen, stop_after);
+        }
     }
 
     #[test]
@@ -639,6 +872,8 @@ mod tests {
             "cmake OR find_package",
             "ru*",
             "straße",
+            "café",
+            "quoted x²",
             "日本語",
             "\"the a of\"",
             "{title} : python",

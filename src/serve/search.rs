@@ -27,7 +27,9 @@ use serde::Serialize;
 use super::{Shared, busy, error};
 use crate::capture::{Capture, CaptureKind};
 use crate::search::facets::{self, COUNT_CAP, FacetValue, Holdings, Overview};
-use crate::search::{Hit, MATCH_END, MATCH_START, Query, Stop, Stopped, open, search_page};
+use crate::search::{
+    Hit, MATCH_END, MATCH_START, Query, Stop, Stopped, open, search_page, search_page_with_overview,
+};
 use crate::store::Store;
 use crate::wayback::query::{MatchType, key_range};
 use crate::wayback::{CaptureSource, StoreCaptures};
@@ -371,16 +373,19 @@ pub async fn search(
     let found = limited(&state, move |stop| {
         let cache = &worker.search_cache;
         let (version, mut conn) = cache.connection(&db)?;
-        let hits = search_page(&mut conn, &query, offset, limit, &stop)?;
         // The parsed query, so that spellings of one query share their counts.
         let key = format!("{query:?}");
         let current = file_version(&db);
-        let overview = match cache.overview(&current, &key) {
-            Some(overview) => overview,
+        let (hits, overview) = match cache.overview(&current, &key) {
+            Some(overview) => (
+                search_page(&mut conn, &query, offset, limit, &stop)?,
+                overview,
+            ),
             None => {
-                let overview = facets::overview(&mut conn, &query, &stop)?;
+                let (hits, overview) =
+                    search_page_with_overview(&mut conn, &query, offset, limit, &stop)?;
                 cache.keep_overview(current, key, &overview);
-                overview
+                (hits, overview)
             }
         };
         cache.give_back(version, conn);
