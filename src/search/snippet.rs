@@ -9,7 +9,7 @@
 //! (once for sentence starts, once to copy the chosen window) and scores each match by
 //! walking every match of the row; here the column is tokenized once, only up to a window
 //! past its last match, runs of ASCII letters and digits without calling SQLite's
-//! tokenizer ([`Words::tokenize`]), and each match is scored over the matches inside its
+//! tokenizer (`Words::tokenize`), and each match is scored over the matches inside its
 //! window only (the instances are in column and offset order).
 
 use std::ffi::{c_char, c_int, c_void};
