@@ -6,7 +6,11 @@
 //! to [`COUNT_CAP`] of them (beyond that the total says "more than" and the facets count
 //! the first ones); each match costs two lookups by primary key (its URL and its file
 //! summary), grouped by integer ids, and only the few values shown are turned into host
-//! names and types. Both run under the same [`Stop`] as the search.
+//! names and types. Both run under the same [`Stop`] as the search. A first page of
+//! results counts in the ranking's own pass instead (`search_page_with_overview`), which
+//! reads every match anyway: there the two lookups are joins of that pass, made for every
+//! match (looking them up afterwards for the first 10,000 only was measured slower on the
+//! bench crawl and no faster on 100,000 pages).
 
 use std::collections::HashMap;
 
