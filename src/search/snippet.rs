@@ -197,34 +197,18 @@ impl Words {
         text: &[u8],
         callback: &mut dyn FnMut(c_int, usize, usize) -> c_int,
     ) -> std::result::Result<c_int, Code> {
-        let mut stopped = false;
-        let mut watched = |flags: c_int, start: usize, end: usize| {
-            let rc = callback(flags, start, end);
-            stopped |= rc == STOP;
-            rc
-        };
-        let mut watched: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut watched;
-        let context: *mut c_void =
-            (&mut watched as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
-        // SAFETY: `on_token` is called only during this call, with this context; the
-        // tokenizer instance lives as long as the function's registration.
-        let rc = unsafe {
-            (self.tokenizer.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
+        // SAFETY: the tokenizer instance lives as long as the function's registration;
+        // `on_token` gets the context `run_tokenizer` made.
+        run_tokenizer(callback, |context| unsafe {
+            Ok((self.tokenizer.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
                 self.instance,
                 context,
                 ffi::FTS5_TOKENIZE_AUX,
                 text.as_ptr().cast(),
                 text.len() as c_int,
                 Some(on_token),
-            )
-        };
-        // A tokenizer stopped by its callback answers SQLITE_OK (unicode61 does) or the
-        // callback's answer.
-        match rc {
-            _ if stopped => Ok(STOP),
-            ffi::SQLITE_OK => Ok(ffi::SQLITE_OK),
-            rc => Err(rc),
-        }
+            ))
+        })
     }
 }
 
@@ -315,6 +299,31 @@ fn check(rc: c_int) -> std::result::Result<(), Code> {
 /// A tokenizer callback's answer that stops the tokenizer early (not an error).
 const STOP: c_int = ffi::SQLITE_DONE;
 
+/// Runs an FTS5 tokenizer (`call`, given the context to pass with [`on_token`]) that
+/// feeds its tokens to `callback`: SQLITE_OK when it went to the end, [`STOP`] when the
+/// callback stopped it (whichever of the two the tokenizer answers then: unicode61 turns
+/// the callback's answer into SQLITE_OK), else the tokenizer's error.
+fn run_tokenizer(
+    callback: &mut dyn FnMut(c_int, usize, usize) -> c_int,
+    call: impl FnOnce(*mut c_void) -> std::result::Result<c_int, Code>,
+) -> std::result::Result<c_int, Code> {
+    let mut stopped = false;
+    let mut watched = |flags: c_int, start: usize, end: usize| {
+        let rc = callback(flags, start, end);
+        stopped |= rc == STOP;
+        rc
+    };
+    let mut watched: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut watched;
+    let context: *mut c_void =
+        (&mut watched as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
+    let rc = call(context)?;
+    match rc {
+        _ if stopped => Ok(STOP),
+        ffi::SQLITE_OK => Ok(ffi::SQLITE_OK),
+        rc => Err(rc),
+    }
+}
+
 unsafe extern "C" fn on_token(
     context: *mut c_void,
     flags: c_int,
@@ -323,7 +332,7 @@ unsafe extern "C" fn on_token(
     start: c_int,
     end: c_int,
 ) -> c_int {
-    // SAFETY: `context` is the `&mut dyn FnMut` that `Row::tokenize` passed.
+    // SAFETY: `context` is the `&mut dyn FnMut` that `run_tokenizer` made.
     let callback = unsafe { &mut *context.cast::<&mut dyn FnMut(c_int, usize, usize) -> c_int>() };
     callback(flags, start.max(0) as usize, end.max(0) as usize)
 }
@@ -403,22 +412,18 @@ impl Row<'_> {
     ) -> std::result::Result<(), Code> {
         match self.words {
             Some(words) => words.tokenize(text, &mut callback),
-            None => {
-                let mut callback: &mut dyn FnMut(c_int, usize, usize) -> c_int = &mut callback;
-                let context: *mut c_void =
-                    (&mut callback as *mut &mut dyn FnMut(c_int, usize, usize) -> c_int).cast();
-                // SAFETY: `on_token` is called only during this call, with this context.
-                let rc = unsafe {
-                    (self.api.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
-                        self.fts,
-                        text.as_ptr().cast(),
-                        text.len() as c_int,
-                        context,
-                        Some(on_token),
-                    )
-                };
-                if rc == STOP { Ok(()) } else { check(rc) }
-            }
+            // SAFETY: the API and context are the ones FTS5 gave this call; `on_token`
+            // gets the context `run_tokenizer` made.
+            None => run_tokenizer(&mut callback, |context| unsafe {
+                Ok((self.api.xTokenize.ok_or(ffi::SQLITE_MISUSE)?)(
+                    self.fts,
+                    text.as_ptr().cast(),
+                    text.len() as c_int,
+                    context,
+                    Some(on_token),
+                ))
+            })
+            .map(|_| ()),
         }
     }
 
