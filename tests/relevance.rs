@@ -14,7 +14,7 @@ mod summary_support;
 use std::path::PathBuf;
 
 use sediment::search::{
-    Hit, Query, Stop, facets, open, search, search_page, search_page_with_overview,
+    DocValues, Hit, Query, Stop, facets, open, search, search_page, search_page_with_overview,
 };
 use summary_support::import_and_summarize;
 
@@ -200,21 +200,38 @@ fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
             "table site:127.0.0.1",
             "mime:application/pdf",
             "index year:2024",
+            "index lang:en",
+            "table -index site:127.0.0.1 mime:text/html",
             "nosuchwordanywhere",
         ]
         .map(String::from),
     );
+    // And with the doc values a server keeps in memory, the same again.
+    let docs = DocValues::load(&mut conn, &stop).unwrap();
+    assert!(docs.len() > 2000, "{}", docs.len());
     let mut compared = 0;
     for query in &queries {
         let parsed = Query::parse(query).unwrap();
         for (offset, limit) in [(0, 10), (10, 10), (5, 0), (100_000, 10)] {
             let apart = (
-                search_page(&mut conn, &parsed, offset, limit, &stop).unwrap(),
+                search_page(&mut conn, None, &parsed, offset, limit, &stop).unwrap(),
                 facets::overview(&mut conn, &parsed, &stop).unwrap(),
             );
             let together =
-                search_page_with_overview(&mut conn, &parsed, offset, limit, &stop).unwrap();
+                search_page_with_overview(&mut conn, None, &parsed, offset, limit, &stop).unwrap();
             assert_eq!(together, apart, "{query}, offset {offset}, limit {limit}");
+            let from_memory =
+                search_page_with_overview(&mut conn, Some(&docs), &parsed, offset, limit, &stop)
+                    .unwrap();
+            assert_eq!(
+                from_memory, apart,
+                "doc values: {query}, offset {offset}, limit {limit}"
+            );
+            let page = search_page(&mut conn, Some(&docs), &parsed, offset, limit, &stop).unwrap();
+            assert_eq!(
+                page, apart.0,
+                "doc values: {query}, offset {offset}, limit {limit}"
+            );
             compared += usize::from(!apart.0.is_empty());
         }
     }

@@ -193,11 +193,11 @@ pub fn run(mut args: Args) -> Result<ExitCode> {
     let stop = Stop::default();
     let (hits, counted) = if args.facets {
         let (hits, overview) =
-            search_page_with_overview(&mut conn, &query, args.offset, args.limit, &stop)?;
+            search_page_with_overview(&mut conn, None, &query, args.offset, args.limit, &stop)?;
         (hits, Some(overview))
     } else {
         (
-            search_page(&mut conn, &query, args.offset, args.limit, &stop)?,
+            search_page(&mut conn, None, &query, args.offset, args.limit, &stop)?,
             None,
         )
     };

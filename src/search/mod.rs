@@ -11,6 +11,7 @@
 //! carries its URL, title, a snippet with the matches marked and the capture dates of its
 //! generation.
 
+pub mod docvalues;
 pub mod facets;
 pub mod query;
 pub mod snippet;
@@ -19,6 +20,7 @@ use anyhow::{Context, Result};
 use rusqlite::{Connection, OpenFlags, OptionalExtension, params_from_iter, types::Value};
 use serde::Serialize;
 
+pub use docvalues::DocValues;
 pub use query::{MAX_EXPRESSION_BYTES, MAX_FILTERS, MAX_WORDS, Query, QueryError, Term};
 
 use std::sync::Arc;
@@ -146,20 +148,22 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
-    ranked(conn, query, 0, limit, &Stop::default(), None)
+    ranked(conn, query, (0, limit), &Stop::default(), None, None)
 }
 
 /// One page of hits: at most `limit` after the first `offset` (see [`facets`] for the
-/// total and the facets of the same query).
+/// total and the facets of the same query). `docs`, the [`DocValues`] of this state of
+/// the database when the caller keeps them, make it faster and change nothing else.
 pub fn search_page(
     conn: &mut Connection,
+    docs: Option<&DocValues>,
     query: &Query,
     offset: usize,
     limit: usize,
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
     interruptible(conn, stop, |conn| {
-        ranked(conn, query, offset, limit, stop, None)
+        ranked(conn, query, (offset, limit), stop, docs, None)
     })
 }
 
@@ -167,6 +171,7 @@ pub fn search_page(
 /// one pass over the matches: what a first page of results shows.
 pub fn search_page_with_overview(
     conn: &mut Connection,
+    docs: Option<&DocValues>,
     query: &Query,
     offset: usize,
     limit: usize,
@@ -174,7 +179,7 @@ pub fn search_page_with_overview(
 ) -> Result<(Vec<Hit>, facets::Overview)> {
     interruptible(conn, stop, |conn| {
         let mut tally = facets::Tally::default();
-        let hits = ranked(conn, query, offset, limit, stop, Some(&mut tally))?;
+        let hits = ranked(conn, query, (offset, limit), stop, docs, Some(&mut tally))?;
         Ok((hits, tally.finish(conn, stop)?))
     })
 }
@@ -186,7 +191,9 @@ pub fn search_until(
     limit: usize,
     stop: &Stop,
 ) -> Result<Vec<Hit>> {
-    interruptible(conn, stop, |conn| ranked(conn, query, 0, limit, stop, None))
+    interruptible(conn, stop, |conn| {
+        ranked(conn, query, (0, limit), stop, None, None)
+    })
 }
 
 /// Runs `work` on `conn` with SQLite checking `stop` every few thousand steps.
@@ -213,6 +220,14 @@ fn interrupted(error: &anyhow::Error) -> bool {
         .downcast_ref::<rusqlite::Error>()
         .is_some_and(|e| e.sqlite_error_code() == Some(rusqlite::ErrorCode::OperationInterrupted))
         || error.is::<Stopped>()
+}
+
+/// Whether the query has a filter that [`push_filters`] writes a condition for.
+fn has_filters(query: &Query) -> bool {
+    !(query.sites.is_empty()
+        && query.languages.is_empty()
+        && query.mime_types.is_empty()
+        && query.years.is_empty())
 }
 
 /// The conditions of a query's filters (site, language, type, year) on the generation
@@ -286,13 +301,15 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut. With a `tally`, the
 /// same pass over the matches counts them for the total and facets (and two more small
-/// tables are read per match, as [`facets::overview`] reads them).
+/// tables are read per match, as [`facets::overview`] reads them). With `docs`, what is
+/// read per match comes from memory instead ([`docvalues`]), in the same order and with
+/// the same arithmetic, so the results are the same.
 fn ranked(
     conn: &Connection,
     query: &Query,
-    offset: usize,
-    limit: usize,
+    (offset, limit): (usize, usize),
     stop: &Stop,
+    docs: Option<&DocValues>,
     tally: Option<&mut facets::Tally>,
 ) -> Result<Vec<Hit>> {
     let has_url_path = has_url_path(conn)?;
@@ -320,32 +337,51 @@ fn ranked(
     } else {
         String::new()
     };
-    let (facet_columns, facet_tables) = if tally.is_some() {
-        (
-            ", url.origin_id, fs.mimetype_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc",
-            "JOIN url ON url.url_id = eg.url_id
-             LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id",
-        )
-    } else {
-        ("", "")
-    };
-    let mut sql = format!(
-        "SELECT full_text_entity_index.rowid,
-                bm25(full_text_entity_index, {}){title_boost}{url_boost}
-                    / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
-                COALESCE(dd.indexiness, 0) > 0 AS index_page{facet_columns}
-         FROM full_text_entity_index
-         JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
-         {facet_tables}
-         LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
-         WHERE full_text_entity_index MATCH ?
-           AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
+    let bm25 = format!(
+        "bm25(full_text_entity_index, {}){title_boost}{url_boost}",
         weights.join(", ")
     );
+    let mut sql = match docs {
+        // The generation is joined only for the filters' conditions; the index page
+        // penalty is applied below.
+        Some(_) if !has_filters(query) => format!(
+            "SELECT full_text_entity_index.rowid, {bm25}
+             FROM full_text_entity_index
+             WHERE full_text_entity_index MATCH ?"
+        ),
+        Some(_) => format!(
+            "SELECT full_text_entity_index.rowid, {bm25}
+             FROM full_text_entity_index
+             JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+             WHERE full_text_entity_index MATCH ?"
+        ),
+        None => {
+            let (facet_columns, facet_tables) = if tally.is_some() {
+                (
+                    ", url.origin_id, fs.mimetype_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc",
+                    "JOIN url ON url.url_id = eg.url_id
+                     LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id",
+                )
+            } else {
+                ("", "")
+            };
+            format!(
+                "SELECT full_text_entity_index.rowid,
+                        {bm25} / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
+                        COALESCE(dd.indexiness, 0) > 0 AS index_page{facet_columns}
+                 FROM full_text_entity_index
+                 JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
+                 {facet_tables}
+                 LEFT JOIN document_description dd ON dd.entity_generation_id = eg.entity_generation_id
+                 WHERE full_text_entity_index MATCH ?
+                   AND eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0"
+            )
+        }
+    };
     values.push(Value::Text(expression.clone()));
     push_filters(query, &mut sql, &mut values);
-    let ranked: Vec<(i64, f64, bool)> = match tally {
-        None => {
+    let ranked: Vec<(i64, f64, bool)> = match (docs, tally) {
+        (None, None) => {
             // Ties (equal scores) go to the older generation: stable across runs.
             sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
             values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
@@ -356,18 +392,39 @@ fn ranked(
                 })?
                 .collect::<Result<_, _>>()?
         }
-        Some(tally) => {
+        (docs, mut tally) => {
             // Every match is read (in index order, as the overview counts them) and the
             // page picked here, in the same order as above.
             let mut all: Vec<(i64, f64, bool)> = Vec::new();
             let mut statement = conn.prepare_cached(&sql)?;
             let mut rows = statement.query(params_from_iter(values))?;
-            let mut counting = true;
+            let mut counting = tally.is_some();
             while let Some(row) = rows.next()? {
-                if counting {
-                    counting = tally.add(row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?);
+                let generation: i64 = row.get(0)?;
+                let (score, index_page, facets) = match docs {
+                    Some(docs) => {
+                        // Not open, or a duplicate (the index is rewritten with them
+                        // gone; until then the generation table says so).
+                        let Some(doc) = docs.get(generation) else {
+                            continue;
+                        };
+                        let score: f64 = row.get(1)?;
+                        (
+                            score / (1.0 + doc.indexiness.max(0.0) / INDEX_PAGE_HALF),
+                            doc.indexiness > 0.0,
+                            (doc.origin, doc.mimetype, doc.first_seen, doc.last_seen),
+                        )
+                    }
+                    None => (
+                        row.get(1)?,
+                        row.get(2)?,
+                        (row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?),
+                    ),
+                };
+                if counting && let Some(tally) = tally.as_deref_mut() {
+                    counting = tally.add(facets.0, facets.1, facets.2, facets.3);
                 }
-                all.push((row.get(0)?, row.get(1)?, row.get(2)?));
+                all.push((generation, score, index_page));
             }
             // As SQLite compares: -0.0 equals 0.0.
             let order = |a: &(i64, f64, bool), b: &(i64, f64, bool)| {

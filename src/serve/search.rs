@@ -28,7 +28,8 @@ use super::{Shared, busy, error};
 use crate::capture::{Capture, CaptureKind};
 use crate::search::facets::{self, COUNT_CAP, FacetValue, Holdings, Overview};
 use crate::search::{
-    Hit, MATCH_END, MATCH_START, Query, Stop, Stopped, open, search_page, search_page_with_overview,
+    DocValues, Hit, MATCH_END, MATCH_START, Query, Stop, Stopped, open, search_page,
+    search_page_with_overview,
 };
 use crate::store::Store;
 use crate::wayback::query::{MatchType, key_range};
@@ -61,6 +62,11 @@ pub struct Cache {
     /// The totals and facets of the last queries, newest last: the next page of a query
     /// costs only its ranking.
     overviews: Mutex<std::collections::VecDeque<(FileVersion, String, Overview)>>,
+    /// What the ranking reads per match, for one version of the database
+    /// ([`DocValues`]: the same results, without four lookups a match).
+    docs: Mutex<Option<(FileVersion, Arc<DocValues>)>>,
+    /// A job is loading them.
+    loading_docs: AtomicBool,
 }
 
 /// Which file (and which state of it) a connection or count belongs to: a database
@@ -121,6 +127,49 @@ impl Cache {
             kept.pop_front();
         }
         kept.push_back((version, query, overview.clone()));
+    }
+
+    /// The doc values of `version` of the database when they are loaded; otherwise starts
+    /// a job loading them (one at a time) and returns `None`: searches go on without them
+    /// (slower, the same results) instead of waiting for a scan of the database.
+    fn doc_values(
+        &self,
+        state: &Shared,
+        db: &Path,
+        version: &FileVersion,
+    ) -> Option<Arc<DocValues>> {
+        if let Some((of, docs)) = &*self.docs.lock().unwrap_or_else(|e| e.into_inner())
+            && of == version
+        {
+            return Some(docs.clone());
+        }
+        if !self.loading_docs.swap(true, Ordering::SeqCst) {
+            let (state, db, version) = (state.clone(), db.to_path_buf(), version.clone());
+            std::thread::spawn(move || {
+                let cache = &state.search_cache;
+                let stop = Stop {
+                    deadline: None,
+                    cancel: vec![state.stopping.clone()],
+                };
+                let loaded = cache.connection(&db).and_then(|(of, mut conn)| {
+                    let docs = DocValues::load(&mut conn, &stop)?;
+                    cache.give_back(of, conn);
+                    Ok(docs)
+                });
+                match loaded {
+                    Ok(docs) => {
+                        *cache.docs.lock().unwrap_or_else(|e| e.into_inner()) =
+                            Some((version, Arc::new(docs)));
+                    }
+                    Err(e) => crate::diag!(
+                        "sediment serve: cannot load the search's doc values from {}: {e:#}",
+                        db.display()
+                    ),
+                }
+                cache.loading_docs.store(false, Ordering::SeqCst);
+            });
+        }
+        None
     }
 
     /// A connection whose work ended without an error goes back for the next search.
@@ -376,14 +425,16 @@ pub async fn search(
         // The parsed query, so that spellings of one query share their counts.
         let key = format!("{query:?}");
         let current = file_version(&db);
+        let docs = cache.doc_values(&worker, &db, &current);
+        let docs = docs.as_deref();
         let (hits, overview) = match cache.overview(&current, &key) {
             Some(overview) => (
-                search_page(&mut conn, &query, offset, limit, &stop)?,
+                search_page(&mut conn, docs, &query, offset, limit, &stop)?,
                 overview,
             ),
             None => {
                 let (hits, overview) =
-                    search_page_with_overview(&mut conn, &query, offset, limit, &stop)?;
+                    search_page_with_overview(&mut conn, docs, &query, offset, limit, &stop)?;
                 cache.keep_overview(current, key, &overview);
                 (hits, overview)
             }

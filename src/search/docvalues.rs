@@ -1,0 +1,186 @@
+//! What the ranking pass reads for every match, held in memory by a long-lived reader
+//! (`sediment serve`): Lucene's "doc values".
+//!
+//! Without them, each match of a query costs four B-tree lookups (its generation, URL,
+//! file summary and description) for the facets and the index-page penalty; at 100,000
+//! pages that was three quarters of a common word's ranking pass, three to four times its
+//! bm25 (issue 37). Loaded in one scan per version of the database, they make those
+//! lookups array reads. Rankings, totals and facets are the same with and without them
+//! (tests/relevance.rs compares every query of its set both ways).
+
+use std::collections::HashMap;
+
+use anyhow::Result;
+use rusqlite::Connection;
+
+use super::{Stop, Stopped};
+
+/// The values of the searchable generations (open, not a duplicate) of one state of a
+/// summary database.
+#[derive(Default)]
+pub struct DocValues {
+    /// Generation id → its row in the columns below.
+    rows: Rows,
+    origin: Vec<i64>,
+    /// `mimetype_id` of its file summary.
+    mimetype: Vec<Option<i64>>,
+    first_seen: Vec<i64>,
+    last_seen: Vec<i64>,
+    /// Indexiness, 0 when it has none (as the ranking's `COALESCE` reads it).
+    indexiness: Vec<f64>,
+}
+
+/// Where a generation's values are. Generation ids are dense (SQLite's row ids, given in
+/// order): an array indexed by id is one memory read a match where a hash map was 7 % of
+/// a search's CPU at 100,000 pages. A database whose ids are sparse gets the map.
+enum Rows {
+    /// `rows[id - first]`, [`ABSENT`] for ids that are not searchable.
+    Dense {
+        first: i64,
+        rows: Vec<u32>,
+    },
+    Sparse(HashMap<i64, u32>),
+}
+
+const ABSENT: u32 = u32::MAX;
+
+impl Default for Rows {
+    fn default() -> Self {
+        Rows::Sparse(HashMap::new())
+    }
+}
+
+impl Rows {
+    /// An array when it would be at most four times the size of the map's entries.
+    fn from_ids(ids: &[i64]) -> Rows {
+        let (Some(&first), Some(&last)) = (ids.iter().min(), ids.iter().max()) else {
+            return Rows::default();
+        };
+        let span = last.abs_diff(first).saturating_add(1);
+        if span <= (ids.len() as u64).saturating_mul(4).max(1024) {
+            let mut rows = vec![ABSENT; span as usize];
+            for (at, &id) in ids.iter().enumerate() {
+                rows[id.abs_diff(first) as usize] = at as u32;
+            }
+            Rows::Dense { first, rows }
+        } else {
+            Rows::Sparse(
+                ids.iter()
+                    .enumerate()
+                    .map(|(at, &id)| (id, at as u32))
+                    .collect(),
+            )
+        }
+    }
+
+    fn get(&self, id: i64) -> Option<usize> {
+        let at = match self {
+            Rows::Dense { first, rows } => {
+                let offset = id.checked_sub(*first)?;
+                *rows.get(usize::try_from(offset).ok()?)?
+            }
+            Rows::Sparse(map) => *map.get(&id)?,
+        };
+        (at != ABSENT).then_some(at as usize)
+    }
+}
+
+/// One generation's values.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Doc {
+    pub origin: i64,
+    pub mimetype: Option<i64>,
+    pub first_seen: i64,
+    pub last_seen: i64,
+    pub indexiness: f64,
+}
+
+impl DocValues {
+    /// Reads the values of every searchable generation (a scan of four tables: at 100,000
+    /// pages about a third of a second when the database is in the page cache).
+    pub fn load(conn: &mut Connection, stop: &Stop) -> Result<DocValues> {
+        super::interruptible(conn, stop, |conn| {
+            let mut docs = DocValues::default();
+            let mut ids = Vec::new();
+            let mut statement = conn.prepare(
+                "SELECT eg.entity_generation_id, url.origin_id, fs.mimetype_id,
+                        eg.first_seen_unix_utc, eg.last_seen_unix_utc, dd.indexiness
+                 FROM entity_generation eg
+                 JOIN url ON url.url_id = eg.url_id
+                 LEFT JOIN file_summary fs ON fs.entity_generation_id = eg.entity_generation_id
+                 LEFT JOIN document_description dd
+                        ON dd.entity_generation_id = eg.entity_generation_id
+                 WHERE eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
+            )?;
+            let mut rows = statement.query([])?;
+            while let Some(row) = rows.next()? {
+                if docs.origin.len() % 4096 == 0
+                    && let Some(reason) = stop.reason()
+                {
+                    return Err(Stopped(reason).into());
+                }
+                if docs.origin.len() >= ABSENT as usize {
+                    anyhow::bail!("more than 2^32 - 1 searchable generations");
+                }
+                ids.push(row.get(0)?);
+                docs.origin.push(row.get(1)?);
+                docs.mimetype.push(row.get(2)?);
+                docs.first_seen.push(row.get(3)?);
+                docs.last_seen.push(row.get(4)?);
+                docs.indexiness
+                    .push(row.get::<_, Option<f64>>(5)?.unwrap_or(0.0));
+            }
+            docs.rows = Rows::from_ids(&ids);
+            Ok(docs)
+        })
+    }
+
+    /// How many searchable generations there are.
+    pub fn len(&self) -> usize {
+        self.origin.len()
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.origin.is_empty()
+    }
+
+    /// The values of a generation, `None` unless it is searchable.
+    pub(super) fn get(&self, generation: i64) -> Option<Doc> {
+        let at = self.rows.get(generation)?;
+        Some(Doc {
+            origin: self.origin[at],
+            mimetype: self.mimetype[at],
+            first_seen: self.first_seen[at],
+            last_seen: self.last_seen[at],
+            indexiness: self.indexiness[at],
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dense_and_sparse_ids_find_their_rows_and_nothing_else() {
+        for ids in [
+            vec![1, 2, 3, 5, 8, 13],
+            vec![-4, 0, 7],
+            vec![10, 1 << 40, -(1 << 40)],
+            vec![i64::MIN, i64::MAX, 0],
+            vec![],
+        ] {
+            let rows = Rows::from_ids(&ids);
+            for (at, &id) in ids.iter().enumerate() {
+                assert_eq!(rows.get(id), Some(at), "{ids:?}");
+            }
+            for id in [4, 6, -1, 1 << 39, i64::MIN + 1, i64::MAX - 1] {
+                if !ids.contains(&id) {
+                    assert_eq!(rows.get(id), None, "{id} in {ids:?}");
+                }
+            }
+        }
+        assert!(matches!(Rows::from_ids(&[1, 2, 3, 5]), Rows::Dense { .. }));
+        assert!(matches!(Rows::from_ids(&[1, 1 << 40]), Rows::Sparse(_)));
+    }
+}
