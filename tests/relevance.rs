@@ -201,6 +201,9 @@ fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
             "mime:application/pdf",
             "index year:2024",
             "index lang:en",
+            "any",
+            "an*",
+            "analysis -any",
             "table -index site:127.0.0.1 mime:text/html",
             "nosuchwordanywhere",
         ]

@@ -19,15 +19,10 @@ use super::{Stop, Stopped};
 /// summary database.
 #[derive(Default)]
 pub struct DocValues {
-    /// Generation id → its row in the columns below.
+    /// Generation id → its entry in `docs`.
     rows: Rows,
-    origin: Vec<i64>,
-    /// `mimetype_id` of its file summary.
-    mimetype: Vec<Option<i64>>,
-    first_seen: Vec<i64>,
-    last_seen: Vec<i64>,
-    /// Indexiness, 0 when it has none (as the ranking's `COALESCE` reads it).
-    indexiness: Vec<f64>,
+    /// One entry a generation (rather than a column a value: one cache line a match).
+    docs: Vec<Doc>,
 }
 
 /// Where a generation's values are. Generation ids are dense (SQLite's row ids, given in
@@ -89,9 +84,11 @@ impl Rows {
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(super) struct Doc {
     pub origin: i64,
+    /// `mimetype_id` of its file summary.
     pub mimetype: Option<i64>,
     pub first_seen: i64,
     pub last_seen: i64,
+    /// Indexiness, 0 when it has none (as the ranking's `COALESCE` reads it).
     pub indexiness: f64,
 }
 
@@ -114,21 +111,22 @@ impl DocValues {
             )?;
             let mut rows = statement.query([])?;
             while let Some(row) = rows.next()? {
-                if docs.origin.len() % 4096 == 0
+                if docs.docs.len() % 4096 == 0
                     && let Some(reason) = stop.reason()
                 {
                     return Err(Stopped(reason).into());
                 }
-                if docs.origin.len() >= ABSENT as usize {
+                if docs.docs.len() >= ABSENT as usize {
                     anyhow::bail!("more than 2^32 - 1 searchable generations");
                 }
                 ids.push(row.get(0)?);
-                docs.origin.push(row.get(1)?);
-                docs.mimetype.push(row.get(2)?);
-                docs.first_seen.push(row.get(3)?);
-                docs.last_seen.push(row.get(4)?);
-                docs.indexiness
-                    .push(row.get::<_, Option<f64>>(5)?.unwrap_or(0.0));
+                docs.docs.push(Doc {
+                    origin: row.get(1)?,
+                    mimetype: row.get(2)?,
+                    first_seen: row.get(3)?,
+                    last_seen: row.get(4)?,
+                    indexiness: row.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
+                });
             }
             docs.rows = Rows::from_ids(&ids);
             Ok(docs)
@@ -137,23 +135,16 @@ impl DocValues {
 
     /// How many searchable generations there are.
     pub fn len(&self) -> usize {
-        self.origin.len()
+        self.docs.len()
     }
 
     pub fn is_empty(&self) -> bool {
-        self.origin.is_empty()
+        self.docs.is_empty()
     }
 
     /// The values of a generation, `None` unless it is searchable.
-    pub(super) fn get(&self, generation: i64) -> Option<Doc> {
-        let at = self.rows.get(generation)?;
-        Some(Doc {
-            origin: self.origin[at],
-            mimetype: self.mimetype[at],
-            first_seen: self.first_seen[at],
-            last_seen: self.last_seen[at],
-            indexiness: self.indexiness[at],
-        })
+    pub(super) fn get(&self, generation: i64) -> Option<&Doc> {
+        self.docs.get(self.rows.get(generation)?)
     }
 }
 
