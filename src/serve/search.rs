@@ -131,7 +131,10 @@ impl Cache {
 
     /// The doc values of `version` of the database when they are loaded; otherwise starts
     /// a job loading them (one at a time) and returns `None`: searches go on without them
-    /// (slower, the same results) instead of waiting for a scan of the database.
+    /// (slower, the same results) instead of waiting for a scan of the database. As with
+    /// the kept totals, a search whose read sees a write made after its version was taken
+    /// may list or leave out the generations that write changed; the next search loads
+    /// the values of the new version.
     fn doc_values(
         &self,
         state: &Shared,
