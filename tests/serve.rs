@@ -689,6 +689,25 @@ fn search_json_has_the_total_facets_pages_and_replay_links() {
         too_far.text()
     );
 
+    // The first search started loading the doc values (it ran without them); once they
+    // are loaded, the same searches give the same answers from them.
+    assert!(
+        server.log_shows("search doc values loaded from"),
+        "{}",
+        server.log()
+    );
+    let again = server.get("/search?q=the&limit=100&format=json").json();
+    assert_eq!(again, all);
+    for (query, before) in [
+        (format!("the year:{y}"), &filtered),
+        ("the site:127.0.0.1:47213".to_string(), &site),
+    ] {
+        let after = server
+            .get(&format!("/search?q={}&format=json", enc(&query)))
+            .json();
+        assert_eq!(&after, before, "{query}");
+    }
+
     // Each result: the replay of a capture of its URL, its captures page, its payload.
     for r in results {
         let url = r["url"].as_str().unwrap();

@@ -154,6 +154,7 @@ impl Cache {
                     deadline: None,
                     cancel: vec![state.stopping.clone()],
                 };
+                let started = std::time::Instant::now();
                 let loaded = cache.connection(&db).and_then(|(of, mut conn)| {
                     let docs = DocValues::load(&mut conn, &stop)?;
                     cache.give_back(of, conn);
@@ -161,6 +162,13 @@ impl Cache {
                 });
                 match loaded {
                     Ok(docs) => {
+                        crate::diag!(
+                            "sediment serve: search doc values loaded from {}: {} searchable \
+                             documents in {} ms",
+                            db.display(),
+                            docs.len(),
+                            started.elapsed().as_millis()
+                        );
                         *cache.docs.lock().unwrap_or_else(|e| e.into_inner()) =
                             Some((version, Arc::new(docs)));
                     }
