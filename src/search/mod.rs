@@ -298,27 +298,20 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
     facets::push_year_filter(query, sql, values);
 }
 
-/// Ranking touches only the index and two small tables; titles, capture counts and
-/// snippets are fetched afterwards for the hits that made the cut. With a `tally`, the
-/// same pass over the matches counts them for the total and facets (and two more small
-/// tables are read per match, as [`facets::overview`] reads them). With `docs`, what is
-/// read per match comes from memory instead ([`docvalues`]), in the same order and with
-/// the same arithmetic, so the results are the same.
-fn ranked(
-    conn: &Connection,
+/// The ranking statement of `query` and its parameters: every match's rowid and score
+/// (bm25 with the title and URL-path boosts); without `docs`, divided down for index
+/// pages, with the index-page flag and, for `facets`, what the facets count.
+fn ranking_statement(
     query: &Query,
-    (offset, limit): (usize, usize),
-    stop: &Stop,
-    docs: Option<&DocValues>,
-    tally: Option<&mut facets::Tally>,
-) -> Result<Vec<Hit>> {
-    let has_url_path = has_url_path(conn)?;
+    has_url_path: bool,
+    docs: bool,
+    facets: bool,
+) -> (String, Vec<Value>) {
     let columns = if has_url_path { 11 } else { 10 };
     let weights: Vec<String> = COLUMN_WEIGHTS[..columns]
         .iter()
         .map(f64::to_string)
         .collect();
-    let expression = query.fts_expression();
     let mut values: Vec<Value> = Vec::new();
     // Which matches hold every term in their title (URL path): each set is made once.
     let mut boost = |columns: &str, factor: f64| match query.fts_included_in(columns) {
@@ -343,20 +336,20 @@ fn ranked(
     );
     let mut sql = match docs {
         // The generation is joined only for the filters' conditions; the index page
-        // penalty is applied below.
-        Some(_) if !has_filters(query) => format!(
+        // penalty is applied by the caller.
+        true if !has_filters(query) => format!(
             "SELECT full_text_entity_index.rowid, {bm25}
              FROM full_text_entity_index
              WHERE full_text_entity_index MATCH ?"
         ),
-        Some(_) => format!(
+        true => format!(
             "SELECT full_text_entity_index.rowid, {bm25}
              FROM full_text_entity_index
              JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
              WHERE full_text_entity_index MATCH ?"
         ),
-        None => {
-            let (facet_columns, facet_tables) = if tally.is_some() {
+        false => {
+            let (facet_columns, facet_tables) = if facets {
                 (
                     ", url.origin_id, fs.mimetype_id, eg.first_seen_unix_utc, eg.last_seen_unix_utc",
                     "JOIN url ON url.url_id = eg.url_id
@@ -378,8 +371,28 @@ fn ranked(
             )
         }
     };
-    values.push(Value::Text(expression.clone()));
+    values.push(Value::Text(query.fts_expression()));
     push_filters(query, &mut sql, &mut values);
+    (sql, values)
+}
+
+/// Ranking touches only the index and two small tables; titles, capture counts and
+/// snippets are fetched afterwards for the hits that made the cut. With a `tally`, the
+/// same pass over the matches counts them for the total and facets (and two more small
+/// tables are read per match, as [`facets::overview`] reads them). With `docs`, what is
+/// read per match comes from memory instead ([`docvalues`]), in the same order and with
+/// the same arithmetic, so the results are the same.
+fn ranked(
+    conn: &Connection,
+    query: &Query,
+    (offset, limit): (usize, usize),
+    stop: &Stop,
+    docs: Option<&DocValues>,
+    tally: Option<&mut facets::Tally>,
+) -> Result<Vec<Hit>> {
+    let expression = query.fts_expression();
+    let (mut sql, mut values) =
+        ranking_statement(query, has_url_path(conn)?, docs.is_some(), tally.is_some());
     let ranked: Vec<(i64, f64, bool)> = match (docs, tally) {
         (None, None) => {
             // Ties (equal scores) go to the older generation: stable across runs.
