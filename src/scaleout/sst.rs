@@ -86,7 +86,7 @@ impl Sst {
     fn new(dir: &Path, cf: &'static str) -> Sst {
         Sst {
             cf,
-            writer: SstWriter::new(dir.join(format!("{cf}.sst"))).with_key_range(),
+            writer: SstWriter::new(dir.join(format!("{cf}.sst")), cf).with_key_range(),
         }
     }
 

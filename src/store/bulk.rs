@@ -304,6 +304,7 @@ impl<'s> BulkLoader<'s> {
         let (a, b) = rayon::join(
             || {
                 write_merge_ssts(
+                    CF_CAPTURE,
                     &self.scratch_dir.join(format!("capture-{n}")),
                     &by_capture,
                     self.min_part,
@@ -314,6 +315,7 @@ impl<'s> BulkLoader<'s> {
             },
             || {
                 write_merge_ssts(
+                    CF_BY_DIGEST,
                     &self.scratch_dir.join(format!("by-digest-{n}")),
                     &by_digest,
                     self.min_part,
@@ -412,8 +414,8 @@ impl<'s> BulkLoader<'s> {
                     part_index * part..((part_index + 1) * part).min(digest_starts.len());
                 let f_sst = self.scratch_dir.join(format!("f-{n}-{part_index}.sst"));
                 let file_sst = self.scratch_dir.join(format!("file-{n}-{part_index}.sst"));
-                let mut f_writer = SstWriter::new(f_sst);
-                let mut file_writer = SstWriter::new(file_sst);
+                let mut f_writer = SstWriter::new(f_sst, "f");
+                let mut file_writer = SstWriter::new(file_sst, "file");
                 let mut rows = MaterializeStats::default();
                 let mut digests_read = 0u64;
                 let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
@@ -531,6 +533,7 @@ type RowStarts = Vec<(usize, Sha1Key)>;
 /// `(key_of, (put_value, value_at), entry_at)` read an entry's key, append its value to a
 /// buffer, and tell where its value and the entry lie (for prefetching).
 fn write_merge_ssts<'a>(
+    cf: &str,
     prefix: &std::path::Path,
     refs: &[Ref],
     min_part: usize,
@@ -554,7 +557,7 @@ fn write_merge_ssts<'a>(
         .map(|(part, range)| {
             let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
             let access = (&key_of, (&value.0, &value.1), &entry_at);
-            let rows = write_merge_sst(&path, &refs[range.clone()], access, &merge, &row_of)?;
+            let rows = write_merge_sst(cf, &path, &refs[range.clone()], access, &merge, &row_of)?;
             Ok((path, range.start, rows))
         })
         .collect::<Result<_>>()?;
@@ -575,6 +578,7 @@ fn write_merge_ssts<'a>(
 /// Writes sorted entries as merge operands (equal keys collapse into one value with
 /// `merge`). Returns where the rows named by `row_of(key)` start, as `write_merge_ssts`.
 fn write_merge_sst<'a>(
+    cf: &str,
     path: &PathBuf,
     refs: &[Ref],
     (key_of, (put_value, value_at), entry_at): (
@@ -589,7 +593,7 @@ fn write_merge_sst<'a>(
     if refs.is_empty() {
         return Ok(row_starts);
     }
-    let mut writer = SstWriter::new(path);
+    let mut writer = SstWriter::new(path, cf);
     // Entries are copied a window at a time into one buffer, then written from it: the
     // copying loop does nothing but read memory, so its cache misses overlap (by-digest
     // entries lie at random places of the batch), and the writer then reads cached bytes.

@@ -208,7 +208,8 @@ impl<'s> CellLoader<'s> {
             .into_par_iter()
             .map(|(family, n, cells)| {
                 let path = self.scratch_dir.join(format!("f{family}-{batch}-{n}.sst"));
-                let mut writer = SstWriter::new(path);
+                let cf = self.rocks.family_cf_name(family as usize);
+                let mut writer = SstWriter::new(path, cf);
                 for cell in cells {
                     writer.put(key(cell), value(cell))?;
                 }

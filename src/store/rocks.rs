@@ -72,8 +72,9 @@ pub fn split_cell_key(key: &[u8]) -> Option<(&[u8], &[u8], u64)> {
 }
 
 /// Options of one column family: Snappy blocks in the table format that RocksDB 7.8
-/// (Debian stable's `ldb`/`sst_dump`) and PyPI's `rocksdict` read.
-fn base_cf_options(cache: &Cache) -> Options {
+/// (Debian stable's `ldb`/`sst_dump`) and PyPI's `rocksdict` read. A family keyed by row
+/// (`keyed_by_row`) filters its row prefix instead of whole keys (see [`set_row_prefix`]).
+fn base_cf_options(cache: &Cache, keyed_by_row: bool) -> Options {
     let mut opts = Options::default();
     opts.set_compression_type(DBCompressionType::Snappy);
     opts.set_bottommost_compression_type(DBCompressionType::Snappy);
@@ -81,6 +82,10 @@ fn base_cf_options(cache: &Cache) -> Options {
     table.set_block_cache(cache);
     table.set_block_size(16 * 1024);
     table.set_bloom_filter(10.0, false);
+    // Nothing looks up a whole key of a family keyed by row: its rows and digests are read
+    // by prefix. Whole keys in its filters would only cost time (two hashes per cell
+    // instead of one per row) and space.
+    table.set_whole_key_filtering(!keyed_by_row);
     // Index and filter blocks are held in the block cache (those of level 0 pinned there)
     // instead of on the heap of each open table file, where they grow with the store: a
     // reader's memory is then its cache, whatever the size of the archive.
@@ -97,19 +102,27 @@ fn base_cf_options(cache: &Cache) -> Options {
     // add (checksums of the footer context, smaller index blocks) does not matter here.
     table.set_format_version(TABLE_FORMAT_VERSION);
     opts.set_block_based_table_factory(&table);
+    if keyed_by_row {
+        set_row_prefix(&mut opts);
+    }
     opts.set_write_buffer_size(64 << 20);
     opts.set_max_write_buffer_number(4);
     opts.set_target_file_size_base(64 << 20);
     opts
 }
 
-/// Options for SST files written outside the store (bulk load): the same compression and
-/// table format as the families they are ingested into, and the row prefix's filter (the
-/// capture space, which has no prefix extractor, ignores it in the files it gets).
-pub(crate) fn base_cf_options_for_sst() -> Options {
-    let mut opts = base_cf_options(&block_cache(8 << 20));
-    set_row_prefix(&mut opts);
-    opts
+/// Options for SST files written outside the store (bulk load) into column family `cf`:
+/// the same compression, table format and filters as that family's own files.
+pub(crate) fn base_cf_options_for_sst(cf: &str) -> Options {
+    base_cf_options(&block_cache(8 << 20), keyed_by_row(cf))
+}
+
+/// Whether the keys of column family `cf` begin with a 20-byte row or digest that lookups
+/// seek: the table families and `capture_by_digest`, not the other key spaces.
+pub(crate) fn keyed_by_row(cf: &str) -> bool {
+    !Space::ALL
+        .iter()
+        .any(|&space| space != Space::ByDigest && space.name() == cf)
 }
 
 /// Read options for an iterator that crosses rows in a test of the raw families.
@@ -180,34 +193,31 @@ fn cf_descriptors(
     // so every family in the OPTIONS file shows Snappy.
     descriptors.push(ColumnFamilyDescriptor::new(
         rocksdb::DEFAULT_COLUMN_FAMILY_NAME,
-        base_cf_options(&cache),
+        base_cf_options(&cache, false),
     ));
     for family in &schema.families {
-        let mut opts = base_cf_options(&cache);
-        set_row_prefix(&mut opts);
+        let mut opts = base_cf_options(&cache, true);
         install_version_cap(&mut opts, family.max_versions);
         descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
     }
     for space in Space::ALL {
-        let mut opts = base_cf_options(&cache);
+        let mut opts = base_cf_options(&cache, keyed_by_row(space.name()));
         match space {
             // The names are those of the stores written before the storage interface.
             Space::Capture => opts
                 .set_merge_operator_associative("sediment.capture_merge.v2", merge_operator(space)),
-            Space::ByDigest => {
-                set_row_prefix(&mut opts);
-                opts.set_merge_operator_associative(
-                    "sediment.index_merge.v1",
-                    merge_operator(space),
-                )
-            }
+            Space::ByDigest => opts
+                .set_merge_operator_associative("sediment.index_merge.v1", merge_operator(space)),
             _ => {}
         }
         descriptors.push(ColumnFamilyDescriptor::new(space.name(), opts));
     }
     for name in existing {
         if !descriptors.iter().any(|d| d.name() == name) {
-            descriptors.push(ColumnFamilyDescriptor::new(name, base_cf_options(&cache)));
+            descriptors.push(ColumnFamilyDescriptor::new(
+                name,
+                base_cf_options(&cache, false),
+            ));
         }
     }
     descriptors
@@ -1013,8 +1023,9 @@ impl<'a> dyn Backend + 'a {
 mod tests {
     use super::*;
 
-    /// The families and `capture_by_digest` filter their 20-byte row prefix (OPTIONS file
-    /// RocksDB writes), the capture space does not; lookups and scans give the same cells.
+    /// The families and `capture_by_digest` filter their 20-byte row prefix and not whole
+    /// keys (OPTIONS file RocksDB writes), the capture space whole keys only; lookups and
+    /// scans give the same cells.
     #[test]
     fn row_keyed_families_filter_their_row_prefix() {
         let dir = tempfile::tempdir().unwrap();
@@ -1046,18 +1057,22 @@ mod tests {
             .collect::<Vec<_>>();
         options.sort();
         let text = std::fs::read_to_string(options.last().unwrap()).unwrap();
-        let section = |name: &str| {
-            let start = text.find(&format!("[CFOptions \"{name}\"]")).unwrap();
+        let find = |header: String| {
+            let start = text.find(&header).unwrap();
             let rest = &text[start + 1..];
             rest[..rest.find("\n[").unwrap_or(rest.len())].to_string()
         };
+        let section = |name: &str| find(format!("[CFOptions \"{name}\"]"));
+        let table = |name: &str| find(format!("[TableOptions/BlockBasedTable \"{name}\"]"));
         for name in ["f", "file", "capture_by_digest"] {
             assert!(
                 section(name).contains("prefix_extractor=rocksdb.FixedPrefix.20"),
                 "{name}"
             );
+            assert!(table(name).contains("whole_key_filtering=false"), "{name}");
         }
         assert!(section("capture").contains("prefix_extractor=nullptr"));
+        assert!(table("capture").contains("whole_key_filtering=true"));
         // A lookup finds a digest's keys and only those; a missing digest finds nothing.
         let mut lookup = rocks.lookup_iterator(Space::ByDigest);
         lookup.seek([7u8; 20]);

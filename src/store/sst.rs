@@ -14,17 +14,18 @@ use anyhow::{Context, Result};
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::store::Store;
-use crate::store::rocks::{RocksBackend, base_cf_options_for_sst};
+use crate::store::rocks::{RocksBackend, base_cf_options_for_sst, keyed_by_row};
 
-/// The options every SST file is written with (the families' own, so that ingested files
-/// read as flushed ones do).
-static SST_OPTIONS: OnceLock<rocksdb::Options> = OnceLock::new();
+/// The options SST files are written with: their family's own, so that ingested files read
+/// as flushed ones do. Families keyed by row, and the capture space (whole-key filters).
+static SST_OPTIONS: [OnceLock<rocksdb::Options>; 2] = [OnceLock::new(), OnceLock::new()];
 
 /// An SST file of sorted entries, created on disk with its first entry (a writer that gets
 /// none leaves no file). A writer dropped before [`SstWriter::finish`] (an error on the
 /// way) removes the file it began.
 pub(crate) struct SstWriter {
     path: PathBuf,
+    options: &'static rocksdb::Options,
     writer: Option<SstFileWriter<'static>>,
     entries: u64,
     /// The first and last key, when asked for ([`SstWriter::with_key_range`]).
@@ -42,9 +43,19 @@ pub(crate) struct WrittenSst {
 }
 
 impl SstWriter {
-    pub(crate) fn new(path: impl Into<PathBuf>) -> Self {
+    /// A writer of a file for column family `cf`.
+    pub(crate) fn new(path: impl Into<PathBuf>, cf: &str) -> Self {
+        let by_row = keyed_by_row(cf);
+        let options = SST_OPTIONS[usize::from(by_row)].get_or_init(|| {
+            base_cf_options_for_sst(if by_row {
+                "f"
+            } else {
+                crate::store::CF_CAPTURE
+            })
+        });
         SstWriter {
             path: path.into(),
+            options,
             writer: None,
             entries: 0,
             key_range: None,
@@ -61,7 +72,7 @@ impl SstWriter {
     #[inline]
     fn writer(&mut self, key: &[u8]) -> Result<&mut SstFileWriter<'static>> {
         if self.writer.is_none() {
-            let writer = SstFileWriter::create(SST_OPTIONS.get_or_init(base_cf_options_for_sst));
+            let writer = SstFileWriter::create(self.options);
             unlink_stale(&self.path)?;
             writer
                 .open(&self.path)
@@ -241,18 +252,18 @@ mod tests {
     fn a_writer_without_entries_leaves_no_file_and_a_dropped_one_removes_its_own() {
         let dir = tempfile::tempdir().unwrap();
         let empty = dir.path().join("empty.sst");
-        assert!(SstWriter::new(&empty).finish().unwrap().is_none());
+        assert!(SstWriter::new(&empty, "f").finish().unwrap().is_none());
         assert!(!empty.exists());
 
         let dropped = dir.path().join("dropped.sst");
-        let mut writer = SstWriter::new(&dropped);
+        let mut writer = SstWriter::new(&dropped, "f");
         writer.put(b"a", b"1").unwrap();
         assert!(dropped.exists());
         drop(writer);
         assert!(!dropped.exists(), "an unfinished file is removed");
 
         let kept = dir.path().join("kept.sst");
-        let mut writer = SstWriter::new(&kept).with_key_range();
+        let mut writer = SstWriter::new(&kept, crate::store::CF_CAPTURE).with_key_range();
         writer.put(b"a", b"1").unwrap();
         writer.merge(b"b", b"2").unwrap();
         let written = writer.finish().unwrap().unwrap();

@@ -75,6 +75,18 @@ struct Scratch {
     tmp: Vec<u8>,
     args: Vec<QueryArg>,
     segments: Vec<(usize, usize)>,
+    last_host: HostKey,
+}
+
+/// The host part of the last key made (`reversed,labels:port)`), and what it was made of.
+#[derive(Default)]
+struct HostKey {
+    /// `key` and `present` are those of `scheme` and `netloc`.
+    valid: bool,
+    scheme: Vec<u8>,
+    netloc: Vec<u8>,
+    present: bool,
+    key: Vec<u8>,
 }
 
 /// One `key[=value]` argument of a query, as byte ranges into the query.
@@ -160,13 +172,7 @@ impl Scratch {
             raw_query = &q[..q_end];
         }
 
-        let (hostname, mut port) = split_host_port(netloc.unwrap_or(&[]));
-        let mut has_host = hostname.is_some();
-        self.host.clear();
-        if let Some(h) = hostname {
-            self.host.extend_from_slice(h);
-            self.host.make_ascii_lowercase();
-        }
+        let (hostname, port) = split_host_port(netloc.unwrap_or(&[]));
         let mut has_path = !raw_path.is_empty();
         self.path.clear();
         self.path.extend_from_slice(raw_path);
@@ -174,49 +180,64 @@ impl Scratch {
         self.query.clear();
         self.query.extend_from_slice(raw_query);
 
-        // `http:///host/path` and `http:host/path`: the host is the first path segment.
-        if self.scheme.starts_with(b"http") && !has_host && has_path {
-            let trimmed_start = self
-                .path
-                .iter()
-                .position(|&b| b != b'/')
-                .unwrap_or(self.path.len());
-            let trimmed = &self.path[trimmed_start..];
-            let slash = trimmed.iter().position(|&b| b == b'/');
-            self.host.clear();
-            self.tmp.clear();
-            self.tmp.push(b'/');
-            match slash {
-                Some(i) => {
-                    self.host.extend_from_slice(&trimmed[..i]);
-                    self.tmp.extend_from_slice(&trimmed[i + 1..]);
+        // 3. Host (the "Google" canonicalization step of the package, then the IA one). One
+        // scheme and network location always give the same host part of the key, and the
+        // URLs of a crawl or a sorted CDX come a host at a time: the last one is kept.
+        let host_present = match hostname {
+            Some(hostname) => {
+                let netloc = netloc.unwrap_or(&[]);
+                let last = &mut self.last_host;
+                if !(last.valid && last.scheme == self.scheme && last.netloc == netloc) {
+                    self.host.clear();
+                    self.host.extend_from_slice(hostname);
+                    self.host.make_ascii_lowercase();
+                    last.present = host_key(
+                        &mut self.host,
+                        &mut self.tmp,
+                        &self.scheme,
+                        port,
+                        &mut last.key,
+                    );
+                    last.scheme.clear();
+                    last.scheme.extend_from_slice(&self.scheme);
+                    last.netloc.clear();
+                    last.netloc.extend_from_slice(netloc);
+                    last.valid = true;
                 }
-                None => self.host.extend_from_slice(trimmed),
+                last.present
             }
-            std::mem::swap(&mut self.path, &mut self.tmp);
-            has_host = true;
-        }
-
-        // 3. Host (the "Google" canonicalization step of the package).
-        if has_host && !self.host.is_empty() {
-            unescape_repeatedly(&mut self.host, &mut self.tmp);
-            if !self.host.is_ascii()
-                && let Some(ascii) = idna_to_ascii(&self.host)
-            {
+            // `http:///host/path` and `http:host/path`: the host is the first path segment.
+            None if self.scheme.starts_with(b"http") && has_path => {
+                let trimmed_start = self
+                    .path
+                    .iter()
+                    .position(|&b| b != b'/')
+                    .unwrap_or(self.path.len());
+                let trimmed = &self.path[trimmed_start..];
+                let slash = trimmed.iter().position(|&b| b == b'/');
                 self.host.clear();
-                self.host.extend_from_slice(ascii.as_bytes());
+                self.tmp.clear();
+                self.tmp.push(b'/');
+                match slash {
+                    Some(i) => {
+                        self.host.extend_from_slice(&trimmed[..i]);
+                        self.tmp.extend_from_slice(&trimmed[i + 1..]);
+                    }
+                    None => self.host.extend_from_slice(trimmed),
+                }
+                std::mem::swap(&mut self.path, &mut self.tmp);
+                let last = &mut self.last_host;
+                last.valid = false;
+                host_key(
+                    &mut self.host,
+                    &mut self.tmp,
+                    &self.scheme,
+                    port,
+                    &mut last.key,
+                )
             }
-            collapse_double_dots(&mut self.host, &mut self.tmp);
-            trim_dots(&mut self.host);
-            if let Some(ip) = numeric_host_to_ipv4(&self.host) {
-                self.host.clear();
-                write_dotted_quad(ip, &mut self.host);
-            } else {
-                self.host.make_ascii_lowercase();
-                escape_once(&mut self.host, &mut self.tmp);
-            }
-        }
-        let host_present = has_host && !self.host.is_empty();
+            None => false,
+        };
 
         // 4. Path and query.
         if has_path {
@@ -239,23 +260,7 @@ impl Scratch {
             escape_once(&mut self.query, &mut self.tmp);
         }
 
-        // The "IA" canonicalization step (it lower-cases the host again, escapes included).
-        self.host.make_ascii_lowercase();
-        if host_present && self.scheme != b"dns" {
-            strip_www_prefix(&mut self.host);
-        }
-        if let Some(p) = port {
-            let default = if self.scheme.eq_ignore_ascii_case(b"http") {
-                80
-            } else if self.scheme.eq_ignore_ascii_case(b"https") {
-                443
-            } else {
-                0
-            };
-            if p == default {
-                port = None;
-            }
-        }
+        // The "IA" canonicalization step of the path and query.
         if has_path && !self.path.is_empty() {
             self.path.make_ascii_lowercase();
             strip_path_session_ids(&mut self.path, &mut self.tmp);
@@ -275,17 +280,7 @@ impl Scratch {
         self.tmp.clear();
         let o = &mut self.tmp;
         if host_present {
-            for (i, label) in self.host.rsplit(|&b| b == b'.').enumerate() {
-                if i > 0 {
-                    o.push(b',');
-                }
-                o.extend_from_slice(label);
-            }
-            if let Some(p) = port {
-                o.push(b':');
-                o.extend_from_slice(itoa::Buffer::new().format(p).as_bytes());
-            }
-            o.push(b')');
+            o.extend_from_slice(&self.last_host.key);
         } else {
             o.extend_from_slice(&self.scheme);
             o.push(b':');
@@ -305,6 +300,65 @@ impl Scratch {
             Err(_) => out.push_str(&String::from_utf8_lossy(o)),
         }
     }
+}
+
+/// Canonicalizes `host` (lower-cased ASCII or raw bytes of the URL) as step 3 and the IA
+/// step do, and writes the host part of the key (`reversed,labels:port)`) into `out`.
+/// Returns whether the URL has a host (false when none is left: `out` is then empty).
+fn host_key(
+    host: &mut Vec<u8>,
+    tmp: &mut Vec<u8>,
+    scheme: &[u8],
+    port: Option<u32>,
+    out: &mut Vec<u8>,
+) -> bool {
+    out.clear();
+    if host.is_empty() {
+        return false;
+    }
+    unescape_repeatedly(host, tmp);
+    if !host.is_ascii()
+        && let Some(ascii) = idna_to_ascii(host)
+    {
+        host.clear();
+        host.extend_from_slice(ascii.as_bytes());
+    }
+    collapse_double_dots(host, tmp);
+    trim_dots(host);
+    if let Some(ip) = numeric_host_to_ipv4(host) {
+        host.clear();
+        write_dotted_quad(ip, host);
+    } else {
+        host.make_ascii_lowercase();
+        escape_once(host, tmp);
+    }
+    if host.is_empty() {
+        return false;
+    }
+    // The "IA" canonicalization step (it lower-cases the host again, escapes included).
+    host.make_ascii_lowercase();
+    if scheme != b"dns" {
+        strip_www_prefix(host);
+    }
+    let default_port = if scheme.eq_ignore_ascii_case(b"http") {
+        80
+    } else if scheme.eq_ignore_ascii_case(b"https") {
+        443
+    } else {
+        0
+    };
+    for (i, label) in host.rsplit(|&b| b == b'.').enumerate() {
+        if i > 0 {
+            out.push(b',');
+        }
+        out.extend_from_slice(label);
+    }
+    if let Some(p) = port.filter(|&p| p != default_port) {
+        out.push(b':');
+        out.extend_from_slice(itoa::Buffer::new().format(p).as_bytes());
+    }
+    out.push(b')');
+    true
 }
 
 /// `http://https://http://x` → `http://x`: only the last of a run of http(s) prefixes is kept.
@@ -535,5 +589,30 @@ mod tests {
         assert_eq!(out, "example,a)/");
         surt_into("http://b.example/", &mut out);
         assert_eq!(out, "example,b)/");
+    }
+
+    /// The host part of the last key is reused only for the same scheme and network
+    /// location, whatever came between (expected keys: the Python package's).
+    #[test]
+    fn the_kept_host_part_follows_scheme_and_location() {
+        let cases = [
+            ("http://www.Example.com:80/a", "com,example)/a"),
+            ("http://www.Example.com:80/b?x=1", "com,example)/b?x=1"),
+            ("https://www.Example.com:80/a", "com,example:80)/a"),
+            ("dns:www.Example.com", "dns:www.example.com"),
+            ("http://www.Example.com:443/a", "com,example:443)/a"),
+            ("http:///www.Example.com/c", "com,example)/c"),
+            ("http://www.Example.com:80/a", "com,example)/a"),
+            ("http://:80/a", "a)/"),
+            ("http://www.Example.com:80/a", "com,example)/a"),
+            ("http://..:80/a", "http:/a"),
+            ("http://www.Example.com:80/a", "com,example)/a"),
+        ];
+        let mut out = String::new();
+        for (url, expected) in cases {
+            surt_into(url, &mut out);
+            assert_eq!(out, expected, "{url}");
+            assert_eq!(surt(url), expected, "{url}");
+        }
     }
 }
