@@ -298,11 +298,13 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
     facets::push_year_filter(query, sql, values);
 }
 
-/// The ranking statement of `query` and its parameters: every match's rowid and score
-/// (bm25 with the title and URL-path boosts); without `docs`, divided down for index
-/// pages, with the index-page flag and, for `facets`, what the facets count.
+/// The ranking statement of `query` (whose FTS5 expression is `expression`) and its
+/// parameters: every match's rowid and score (bm25 with the title and URL-path boosts);
+/// without `docs`, divided down for index pages, with the index-page flag and, for
+/// `facets`, what the facets count.
 fn ranking_statement(
     query: &Query,
+    expression: &str,
     has_url_path: bool,
     docs: bool,
     facets: bool,
@@ -371,7 +373,7 @@ fn ranking_statement(
             )
         }
     };
-    values.push(Value::Text(query.fts_expression()));
+    values.push(Value::Text(expression.to_owned()));
     push_filters(query, &mut sql, &mut values);
     (sql, values)
 }
@@ -391,8 +393,13 @@ fn ranked(
     tally: Option<&mut facets::Tally>,
 ) -> Result<Vec<Hit>> {
     let expression = query.fts_expression();
-    let (mut sql, mut values) =
-        ranking_statement(query, has_url_path(conn)?, docs.is_some(), tally.is_some());
+    let (mut sql, mut values) = ranking_statement(
+        query,
+        &expression,
+        has_url_path(conn)?,
+        docs.is_some(),
+        tally.is_some(),
+    );
     let ranked: Vec<(i64, f64, bool)> = match (docs, tally) {
         (None, None) => {
             // Ties (equal scores) go to the older generation: stable across runs.
