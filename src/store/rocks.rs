@@ -111,10 +111,11 @@ fn base_cf_options(cache: &Cache, keyed_by_row: bool) -> Options {
     opts
 }
 
-/// Options for SST files written outside the store (bulk load) into column family `cf`:
-/// the same compression, table format and filters as that family's own files.
-pub(crate) fn base_cf_options_for_sst(cf: &str) -> Options {
-    base_cf_options(&block_cache(8 << 20), keyed_by_row(cf))
+/// Options for SST files written outside the store (bulk load) into a column family
+/// keyed by row or not ([`keyed_by_row`]): the same compression, table format and filters
+/// as that family's own files.
+pub(crate) fn base_cf_options_for_sst(keyed_by_row: bool) -> Options {
+    base_cf_options(&block_cache(8 << 20), keyed_by_row)
 }
 
 /// Whether the keys of column family `cf` begin with a 20-byte row or digest that lookups

@@ -46,13 +46,8 @@ impl SstWriter {
     /// A writer of a file for column family `cf`.
     pub(crate) fn new(path: impl Into<PathBuf>, cf: &str) -> Self {
         let by_row = keyed_by_row(cf);
-        let options = SST_OPTIONS[usize::from(by_row)].get_or_init(|| {
-            base_cf_options_for_sst(if by_row {
-                "f"
-            } else {
-                crate::store::CF_CAPTURE
-            })
-        });
+        let options =
+            SST_OPTIONS[usize::from(by_row)].get_or_init(|| base_cf_options_for_sst(by_row));
         SstWriter {
             path: path.into(),
             options,
