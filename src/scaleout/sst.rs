@@ -25,7 +25,7 @@ use crate::key::Sha1Key;
 use crate::scaleout::ranges::RangeLines;
 use crate::scaleout::records::{BY_DIGEST, CAPTURE, Record};
 use crate::schema::Schema;
-use crate::store::bulk::derived_cells;
+use crate::store::bulk::RowCellWriter;
 use crate::store::captures::{DerivedColumns, derive_from};
 use crate::store::cells::ROW_LEN;
 use crate::store::keys::{IndexEntry, merge_index_entries};
@@ -90,10 +90,6 @@ impl Sst {
         }
     }
 
-    fn put(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
-        self.writer.put(key, value)
-    }
-
     fn merge(&mut self, key: &[u8], value: &[u8]) -> Result<()> {
         self.writer.merge(key, value)
     }
@@ -154,10 +150,8 @@ impl DigestRow {
 /// Writes one key range.
 pub struct RangeWriter<'a> {
     dir: PathBuf,
-    ts: u64,
     derive: bool,
-    schema: &'a Schema,
-    columns: DerivedColumns,
+    cells: RowCellWriter<'a>,
     capture: Sst,
     by_digest: Sst,
     f: Sst,
@@ -177,10 +171,8 @@ impl<'a> RangeWriter<'a> {
             .with_context(|| format!("cannot create {}", dir.join(DIGESTS).display()))?;
         Ok(RangeWriter {
             dir: dir.to_path_buf(),
-            ts,
             derive,
-            schema,
-            columns: derived_columns(schema)?,
+            cells: RowCellWriter::new(schema, &DerivedColumns::of(schema)?, ts),
             capture: Sst::new(dir, CF_CAPTURE),
             by_digest: Sst::new(dir, CF_BY_DIGEST),
             f: Sst::new(dir, "f"),
@@ -326,12 +318,8 @@ impl<'a> RangeWriter<'a> {
         let derived = derive_from(&first.view(), row.counted, mime, size);
         stats.rows += 1;
         stats.duplicates += derived.captures.saturating_sub(1);
-        let cells = derived_cells(self.schema, &self.columns, &digest, &derived, self.ts);
-        self.f.put(&cells.f.0, cells.f.1)?;
-        for (key, value) in &cells.file {
-            self.file.put(key, value)?;
-        }
-        Ok(())
+        self.cells
+            .write(&digest, &derived, &mut self.f.writer, &mut self.file.writer)
     }
 
     fn finish(mut self) -> Result<Manifest> {
@@ -348,21 +336,6 @@ impl<'a> RangeWriter<'a> {
             .with_context(|| format!("cannot write {}", path.display()))?;
         Ok(manifest)
     }
-}
-
-/// The columns derivation writes, from the schema (`DerivedColumns::resolve` wants a store).
-fn derived_columns(schema: &Schema) -> Result<DerivedColumns> {
-    let get = |name: &str| {
-        schema
-            .column_id(name)
-            .with_context(|| format!("the schema lacks column {name}"))
-    };
-    Ok(DerivedColumns {
-        dedupe: get("f:c")?,
-        cdx: get("file:cdx")?,
-        mime: get("file:mime")?,
-        size: get("file:size")?,
-    })
 }
 
 /// A key with its space letter in front: the order of record lines.

@@ -8,7 +8,7 @@ use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
 use crate::store::Store;
 
-pub use super::rocks::{ROW_LEN, cell_key};
+pub use super::rocks::{ROW_LEN, cell_key, cell_key_into};
 
 /// One version of a cell.
 #[derive(Debug, Clone, PartialEq, Eq)]

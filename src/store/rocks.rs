@@ -52,11 +52,17 @@ pub const TABLE_FORMAT_VERSION: i32 = 5;
 /// A cell's key in its family's column family.
 pub fn cell_key(row: &Sha1Key, qualifier: &[u8], ts: u64) -> Vec<u8> {
     let mut key = Vec::with_capacity(ROW_LEN + qualifier.len() + 1 + TS_LEN);
+    cell_key_into(&mut key, row, qualifier, ts);
+    key
+}
+
+/// [`cell_key`] in a buffer that is cleared first.
+pub fn cell_key_into(key: &mut Vec<u8>, row: &Sha1Key, qualifier: &[u8], ts: u64) {
+    key.clear();
     key.extend_from_slice(row.as_bytes());
     key.extend_from_slice(qualifier);
     key.push(0);
     key.extend_from_slice(&(!ts).to_be_bytes());
-    key
 }
 
 /// Splits a cell key into (row, qualifier, timestamp).
