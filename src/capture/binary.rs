@@ -18,6 +18,9 @@
 //! ```
 //! Strings are a LEB128 length and UTF-8 bytes, integers LEB128, digests 20 raw bytes.
 //! Decoding never panics: a damaged value is an error.
+//!
+//! A bulk load holds its batch in memory in a detached form, without the three leading
+//! strings ([`CaptureRef::encode_detached`]); [`attach`] makes the stored form of it.
 
 use super::{Capture, CaptureKind, CaptureRef, Origin};
 use crate::key::Sha1Key;
@@ -40,6 +43,29 @@ fn put_str(s: &str, out: &mut Vec<u8>) {
     put_varint(s.len() as u64, out);
     out.extend_from_slice(s.as_bytes());
 }
+
+/// The stored form of a capture whose detached form ([`CaptureRef::encode_detached`]) is
+/// `detached`, appended to `out`. A detached form too short to have its head is appended
+/// as it is (reading it fails, as reading the damaged value it was would).
+pub(crate) fn attach(
+    detached: &[u8],
+    (source, surt, ts): (&[u8], &[u8], &[u8]),
+    out: &mut Vec<u8>,
+) {
+    let Some((head, tail)) = detached.split_at_checked(HEAD_LEN) else {
+        out.extend_from_slice(detached);
+        return;
+    };
+    out.extend_from_slice(head);
+    for text in [source, surt, ts] {
+        put_varint(text.len() as u64, out);
+        out.extend_from_slice(text);
+    }
+    out.extend_from_slice(tail);
+}
+
+/// Format byte, flags and the two bytes of presence bits.
+const HEAD_LEN: usize = 4;
 
 struct Reader<'a> {
     bytes: &'a [u8],
@@ -116,6 +142,25 @@ impl<'a> CaptureRef<'a> {
 
     /// Appends the stored form of the capture to `out`.
     pub fn encode(&self, out: &mut Vec<u8>) {
+        self.encode_head(out);
+        put_str(self.source, out);
+        put_str(self.surt, out);
+        put_str(self.ts, out);
+        self.encode_tail(out);
+    }
+
+    /// Appends the stored form without the three strings that lead it (source, SURT and
+    /// timestamp): a bulk load holds every capture of a batch in memory, where the SURT
+    /// and timestamp are already in the capture's key and the source is the input's, and
+    /// puts them back when it writes the capture out ([`attach`]). A third of a batch's
+    /// memory, whose every page the kernel must clear when it is first written (issue 39).
+    pub(crate) fn encode_detached(&self, out: &mut Vec<u8>) {
+        self.encode_head(out);
+        self.encode_tail(out);
+    }
+
+    /// Format byte, flags and the presence bits.
+    fn encode_head(&self, out: &mut Vec<u8>) {
         out.push(MAGIC);
         let kind = match self.kind {
             CaptureKind::Response => 0,
@@ -157,9 +202,10 @@ impl<'a> CaptureRef<'a> {
             .enumerate()
             .fold(0u16, |acc, (i, &p)| acc | (u16::from(p) << i));
         out.extend_from_slice(&bits.to_le_bytes());
-        put_str(self.source, out);
-        put_str(self.surt, out);
-        put_str(self.ts, out);
+    }
+
+    /// The URL and the optional fields.
+    fn encode_tail(&self, out: &mut Vec<u8>) {
         put_str(self.url, out);
         if let Some(v) = self.c_size {
             put_varint(v, out);
@@ -205,6 +251,30 @@ impl<'a> CaptureRef<'a> {
     /// Reads the stored form (see the module's layout).
     pub fn read(bytes: &'a [u8]) -> Result<CaptureRef<'a>, DecodeError> {
         let mut r = Reader { bytes, pos: 0 };
+        let (mut c, head) = Self::read_head(&mut r)?;
+        c.source = r.string()?;
+        c.surt = r.string()?;
+        c.ts = r.string()?;
+        c.read_tail(head, r)
+    }
+
+    /// Reads a form made by [`CaptureRef::encode_detached`], given the strings it lacks.
+    pub(crate) fn read_detached(
+        detached: &'a [u8],
+        (source, surt, ts): (&'a str, &'a str, &'a str),
+    ) -> Result<CaptureRef<'a>, DecodeError> {
+        let mut r = Reader {
+            bytes: detached,
+            pos: 0,
+        };
+        let (mut c, head) = Self::read_head(&mut r)?;
+        (c.source, c.surt, c.ts) = (source, surt, ts);
+        c.read_tail(head, r)
+    }
+
+    /// The format byte, flags and presence bits: a capture with the fields the flags
+    /// hold, and (flags, presence bits) for [`CaptureRef::read_tail`].
+    fn read_head(r: &mut Reader<'a>) -> Result<(CaptureRef<'a>, (u8, u16)), DecodeError> {
         if r.byte()? != MAGIC {
             return Err(DecodeError("unknown format"));
         }
@@ -222,8 +292,7 @@ impl<'a> CaptureRef<'a> {
             _ => return Err(DecodeError("bad digest flag")),
         };
         let bits = u16::from_le_bytes([r.byte()?, r.byte()?]);
-        let has = |i: u16| bits & (1 << i) != 0;
-        let mut c = CaptureRef {
+        let capture = CaptureRef {
             kind,
             digest_ok,
             origin: if flags & 4 != 0 {
@@ -233,12 +302,20 @@ impl<'a> CaptureRef<'a> {
             },
             passes: flags & 8 != 0,
             declared_dechunked: flags & (1 << 7) != 0,
-            source: r.string()?,
-            surt: r.string()?,
-            ts: r.string()?,
-            url: r.string()?,
             ..Default::default()
         };
+        Ok((capture, (flags, bits)))
+    }
+
+    /// The URL and the optional fields, after the leading strings.
+    fn read_tail(
+        mut self,
+        (flags, bits): (u8, u16),
+        mut r: Reader<'a>,
+    ) -> Result<CaptureRef<'a>, DecodeError> {
+        let has = |i: u16| bits & (1 << i) != 0;
+        let c = &mut self;
+        c.url = r.string()?;
         if has(0) {
             c.c_size = Some(r.varint()?);
         }
@@ -290,10 +367,10 @@ impl<'a> CaptureRef<'a> {
         if flags & (1 << 6) != 0 {
             c.fetch_ms = Some(r.varint()?);
         }
-        if r.pos != bytes.len() {
+        if r.pos != r.bytes.len() {
             return Err(DecodeError("trailing bytes"));
         }
-        Ok(c)
+        Ok(self)
     }
 }
 
@@ -372,5 +449,41 @@ mod tests {
         extra.push(0);
         assert!(Capture::decode(&extra).is_err());
         assert!(Capture::decode(b"{\"json\":1}").is_err());
+    }
+
+    #[test]
+    fn the_detached_form_attached_is_the_stored_form_and_reads_the_same() {
+        let minimal = Capture {
+            source: "s".into(),
+            surt: "x".into(),
+            ts: "20200101000000".into(),
+            url: "u".into(),
+            ..Default::default()
+        };
+        let mut long = full();
+        long.source = "/a/b/".repeat(40) + "crawl.cdx.gz";
+        long.surt = "org,example)/".to_string() + &"p/".repeat(100);
+        for capture in [full(), minimal, long] {
+            let view = capture.view();
+            let leading = (view.source, view.surt, view.ts);
+            let mut detached = Vec::new();
+            view.encode_detached(&mut detached);
+            let leading_bytes = (
+                leading.0.as_bytes(),
+                leading.1.as_bytes(),
+                leading.2.as_bytes(),
+            );
+            let mut attached = Vec::new();
+            attach(&detached, leading_bytes, &mut attached);
+            assert_eq!(attached, capture.to_bytes());
+            let read = CaptureRef::read_detached(&detached, leading).unwrap();
+            assert_eq!(read.to_capture(), capture);
+            for cut in 0..detached.len() {
+                assert!(CaptureRef::read_detached(&detached[..cut], leading).is_err());
+                let mut attached = Vec::new();
+                attach(&detached[..cut], leading_bytes, &mut attached);
+                assert!(Capture::decode(&attached).is_err(), "cut at {cut}");
+            }
+        }
     }
 }

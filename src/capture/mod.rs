@@ -8,6 +8,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 use crate::key::Sha1Key;
 
 mod binary;
+pub(crate) use binary::attach;
 
 /// Where a capture was learned from. WARC records know more than CDX lines, so when
 /// both describe the same capture the WARC's fields win (see [`merge`]).

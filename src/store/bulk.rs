@@ -21,61 +21,75 @@ use crate::store::captures::{
     read_capture,
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
-use crate::store::keys::{IndexEntry, by_digest_key, capture_key, merge_index_entries};
+use crate::store::keys::{IndexEntry, capture_key, merge_index_entries};
 use crate::store::sst::{ScratchDir, SstWriter, ingest_files, part_len, part_ranges, scratch_dir};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, PrefixScanner, Store};
 
-/// Captures of one parsed chunk, packed in one buffer (no allocation per capture).
+/// Captures of one parsed chunk, packed in one buffer (no allocation per capture): each
+/// capture's key, its digest when it has one, and its value without the strings that the
+/// key and the input already hold ([`CaptureRef::encode_detached`]). Its by-digest key and
+/// index entry are made from these when they are written, not kept.
 #[derive(Default)]
 pub struct CaptureRun {
     data: Vec<u8>,
     entries: Vec<Entry>,
+    /// The sources of the run's captures (one, unless a chunk spans inputs).
+    sources: Vec<String>,
 }
 
 #[derive(Clone, Copy)]
 struct Entry {
-    /// Start of the capture key in `data`, and its length.
-    capture_key: (u32, u32),
-    /// The by-digest key, when the capture has a digest.
-    digest_key: Option<(u32, u32)>,
-    /// The flags of its index entry (the entry is these and the capture key: it is made
-    /// when written, not kept a second time).
-    index_flags: u8,
+    /// Start of the capture key in `data` and its length; the digest follows the key.
+    key: (u32, u32),
+    /// Lengths of the SURT and the timestamp that begin the capture key (`SURT ‖ 0 ‖
+    /// timestamp ‖ 0 ‖ file ‖ 0 ‖ position`, see [`capture_key`]).
+    surt_len: u32,
+    ts_len: u32,
+    /// The detached value.
     value: (u32, u32),
+    /// The capture's source, an index into the run's `sources`.
+    source: u32,
+    /// The flags of its index entry (the entry is these and the capture key).
+    index_flags: u8,
+    has_digest: bool,
 }
 
 impl CaptureRun {
     /// A run for about `input_bytes` of CDX lines: its buffers are reserved once (a capture
-    /// takes about twice its CDX line, up to three times), sparing the copies of growing them.
+    /// takes about one and a half times its CDX line, up to three times), sparing the
+    /// copies of growing them.
     pub fn for_input(input_bytes: usize) -> CaptureRun {
         CaptureRun {
             data: Vec::with_capacity(input_bytes * 3),
             entries: Vec::with_capacity(input_bytes / 150),
+            sources: Vec::new(),
         }
     }
 
-    pub fn push(&mut self, capture: &CaptureRef<'_>, scratch: &mut Vec<u8>) {
-        // Each part is appended to `data` in place; an entry records where it lies.
+    pub fn push(&mut self, capture: &CaptureRef<'_>, key: &mut Vec<u8>) {
+        if self.sources.last().is_none_or(|s| s != capture.source) {
+            self.sources.push(capture.source.to_owned());
+        }
+        capture_key(capture, key);
         let data = &mut self.data;
         let span = |data: &Vec<u8>, start: usize| (start as u32, (data.len() - start) as u32);
-        capture_key(capture, scratch);
         let start = data.len();
-        data.extend_from_slice(scratch);
-        let ckey = span(data, start);
-        let dkey = capture.digest.map(|d| {
-            by_digest_key(&d, capture, scratch);
-            let start = data.len();
-            data.extend_from_slice(scratch);
-            span(data, start)
-        });
+        data.extend_from_slice(key);
+        let key = span(data, start);
+        if let Some(digest) = &capture.digest {
+            data.extend_from_slice(digest.as_bytes());
+        }
         let start = data.len();
-        capture.encode(data);
+        capture.encode_detached(data);
         let value = span(data, start);
         self.entries.push(Entry {
-            capture_key: ckey,
-            digest_key: dkey,
-            index_flags: IndexEntry::flags_of(capture),
+            key,
+            surt_len: capture.surt.len() as u32,
+            ts_len: capture.ts.len() as u32,
             value,
+            source: (self.sources.len() - 1) as u32,
+            index_flags: IndexEntry::flags_of(capture),
+            has_digest: capture.digest.is_some(),
         });
     }
 
@@ -89,6 +103,183 @@ impl CaptureRun {
 
     fn slice(&self, (start, len): (u32, u32)) -> &[u8] {
         &self.data[start as usize..(start + len) as usize]
+    }
+}
+
+/// The captures of a batch (its runs), read by reference.
+#[derive(Clone, Copy)]
+struct BatchView<'r>(&'r [CaptureRun]);
+
+impl<'r> BatchView<'r> {
+    #[inline]
+    fn at(self, &(r, e): &Ref) -> (&'r CaptureRun, &'r Entry) {
+        let run = &self.0[r as usize];
+        (run, &run.entries[e as usize])
+    }
+
+    #[inline]
+    fn capture_key(self, r: &Ref) -> &'r [u8] {
+        let (run, entry) = self.at(r);
+        run.slice(entry.key)
+    }
+
+    #[inline]
+    fn index_flags(self, r: &Ref) -> u8 {
+        self.at(r).1.index_flags
+    }
+
+    /// The detached value.
+    #[inline]
+    fn detached(self, r: &Ref) -> &'r [u8] {
+        let (run, entry) = self.at(r);
+        run.slice(entry.value)
+    }
+
+    /// The by-digest key in three parts, `digest ‖ timestamp ‖ file ‖ 0 ‖ position` (see
+    /// [`crate::store::keys::by_digest_key`]); the digest is empty for a capture without one.
+    #[inline]
+    fn digest_key(self, r: &Ref) -> [&'r [u8]; 3] {
+        let (run, entry) = self.at(r);
+        let key = run.slice(entry.key);
+        let end = (entry.key.0 + entry.key.1) as usize;
+        let digest = if entry.has_digest {
+            &run.data[end..end + ROW_LEN]
+        } else {
+            &[]
+        };
+        let ts_start = entry.surt_len as usize + 1;
+        let ts_end = ts_start + entry.ts_len as usize;
+        [digest, &key[ts_start..ts_end], &key[ts_end + 1..]]
+    }
+
+    /// The source, SURT and timestamp the detached value lacks.
+    #[inline]
+    fn leading(self, r: &Ref) -> (&'r [u8], &'r [u8], &'r [u8]) {
+        let (run, entry) = self.at(r);
+        let key = run.slice(entry.key);
+        let surt_len = entry.surt_len as usize;
+        let ts = &key[surt_len + 1..surt_len + 1 + entry.ts_len as usize];
+        (
+            run.sources[entry.source as usize].as_bytes(),
+            &key[..surt_len],
+            ts,
+        )
+    }
+
+    /// Appends the stored form of the capture.
+    #[inline]
+    fn put_value(self, r: &Ref, out: &mut Vec<u8>) {
+        crate::capture::attach(self.detached(r), self.leading(r), out);
+    }
+
+    /// Reads the capture in place.
+    fn read(self, r: &Ref) -> Option<CaptureRef<'r>> {
+        let (source, surt, ts) = self.leading(r);
+        let leading = (
+            std::str::from_utf8(source).ok()?,
+            std::str::from_utf8(surt).ok()?,
+            std::str::from_utf8(ts).ok()?,
+        );
+        CaptureRef::read_detached(self.detached(r), leading).ok()
+    }
+
+    /// The stored form of the capture as a new buffer.
+    fn value(self, r: &Ref) -> Vec<u8> {
+        let mut out = Vec::new();
+        self.put_value(r, &mut out);
+        out
+    }
+
+    /// Where the entry lies, for prefetching (computing it reads nothing of the entry).
+    #[inline]
+    fn entry_at(self, &(r, e): &Ref) -> *const u8 {
+        std::ptr::from_ref(&self.0[r as usize].entries[e as usize]).cast()
+    }
+}
+
+/// Compares two by-digest keys given in parts ([`BatchView::digest_key`]).
+fn cmp_digest_keys(a: [&[u8]; 3], b: [&[u8]; 3]) -> Ordering {
+    a[0].cmp(b[0]).then_with(|| {
+        if a[1].len() == b[1].len() {
+            a[1].cmp(b[1]).then_with(|| a[2].cmp(b[2]))
+        } else {
+            a[1].iter().chain(a[2]).cmp(b[1].iter().chain(b[2]))
+        }
+    })
+}
+
+/// One key space of a batch, as [`write_merge_ssts`] writes it.
+trait KeySpace: Sync {
+    /// Appends the key of an entry.
+    fn put_key(&self, r: &Ref, out: &mut Vec<u8>);
+    fn same_key(&self, a: &Ref, b: &Ref) -> bool;
+    /// Appends the value of an entry.
+    fn put_value(&self, r: &Ref, out: &mut Vec<u8>);
+    /// Where the entry lies, and where what its key and value are made of lies, for
+    /// prefetching.
+    fn entry_at(&self, r: &Ref) -> *const u8;
+    fn bytes_at(&self, r: &Ref) -> [*const u8; 2];
+    /// Several values of one key as one.
+    fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>>;
+    /// The row of a key, in a space grouped by row.
+    fn row_of(&self, key: &[u8]) -> Option<Sha1Key>;
+}
+
+/// The `capture` space: capture key, stored capture.
+struct CaptureSpace<'r>(BatchView<'r>);
+
+impl KeySpace for CaptureSpace<'_> {
+    fn put_key(&self, r: &Ref, out: &mut Vec<u8>) {
+        out.extend_from_slice(self.0.capture_key(r));
+    }
+    fn same_key(&self, a: &Ref, b: &Ref) -> bool {
+        self.0.capture_key(a) == self.0.capture_key(b)
+    }
+    fn put_value(&self, r: &Ref, out: &mut Vec<u8>) {
+        self.0.put_value(r, out);
+    }
+    fn entry_at(&self, r: &Ref) -> *const u8 {
+        self.0.entry_at(r)
+    }
+    fn bytes_at(&self, r: &Ref) -> [*const u8; 2] {
+        [self.0.capture_key(r).as_ptr(), self.0.detached(r).as_ptr()]
+    }
+    fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
+        crate::capture::merge_encoded(values)
+    }
+    fn row_of(&self, _: &[u8]) -> Option<Sha1Key> {
+        None
+    }
+}
+
+/// The `capture_by_digest` space: by-digest key, index entry.
+struct DigestSpace<'r>(BatchView<'r>);
+
+impl KeySpace for DigestSpace<'_> {
+    fn put_key(&self, r: &Ref, out: &mut Vec<u8>) {
+        for part in self.0.digest_key(r) {
+            out.extend_from_slice(part);
+        }
+    }
+    fn same_key(&self, a: &Ref, b: &Ref) -> bool {
+        cmp_digest_keys(self.0.digest_key(a), self.0.digest_key(b)) == Ordering::Equal
+    }
+    fn put_value(&self, r: &Ref, out: &mut Vec<u8>) {
+        IndexEntry::encode(self.0.index_flags(r), self.0.capture_key(r), out);
+    }
+    fn entry_at(&self, r: &Ref) -> *const u8 {
+        self.0.entry_at(r)
+    }
+    fn bytes_at(&self, r: &Ref) -> [*const u8; 2] {
+        let key = self.0.capture_key(r);
+        // The digest follows the capture key.
+        [key.as_ptr(), key.as_ptr().wrapping_add(key.len())]
+    }
+    fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
+        merge_index_entries(values)
+    }
+    fn row_of(&self, key: &[u8]) -> Option<Sha1Key> {
+        Sha1Key::from_slice(key.get(..ROW_LEN)?)
     }
 }
 
@@ -245,54 +436,31 @@ impl<'s> BulkLoader<'s> {
         stats.batches += 1;
         let n = stats.batches;
 
+        let batch = BatchView(&runs);
         let mut by_capture: Vec<Ref> = Vec::new();
         let mut by_digest: Vec<(u64, Ref)> = Vec::new();
         for (r, run) in runs.iter().enumerate() {
             for (e, entry) in run.entries.iter().enumerate() {
-                by_capture.push((r as u32, e as u32));
-                if let Some(dkey) = entry.digest_key {
-                    let key = run.slice(dkey);
-                    let prefix = u64::from_be_bytes(key[..8].try_into().unwrap_or_default());
-                    by_digest.push((prefix, (r as u32, e as u32)));
+                let at = (r as u32, e as u32);
+                by_capture.push(at);
+                if entry.has_digest {
+                    let digest = batch.digest_key(&at)[0];
+                    let prefix = u64::from_be_bytes(digest[..8].try_into().unwrap_or_default());
+                    by_digest.push((prefix, at));
                 }
             }
         }
         stats.captures += by_capture.len() as u64;
-        let capture_key_of = |&(r, e): &Ref| {
-            runs[r as usize].slice(runs[r as usize].entries[e as usize].capture_key)
-        };
-        let digest_key_of = |&(r, e): &Ref| {
-            let run = &runs[r as usize];
-            run.entries[e as usize]
-                .digest_key
-                .map_or(&[][..], |k| run.slice(k))
-        };
-        let value_of =
-            |&(r, e): &Ref| runs[r as usize].slice(runs[r as usize].entries[e as usize].value);
-        let index_flags_of = |&(r, e): &Ref| runs[r as usize].entries[e as usize].index_flags;
-        // How the SST writers get a value: (append it, where it lies for prefetching).
-        let capture_value = (
-            |r: &Ref, out: &mut Vec<u8>| out.extend_from_slice(value_of(r)),
-            |r: &Ref| value_of(r).as_ptr(),
-        );
-        let index_value = (
-            |r: &Ref, out: &mut Vec<u8>| {
-                IndexEntry::encode(index_flags_of(r), capture_key_of(r), out)
-            },
-            |r: &Ref| capture_key_of(r).as_ptr(),
-        );
-        // Where an entry lies, for prefetching (computing it reads nothing of the entry).
-        let entry_at = |&(r, e): &Ref| -> *const u8 {
-            std::ptr::from_ref(&runs[r as usize].entries[e as usize]).cast()
-        };
 
         // Input CDX is usually sorted already: a stable (run-adaptive) sort is near linear.
         // Digests are random: sort on their first 8 bytes, then the full key.
         rayon::join(
-            || by_capture.par_sort_by(|a, b| capture_key_of(a).cmp(capture_key_of(b))),
+            || by_capture.par_sort_by(|a, b| batch.capture_key(a).cmp(batch.capture_key(b))),
             || {
                 by_digest.par_sort_unstable_by(|a, b| match a.0.cmp(&b.0) {
-                    Ordering::Equal => digest_key_of(&a.1).cmp(digest_key_of(&b.1)),
+                    Ordering::Equal => {
+                        cmp_digest_keys(batch.digest_key(&a.1), batch.digest_key(&b.1))
+                    }
                     other => other,
                 })
             },
@@ -308,9 +476,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("capture-{n}")),
                     &by_capture,
                     self.min_part,
-                    (capture_key_of, capture_value, entry_at),
-                    |values| crate::capture::merge_encoded(values),
-                    |_| None,
+                    &CaptureSpace(batch),
                 )
             },
             || {
@@ -319,9 +485,7 @@ impl<'s> BulkLoader<'s> {
                     &self.scratch_dir.join(format!("by-digest-{n}")),
                     &by_digest,
                     self.min_part,
-                    (digest_key_of, index_value, entry_at),
-                    |values| merge_index_entries(values),
-                    |key| Sha1Key::from_slice(key.get(..ROW_LEN)?),
+                    &DigestSpace(batch),
                 )
             },
         );
@@ -378,12 +542,12 @@ impl<'s> BulkLoader<'s> {
             // The batch holds every capture of this digest. Most digests have one capture:
             // read it in place, without collecting entries.
             if let [only] = refs {
-                let flags = index_flags_of(only);
+                let flags = batch.index_flags(only);
                 if flags & IndexEntry::LOCATES == 0 {
                     return false;
                 }
                 // Read in place: only the few fields a row is made of are used.
-                let Ok(capture) = CaptureRef::read(value_of(only)) else {
+                let Some(capture) = batch.read(only) else {
                     return false;
                 };
                 let count = u64::from(flags & IndexEntry::COUNTS != 0);
@@ -393,23 +557,26 @@ impl<'s> BulkLoader<'s> {
             // The same capture may be here twice (a CDX line and its WARC record): merge
             // those entries.
             let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
-            let mut last: Option<&[u8]> = None;
+            let mut last: Option<[&[u8]; 3]> = None;
             for r in refs.iter() {
-                let k = digest_key_of(r);
-                let (flags, ckey) = (index_flags_of(r), capture_key_of(r));
+                let k = batch.digest_key(r);
+                let (flags, ckey) = (batch.index_flags(r), batch.capture_key(r));
                 match entries.last_mut() {
-                    Some(prev) if last == Some(k) => prev.0 |= flags,
+                    Some(prev) if last.is_some_and(|l| cmp_digest_keys(l, k).is_eq()) => {
+                        prev.0 |= flags
+                    }
                     _ => entries.push((flags, ckey)),
                 }
                 last = Some(k);
             }
             take(derive_from_index(&entries, |wanted| {
-                let values: Vec<&[u8]> = refs
+                let values: Vec<Vec<u8>> = refs
                     .iter()
-                    .filter(|r| capture_key_of(r) == wanted)
-                    .map(value_of)
+                    .filter(|r| batch.capture_key(r) == wanted)
+                    .map(|r| batch.value(r))
                     .collect();
-                crate::capture::merge_encoded(values).and_then(|v| Capture::decode(&v).ok())
+                crate::capture::merge_encoded(values.iter().map(Vec::as_slice))
+                    .and_then(|v| Capture::decode(&v).ok())
             }))
         };
         // Rows are derived and written in digest ranges, one pair of SST files per range.
@@ -439,8 +606,9 @@ impl<'s> BulkLoader<'s> {
                     let mut warmed = 0u8;
                     for &(start, _) in window {
                         let first = by_digest[start];
-                        if index_flags_of(&first) & IndexEntry::LOCATES != 0 {
-                            warmed ^= touch(value_of(&first));
+                        if batch.index_flags(&first) & IndexEntry::LOCATES != 0 {
+                            warmed ^= touch(batch.capture_key(&first));
+                            warmed ^= touch(batch.detached(&first));
                         }
                     }
                     std::hint::black_box(warmed);
@@ -567,39 +735,27 @@ impl<'s> RowCellWriter<'s> {
 /// row key), ascending.
 type RowStarts = Vec<(usize, Sha1Key)>;
 
-/// Writes sorted entries into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, … (in key order,
-/// written in parallel) as merge operands; equal keys collapse into one value with `merge`
-/// and never straddle two files. Returns the files that have entries, in key order, and
-/// where the rows named by `row_of(key)` start (index of the first entry, row key), for
-/// a key space grouped by row.
-/// `(key_of, (put_value, value_at), entry_at)` read an entry's key, append its value to a
-/// buffer, and tell where its value and the entry lie (for prefetching).
-fn write_merge_ssts<'a>(
+/// Writes sorted entries of a key space into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, …
+/// (in key order, written in parallel) as merge operands; equal keys collapse into one
+/// value ([`KeySpace::merge`]) and never straddle two files. Returns the files that have
+/// entries, in key order, and where the rows named by [`KeySpace::row_of`] start (index of
+/// the first entry, row key), for a key space grouped by row.
+fn write_merge_ssts(
     cf: &str,
     prefix: &std::path::Path,
     refs: &[Ref],
     min_part: usize,
-    (key_of, value, entry_at): (
-        impl Fn(&Ref) -> &'a [u8] + Sync,
-        (
-            impl Fn(&Ref, &mut Vec<u8>) + Sync,
-            impl Fn(&Ref) -> *const u8 + Sync,
-        ),
-        impl Fn(&Ref) -> *const u8 + Sync,
-    ),
-    merge: impl Fn(&mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> + Sync,
-    row_of: impl Fn(&[u8]) -> Option<Sha1Key> + Sync,
+    space: &impl KeySpace,
 ) -> Result<(Vec<PathBuf>, RowStarts)> {
     let ranges = part_ranges(refs.len(), min_part, |i| {
-        key_of(&refs[i]) == key_of(&refs[i - 1])
+        space.same_key(&refs[i], &refs[i - 1])
     });
     let written: Vec<(PathBuf, usize, RowStarts)> = ranges
         .into_par_iter()
         .enumerate()
         .map(|(part, range)| {
             let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
-            let access = (&key_of, (&value.0, &value.1), &entry_at);
-            let rows = write_merge_sst(cf, &path, &refs[range.clone()], access, &merge, &row_of)?;
+            let rows = write_merge_sst(cf, &path, &refs[range.clone()], space)?;
             Ok((path, range.start, rows))
         })
         .collect::<Result<_>>()?;
@@ -617,19 +773,13 @@ fn write_merge_ssts<'a>(
     Ok((paths, row_starts))
 }
 
-/// Writes sorted entries as merge operands (equal keys collapse into one value with
-/// `merge`). Returns where the rows named by `row_of(key)` start, as `write_merge_ssts`.
-fn write_merge_sst<'a>(
+/// Writes sorted entries as merge operands (equal keys collapse into one value). Returns
+/// where the rows start, as [`write_merge_ssts`].
+fn write_merge_sst(
     cf: &str,
     path: &PathBuf,
     refs: &[Ref],
-    (key_of, (put_value, value_at), entry_at): (
-        &impl Fn(&Ref) -> &'a [u8],
-        (&impl Fn(&Ref, &mut Vec<u8>), &impl Fn(&Ref) -> *const u8),
-        &impl Fn(&Ref) -> *const u8,
-    ),
-    merge: &impl Fn(&mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>>,
-    row_of: &impl Fn(&[u8]) -> Option<Sha1Key>,
+    space: &impl KeySpace,
 ) -> Result<RowStarts> {
     let mut row_starts = Vec::new();
     if refs.is_empty() {
@@ -648,27 +798,30 @@ fn write_merge_sst<'a>(
     let mut i = 0;
     while i < refs.len() {
         let mut end = (i + WINDOW).min(refs.len());
-        while end < refs.len() && key_of(&refs[end]) == key_of(&refs[end - 1]) {
+        while end < refs.len() && space.same_key(&refs[end], &refs[end - 1]) {
             end += 1;
         }
         window.clear();
         spans.clear();
         for k in i..end {
-            prefetch_ahead(refs, k, PREFETCH_DISTANCE, entry_at, |r| {
-                prefetch(key_of(r).as_ptr());
-                prefetch(value_at(r));
-            });
+            prefetch_ahead(
+                refs,
+                k,
+                PREFETCH_DISTANCE,
+                |r| space.entry_at(r),
+                |r| space.bytes_at(r).into_iter().for_each(prefetch),
+            );
             let start = window.len();
-            let key = key_of(&refs[k]);
-            window.extend_from_slice(key);
-            put_value(&refs[k], &mut window);
-            spans.push((start, start + key.len(), window.len()));
+            space.put_key(&refs[k], &mut window);
+            let key_end = window.len();
+            space.put_value(&refs[k], &mut window);
+            spans.push((start, key_end, window.len()));
         }
         let mut a = 0;
         while a < spans.len() {
             let (ks, ke, ve) = spans[a];
             let key = &window[ks..ke];
-            if let Some(row) = row_of(key)
+            if let Some(row) = space.row_of(key)
                 && row_starts
                     .last()
                     .is_none_or(|last: &(usize, Sha1Key)| last.1 != row)
@@ -683,7 +836,9 @@ fn write_merge_sst<'a>(
                 writer.merge(key, &window[ke..ve])?;
             } else {
                 let mut values = spans[a..b].iter().map(|&(_, ke, ve)| &window[ke..ve]);
-                let merged = merge(&mut values).unwrap_or_else(|| window[ke..ve].to_vec());
+                let merged = space
+                    .merge(&mut values)
+                    .unwrap_or_else(|| window[ke..ve].to_vec());
                 writer.merge(key, &merged)?;
             }
             a = b;
@@ -790,7 +945,9 @@ mod tests {
 
     /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its
     /// WARC record), revisits and captures the file filter leaves out; and 30 digests with
-    /// one capture each.
+    /// one capture each. Their sources alternate within a run; a few lack a digest, a few
+    /// a WARC location (their key has the source's name), a few have a short timestamp
+    /// (by-digest keys of one digest with timestamps of two lengths).
     fn captures() -> Vec<Capture> {
         let mut out = Vec::new();
         for i in 0..400u64 {
@@ -799,7 +956,6 @@ mod tests {
                 surt: format!("org,example)/p{}", i % 97),
                 ts: format!("2020{:02}01000000", 1 + i % 12),
                 url: format!("http://example.org/p{}", i % 97),
-                source: "x.cdx".into(),
                 warc: Some(format!("ITEM/x-{}.warc.gz", i % 3)),
                 offset: Some(i * 1000),
                 c_size: Some(100 + i),
@@ -809,6 +965,16 @@ mod tests {
                 passes: i % 11 != 0,
                 ..Default::default()
             };
+            capture.source = ["x.cdx", "y.cdx", "/data/z.cdx"][i as usize % 3].into();
+            if i % 19 == 0 {
+                capture.ts.truncate(6);
+            }
+            if i % 23 == 0 {
+                capture.digest = None;
+            }
+            if i % 29 == 0 {
+                (capture.warc, capture.offset, capture.line) = (None, None, Some(i));
+            }
             if i % 13 == 0 {
                 capture.kind = CaptureKind::Revisit;
                 capture.passes = false;
@@ -889,7 +1055,10 @@ mod tests {
             let mut digest = [0xEE; 20];
             digest[..4].copy_from_slice(&i.to_be_bytes());
             capture.digest = Some(Sha1Key(digest));
+            // A capture of its own: another place in the WARC, or another line of the CDX
+            // for the captures without a WARC location.
             capture.offset = Some(2_000_000 + u64::from(i));
+            capture.line = capture.line.map(|_| 2_000_000 + u64::from(i));
             all.push(capture);
         }
         let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
