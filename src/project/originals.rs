@@ -236,20 +236,24 @@ fn fill_from_captures(store: &Store, digest: &Sha1Key, original: &mut Original) 
         return Ok(());
     }
     let mut candidates: Vec<Vec<u8>> = Vec::new();
-    store.scan_prefix(Space::ByDigest, digest.as_bytes(), &mut |_, value| {
-        if let Some((flags, key)) = IndexEntry::decode(value)
-            && !is_revisit(flags)
-        {
-            let gives_size = !size_seen && flags & IndexEntry::HAS_SIZE != 0;
-            let gives_mime = !mime_seen && flags & IndexEntry::HAS_MIME != 0;
-            if gives_size || gives_mime {
-                candidates.push(key.to_vec());
+    store.scan_prefix(
+        Space::ByDigest,
+        digest.as_bytes(),
+        &mut |entry_key, value| {
+            if let Some((flags, key)) = IndexEntry::decode(entry_key, value)
+                && !is_revisit(flags)
+            {
+                let gives_size = !size_seen && flags & IndexEntry::HAS_SIZE != 0;
+                let gives_mime = !mime_seen && flags & IndexEntry::HAS_MIME != 0;
+                if gives_size || gives_mime {
+                    candidates.push(key.to_vec());
+                }
+                size_seen |= gives_size;
+                mime_seen |= gives_mime;
             }
-            size_seen |= gives_size;
-            mime_seen |= gives_mime;
-        }
-        Ok(!(size_seen && mime_seen))
-    })?;
+            Ok(!(size_seen && mime_seen))
+        },
+    )?;
     for key in candidates {
         if let Some(capture) = read_capture(store, &key)?
             && capture.kind != CaptureKind::Revisit
@@ -321,9 +325,9 @@ impl Joined {
         store
             .backend()
             .scan_once(Space::ByDigest, &[], None, &mut |key, value| {
-                let (Some(digest), Some((flags, capture))) = (
+                let (Some(digest), Some(flags)) = (
                     key.get(..20).and_then(Sha1Key::from_slice),
-                    IndexEntry::decode(value),
+                    IndexEntry::decode_flags(value),
                 ) else {
                     return Ok(true);
                 };
@@ -336,7 +340,9 @@ impl Joined {
                         builder.add(store, std::mem::replace(&mut group, next))?;
                     }
                     if is_revisit(flags) {
-                        builder.add_revisit(store, &mut group, capture)?;
+                        if let Some((_, capture)) = IndexEntry::decode(key, value) {
+                            builder.add_revisit(store, &mut group, &capture)?;
+                        }
                     } else if flags & (IndexEntry::HAS_SIZE | IndexEntry::HAS_MIME) != 0 {
                         group.candidates = true;
                     }

@@ -73,7 +73,7 @@ pub fn write_range(store: &Store, ts: u64, input: &mut dyn RangeLines) -> Result
                 let Some(digest) = key.get(..ROW_LEN).and_then(Sha1Key::from_slice) else {
                     bail!("record line {n}: a by-digest key is shorter than a digest");
                 };
-                let Some((_, capture_key)) = IndexEntry::decode(&entry) else {
+                let Some((_, capture_key)) = IndexEntry::decode(&key, &entry) else {
                     bail!("record line {n}: a damaged index entry");
                 };
                 // The capture this entry points at, which another range writes too (its

@@ -12,6 +12,7 @@
 //! digests, or one by-digest key pointing at two capture keys — rare), the digests are
 //! listed for `ingest-sst` to derive again from the store.
 
+use std::borrow::Cow;
 use std::collections::BTreeSet;
 use std::fs::File;
 use std::io::{BufWriter, Write};
@@ -277,9 +278,9 @@ impl<'a> RangeWriter<'a> {
             bail!("a by-digest key is shorter than a digest");
         };
         let entry = merge_index_entries(entries.iter().copied()).unwrap_or_default();
-        let capture_keys: BTreeSet<&[u8]> = entries
+        let capture_keys: BTreeSet<Cow<[u8]>> = entries
             .iter()
-            .filter_map(|e| IndexEntry::decode(e).map(|(_, k)| k))
+            .filter_map(|e| IndexEntry::decode(key, e).map(|(_, k)| k))
             .collect();
         if capture_keys.len() > 1 {
             self.recheck.insert(digest);
@@ -293,7 +294,7 @@ impl<'a> RangeWriter<'a> {
             self.manifest.digest_count += 1;
         }
         if self.derive
-            && let Some((flags, _)) = IndexEntry::decode(&entry)
+            && let Some(flags) = IndexEntry::decode_flags(&entry)
         {
             let capture = merge_encoded(captures.iter().copied()).unwrap_or_default();
             self.row.add(flags, &capture);

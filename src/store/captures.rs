@@ -351,9 +351,9 @@ pub(crate) fn index_entries_from(
     digest: &Sha1Key,
 ) -> Result<Vec<(u8, Vec<u8>)>> {
     let mut out = Vec::new();
-    by_digest.scan_prefix(digest.as_bytes(), &mut |_, value| {
-        if let Some((flags, capture_key)) = IndexEntry::decode(value) {
-            out.push((flags, capture_key.to_vec()));
+    by_digest.scan_prefix(digest.as_bytes(), &mut |key, value| {
+        if let Some((flags, capture_key)) = IndexEntry::decode(key, value) {
+            out.push((flags, capture_key.into_owned()));
         }
         Ok(true)
     })?;
