@@ -22,7 +22,9 @@ use crate::store::captures::{
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
 use crate::store::keys::{IndexEntry, capture_key, merge_index_entries};
-use crate::store::sst::{ScratchDir, SstWriter, ingest_files, part_len, part_ranges, scratch_dir};
+use crate::store::sst::{
+    ScratchDir, SstWriter, ingest_files, part_len_per_thread, part_ranges, scratch_dir,
+};
 use crate::store::{CF_BY_DIGEST, CF_CAPTURE, PrefixScanner, Store};
 
 /// Captures of one parsed chunk, packed in one buffer (no allocation per capture): each
@@ -208,7 +210,7 @@ fn cmp_digest_keys(a: [&[u8]; 3], b: [&[u8]; 3]) -> Ordering {
     })
 }
 
-/// One key space of a batch, as [`write_merge_ssts`] writes it.
+/// One key space of a batch, as [`write_merge_sst`] writes it.
 trait KeySpace: Sync {
     /// Appends the key of an entry.
     fn put_key(&self, r: &Ref, out: &mut Vec<u8>);
@@ -413,7 +415,7 @@ impl<'s> BulkLoader<'s> {
             // Written with the pending set locked: the threads that parse wait instead of
             // filling a second batch while this one is written (at 30 M lines that doubled
             // the peak RSS, issue 36).
-            self.write_batch(runs)?;
+            self.write_batch(runs, false)?;
         }
         Ok(())
     }
@@ -421,13 +423,14 @@ impl<'s> BulkLoader<'s> {
     /// Writes what is pending and removes the scratch directory.
     pub fn finish(self) -> Result<BulkStats> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
-        self.write_batch(runs)?;
+        self.write_batch(runs, true)?;
         let mut stats = *self.writing.lock().unwrap_or_else(|e| e.into_inner());
         stats.compacted = compact_overlapping(self.store)?;
         Ok(stats)
     }
 
-    fn write_batch(&self, runs: Vec<CaptureRun>) -> Result<()> {
+    /// Writes a batch; `last` when no batch follows.
+    fn write_batch(&self, runs: Vec<CaptureRun>, last: bool) -> Result<()> {
         let mut stats = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         if runs.iter().all(CaptureRun::is_empty) {
             return Ok(());
@@ -468,29 +471,40 @@ impl<'s> BulkLoader<'s> {
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
 
         // Each key space is cut into ranges written in parallel, then ingested together:
-        // SST writing (block building, Snappy) would otherwise run on one thread per key space.
-        let (a, b) = rayon::join(
-            || {
-                write_merge_ssts(
-                    CF_CAPTURE,
-                    &self.scratch_dir.join(format!("capture-{n}")),
-                    &by_capture,
-                    self.min_part,
-                    &CaptureSpace(batch),
-                )
-            },
-            || {
-                write_merge_ssts(
-                    CF_BY_DIGEST,
-                    &self.scratch_dir.join(format!("by-digest-{n}")),
-                    &by_digest,
-                    self.min_part,
-                    &DigestSpace(batch),
-                )
-            },
-        );
-        let (capture_ssts, _) = a?;
-        let (by_digest_ssts, digest_starts) = b?;
+        // SST writing (block building, Snappy) would otherwise run on one thread per key
+        // space. The by-digest ranges go first: they visit the batch at random and take
+        // longest, and a thread left with one of them at the end kept the other waiting.
+        let (captures, digests) = (CaptureSpace(batch), DigestSpace(batch));
+        let capture_ranges = space_ranges(&by_capture, self.min_part, &captures);
+        let digest_ranges = space_ranges(&by_digest, self.min_part, &digests);
+        let tasks: Vec<(bool, usize, std::ops::Range<usize>)> = (digest_ranges.into_iter())
+            .enumerate()
+            .map(|(part, range)| (true, part, range))
+            .chain(
+                (capture_ranges.into_iter().enumerate()).map(|(part, range)| (false, part, range)),
+            )
+            .collect();
+        let written = run_in_order(&tasks, |(by_digest_space, part, range)| -> Result<_> {
+            let (cf, name) = match by_digest_space {
+                true => (CF_BY_DIGEST, "by-digest"),
+                false => (CF_CAPTURE, "capture"),
+            };
+            let path = self.scratch_dir.join(format!("{name}-{n}-{part}.sst"));
+            let rows = match by_digest_space {
+                true => write_merge_sst(cf, &path, &by_digest[range.clone()], &digests)?,
+                false => write_merge_sst(cf, &path, &by_capture[range.clone()], &captures)?,
+            };
+            Ok((path, range.start, rows))
+        });
+        let (mut capture_files, mut digest_files) = (Vec::new(), Vec::new());
+        for ((by_digest_space, _, _), result) in tasks.iter().zip(written) {
+            match by_digest_space {
+                true => digest_files.push(result?),
+                false => capture_files.push(result?),
+            }
+        }
+        let (capture_ssts, _) = files_and_rows(capture_files);
+        let (by_digest_ssts, digest_starts) = files_and_rows(digest_files);
         for (cf, paths) in [(CF_CAPTURE, capture_ssts), (CF_BY_DIGEST, by_digest_ssts)] {
             stats.sst_files += paths.len() as u64;
             self.ingest(cf, paths)?;
@@ -581,7 +595,9 @@ impl<'s> BulkLoader<'s> {
         };
         // Rows are derived and written in digest ranges, one pair of SST files per range.
         let schema = self.store.schema();
-        let part = part_len(digest_starts.len(), self.min_part);
+        // Eight ranges a thread: the rows take a third of the load, and the last range
+        // of four a thread left the other thread waiting for a tenth of that (issue 39).
+        let part = part_len_per_thread(digest_starts.len(), self.min_part, 8);
         let parts = digest_starts.len().div_ceil(part);
         let written: Vec<(MaterializeStats, u64, Option<PathBuf>, Option<PathBuf>)> = (0..parts)
             .into_par_iter()
@@ -646,8 +662,13 @@ impl<'s> BulkLoader<'s> {
             stats.sst_files += paths.len() as u64;
             self.ingest(family, paths)?;
         }
-        if self.store_was_empty {
+        if self.store_was_empty && !last {
             earlier_digests.push(DigestFilter::new(digest_starts.iter().map(|(_, k)| k)));
+        }
+        if last {
+            // Giving a batch's memory back takes a while (a tenth of a second for 2 M
+            // captures, on one core): the load's last steps need not wait for it.
+            std::thread::spawn(move || drop(runs));
         }
         Ok(())
     }
@@ -735,30 +756,44 @@ impl<'s> RowCellWriter<'s> {
 /// row key), ascending.
 type RowStarts = Vec<(usize, Sha1Key)>;
 
-/// Writes sorted entries of a key space into SST files `PREFIX-0.sst`, `PREFIX-1.sst`, …
-/// (in key order, written in parallel) as merge operands; equal keys collapse into one
-/// value ([`KeySpace::merge`]) and never straddle two files. Returns the files that have
-/// entries, in key order, and where the rows named by [`KeySpace::row_of`] start (index of
-/// the first entry, row key), for a key space grouped by row.
-fn write_merge_ssts(
-    cf: &str,
-    prefix: &std::path::Path,
+/// Cuts the sorted entries of a key space into ranges of about [`part_len`] entries, one
+/// SST file each, equal keys never in two.
+fn space_ranges(
     refs: &[Ref],
     min_part: usize,
     space: &impl KeySpace,
-) -> Result<(Vec<PathBuf>, RowStarts)> {
-    let ranges = part_ranges(refs.len(), min_part, |i| {
+) -> Vec<std::ops::Range<usize>> {
+    part_ranges(refs.len(), min_part, |i| {
         space.same_key(&refs[i], &refs[i - 1])
-    });
-    let written: Vec<(PathBuf, usize, RowStarts)> = ranges
+    })
+}
+
+/// Runs `tasks` on the pool's threads, each taking the next task not yet taken, in the
+/// order given; the results in that order. (Not `rayon::broadcast`: a thread of the pool
+/// may be waiting for the batch being written, and would never take its share.)
+fn run_in_order<T: Sync, R: Send>(tasks: &[T], run: impl Fn(&T) -> R + Sync) -> Vec<R> {
+    use std::sync::atomic::{AtomicUsize, Ordering::Relaxed};
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<R>>> = tasks.iter().map(|_| Mutex::new(None)).collect();
+    (0..rayon::current_num_threads())
         .into_par_iter()
-        .enumerate()
-        .map(|(part, range)| {
-            let path = PathBuf::from(format!("{}-{part}.sst", prefix.display()));
-            let rows = write_merge_sst(cf, &path, &refs[range.clone()], space)?;
-            Ok((path, range.start, rows))
-        })
-        .collect::<Result<_>>()?;
+        .for_each(|_| {
+            loop {
+                let i = next.fetch_add(1, Relaxed);
+                let Some(task) = tasks.get(i) else { break };
+                let result = run(task);
+                *results[i].lock().unwrap_or_else(|e| e.into_inner()) = Some(result);
+            }
+        });
+    results
+        .into_iter()
+        .filter_map(|r| r.into_inner().unwrap_or_else(|e| e.into_inner()))
+        .collect()
+}
+
+/// The files written for the ranges of one key space (path, first entry, row starts,
+/// in key order), and where its rows start (index of the first entry, row key).
+fn files_and_rows(written: Vec<(PathBuf, usize, RowStarts)>) -> (Vec<PathBuf>, RowStarts) {
     let mut paths = Vec::with_capacity(written.len());
     let mut row_starts = RowStarts::new();
     for (path, offset, rows) in written {
@@ -770,11 +805,13 @@ fn write_merge_ssts(
         };
         row_starts.extend(rows[continued..].iter().map(|&(i, row)| (offset + i, row)));
     }
-    Ok((paths, row_starts))
+    (paths, row_starts)
 }
 
-/// Writes sorted entries as merge operands (equal keys collapse into one value). Returns
-/// where the rows start, as [`write_merge_ssts`].
+/// Writes sorted entries of a key space into one SST file as merge operands; equal keys
+/// collapse into one value ([`KeySpace::merge`]). Returns where the rows named by
+/// [`KeySpace::row_of`] start (index of the first entry, row key), for a key space
+/// grouped by row.
 fn write_merge_sst(
     cf: &str,
     path: &PathBuf,
