@@ -45,8 +45,8 @@ fn put_str(s: &str, out: &mut Vec<u8>) {
 }
 
 /// The stored form of a capture whose detached form ([`CaptureRef::encode_detached`]) is
-/// `detached`, appended to `out`. A detached form too short to have its head is appended
-/// as it is (reading it fails, as reading the damaged value it was would).
+/// `detached`, appended to `out`. A detached form shorter than its head is copied as it
+/// is: reading the result fails, as reading it detached does.
 pub(crate) fn attach(
     detached: &[u8],
     (source, surt, ts): (&[u8], &[u8], &[u8]),
@@ -409,17 +409,22 @@ mod tests {
         }
     }
 
-    #[test]
-    fn round_trips_with_every_field_and_with_none() {
-        let c = full();
-        assert_eq!(Capture::decode(&c.to_bytes()).unwrap(), c);
-        let minimal = Capture {
+    /// A capture with only the fields every capture has.
+    fn minimal() -> Capture {
+        Capture {
             source: "s".into(),
             surt: "x".into(),
             ts: "20200101000000".into(),
             url: "u".into(),
             ..Default::default()
-        };
+        }
+    }
+
+    #[test]
+    fn round_trips_with_every_field_and_with_none() {
+        let c = full();
+        assert_eq!(Capture::decode(&c.to_bytes()).unwrap(), c);
+        let minimal = minimal();
         assert_eq!(Capture::decode(&minimal.to_bytes()).unwrap(), minimal);
         assert!(c.to_bytes().len() < c.to_json().len() / 2 + 40);
     }
@@ -453,13 +458,7 @@ mod tests {
 
     #[test]
     fn the_detached_form_attached_is_the_stored_form_and_reads_the_same() {
-        let minimal = Capture {
-            source: "s".into(),
-            surt: "x".into(),
-            ts: "20200101000000".into(),
-            url: "u".into(),
-            ..Default::default()
-        };
+        let minimal = minimal();
         let mut long = full();
         long.source = "/a/b/".repeat(40) + "crawl.cdx.gz";
         long.surt = "org,example)/".to_string() + &"p/".repeat(100);
