@@ -223,8 +223,11 @@ trait KeySpace: Sync {
     fn bytes_at(&self, r: &Ref) -> [*const u8; 2];
     /// Several values of one key as one.
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>>;
-    /// The row of a key, in a space grouped by row.
-    fn row_of(&self, key: &[u8]) -> Option<Sha1Key>;
+    /// Whether two entries belong to one group, which no SST file or window of
+    /// [`write_merge_sst`] splits: entries of one key, or more.
+    fn same_group(&self, a: &Ref, b: &Ref) -> bool {
+        self.same_key(a, b)
+    }
 }
 
 /// The `capture` space: capture key, stored capture.
@@ -249,9 +252,6 @@ impl KeySpace for CaptureSpace<'_> {
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
         crate::capture::merge_encoded(values)
     }
-    fn row_of(&self, _: &[u8]) -> Option<Sha1Key> {
-        None
-    }
 }
 
 /// The `capture_by_digest` space: by-digest key, index entry.
@@ -274,14 +274,16 @@ impl KeySpace for DigestSpace<'_> {
     }
     fn bytes_at(&self, r: &Ref) -> [*const u8; 2] {
         let key = self.0.capture_key(r);
-        // The digest follows the capture key.
+        // The digest follows the capture key, and the detached value (read when the
+        // digest's row is derived) the digest.
         [key.as_ptr(), key.as_ptr().wrapping_add(key.len())]
     }
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
         merge_index_entries(values)
     }
-    fn row_of(&self, key: &[u8]) -> Option<Sha1Key> {
-        Sha1Key::from_slice(key.get(..ROW_LEN)?)
+    /// One digest's entries: its row is derived from them together.
+    fn same_group(&self, a: &Ref, b: &Ref) -> bool {
+        self.0.digest_key(a)[0] == self.0.digest_key(b)[0]
     }
 }
 
@@ -470,200 +472,142 @@ impl<'s> BulkLoader<'s> {
         );
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
 
-        // Each key space is cut into ranges written in parallel, then ingested together:
-        // SST writing (block building, Snappy) would otherwise run on one thread per key
-        // space. The by-digest ranges go first: they visit the batch at random and take
-        // longest, and a thread left with one of them at the end kept the other waiting.
-        let (captures, digests) = (CaptureSpace(batch), DigestSpace(batch));
-        let capture_ranges = space_ranges(&by_capture, self.min_part, &captures);
-        let digest_ranges = space_ranges(&by_digest, self.min_part, &digests);
-        let tasks: Vec<(bool, usize, std::ops::Range<usize>)> = (digest_ranges.into_iter())
-            .enumerate()
-            .map(|(part, range)| (true, part, range))
-            .chain(
-                (capture_ranges.into_iter().enumerate()).map(|(part, range)| (false, part, range)),
-            )
-            .collect();
-        let written = run_in_order(&tasks, |(by_digest_space, part, range)| -> Result<_> {
-            let (cf, name) = match by_digest_space {
-                true => (CF_BY_DIGEST, "by-digest"),
-                false => (CF_CAPTURE, "capture"),
-            };
-            let path = self.scratch_dir.join(format!("{name}-{n}-{part}.sst"));
-            let rows = match by_digest_space {
-                true => write_merge_sst(cf, &path, &by_digest[range.clone()], &digests)?,
-                false => write_merge_sst(cf, &path, &by_capture[range.clone()], &captures)?,
-            };
-            Ok((path, range.start, rows))
-        });
-        let (mut capture_files, mut digest_files) = (Vec::new(), Vec::new());
-        for ((by_digest_space, _, _), result) in tasks.iter().zip(written) {
-            match by_digest_space {
-                true => digest_files.push(result?),
-                false => capture_files.push(result?),
-            }
-        }
-        let (capture_ssts, _) = files_and_rows(capture_files);
-        let (by_digest_ssts, digest_starts) = files_and_rows(digest_files);
-        for (cf, paths) in [(CF_CAPTURE, capture_ssts), (CF_BY_DIGEST, by_digest_ssts)] {
-            stats.sst_files += paths.len() as u64;
-            self.ingest(cf, paths)?;
-        }
-
-        // Derive the rows of this batch's digests. On a store that was empty, the batch
-        // holds every capture of them; otherwise the store (now including the batch) is read.
-        let columns = DerivedColumns::resolve(self.store)?;
-        // A group: one digest's entries of the by-digest space.
-        let group = |g: usize| -> (Sha1Key, &[Ref]) {
-            let (start, key) = digest_starts[g];
-            let end = digest_starts
-                .get(g + 1)
-                .map_or(by_digest.len(), |next| next.0);
-            (key, &by_digest[start..end])
-        };
-        // Digests of earlier batches (or what a Bloom filter mistakes for them) are derived
-        // from the store; with no earlier batch, none is.
+        // Digests of earlier batches (or what a Bloom filter mistakes for them) have
+        // captures in the store: their rows are derived from it once this batch is in.
+        // With no earlier batch, every digest's captures are all in this batch.
         let mut earlier_digests = self
             .earlier_digests
             .lock()
             .unwrap_or_else(|e| e.into_inner());
         let earlier: &[DigestFilter] = &earlier_digests;
-        let in_memory = |key: &Sha1Key| {
+        let in_batch = |key: &Sha1Key| {
             self.store_was_empty && (first_batch || !earlier.iter().any(|f| f.may_hold(key)))
         };
-        // `by_digest`: one scanner per part of the digests (in order), for a batch that
-        // reads the store. The row is derived into `row`, whose buffers are reused; false
-        // when the digest has no row.
-        let derive = |(key, refs): &(Sha1Key, &[Ref]),
-                      by_digest: &mut PrefixScanner<'_>,
-                      row: &mut DerivedRow|
-         -> bool {
-            let mut take = |derived: Option<DerivedRow>| match derived {
-                Some(derived) => {
-                    *row = derived;
-                    true
-                }
-                None => false,
-            };
-            if !in_memory(key) {
-                let entries = index_entries_from(by_digest, key).unwrap_or_default();
-                let entries: Vec<(u8, &[u8])> =
-                    entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
-                return take(derive_from_index(&entries, |k| {
-                    read_capture(self.store, k).ok().flatten()
-                }));
-            }
-            // The batch holds every capture of this digest. Most digests have one capture:
-            // read it in place, without collecting entries.
-            if let [only] = refs {
-                let flags = batch.index_flags(only);
-                if flags & IndexEntry::LOCATES == 0 {
-                    return false;
-                }
-                // Read in place: only the few fields a row is made of are used.
-                let Some(capture) = batch.read(only) else {
-                    return false;
-                };
-                let count = u64::from(flags & IndexEntry::COUNTS != 0);
-                row.fill(&capture, count, capture.mime, capture.size);
-                return true;
-            }
-            // The same capture may be here twice (a CDX line and its WARC record): merge
-            // those entries.
-            let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
-            let mut last: Option<[&[u8]; 3]> = None;
-            for r in refs.iter() {
-                let k = batch.digest_key(r);
-                let (flags, ckey) = (batch.index_flags(r), batch.capture_key(r));
-                match entries.last_mut() {
-                    Some(prev) if last.is_some_and(|l| cmp_digest_keys(l, k).is_eq()) => {
-                        prev.0 |= flags
-                    }
-                    _ => entries.push((flags, ckey)),
-                }
-                last = Some(k);
-            }
-            take(derive_from_index(&entries, |wanted| {
-                let values: Vec<Vec<u8>> = refs
-                    .iter()
-                    .filter(|r| batch.capture_key(r) == wanted)
-                    .map(|r| batch.value(r))
-                    .collect();
-                crate::capture::merge_encoded(values.iter().map(Vec::as_slice))
-                    .and_then(|v| Capture::decode(&v).ok())
-            }))
-        };
-        // Rows are derived and written in digest ranges, one pair of SST files per range.
+        let keep_digests = self.store_was_empty && !last;
+
+        // Each key space is cut into ranges written in parallel, then ingested together:
+        // SST writing (block building, Snappy) would otherwise run on one thread per key
+        // space. A by-digest range holds whole digests, and the rows of those whose
+        // captures are all in the batch are derived as its entries are written, from the
+        // memory just read for them: a second pass over the batch in digest order waited
+        // on a cache miss per digest (issue 39). The by-digest ranges go first: they visit
+        // the batch at random and take longest, and a thread left with one of them at the
+        // end kept the other waiting.
+        let (captures, digests) = (CaptureSpace(batch), DigestSpace(batch));
+        let columns = DerivedColumns::resolve(self.store)?;
         let schema = self.store.schema();
-        // Eight ranges a thread: the rows take a third of the load, and the last range
-        // of four a thread left the other thread waiting for a tenth of that (issue 39).
-        let part = part_len_per_thread(digest_starts.len(), self.min_part, 8);
-        let parts = digest_starts.len().div_ceil(part);
-        let written: Vec<(MaterializeStats, u64, Option<PathBuf>, Option<PathBuf>)> = (0..parts)
-            .into_par_iter()
-            .map(|part_index| -> Result<_> {
-                let part_groups =
-                    part_index * part..((part_index + 1) * part).min(digest_starts.len());
-                let f_sst = self.scratch_dir.join(format!("f-{n}-{part_index}.sst"));
-                let file_sst = self.scratch_dir.join(format!("file-{n}-{part_index}.sst"));
-                let mut f_writer = SstWriter::new(f_sst, "f");
-                let mut file_writer = SstWriter::new(file_sst, "file");
-                let mut cells = RowCellWriter::new(schema, &columns, self.ts);
-                let mut row = DerivedRow::empty();
-                let mut rows = MaterializeStats::default();
-                let mut digests_read = 0u64;
-                let mut by_digest_scanner = self.store.prefix_scanner(Space::ByDigest);
-                let starts = &digest_starts[part_groups.clone()];
-                for (w, window) in starts.chunks(WARM_WINDOW).enumerate() {
-                    // The groups' first entries and the captures most rows are derived from
-                    // lie at random places of the batch: reading them first, in a loop that
-                    // does nothing else, overlaps their cache misses (prefetching from the
-                    // deriving loop stalled on them instead).
-                    let mut warmed = 0u8;
-                    for &(start, _) in window {
-                        let first = by_digest[start];
-                        if batch.index_flags(&first) & IndexEntry::LOCATES != 0 {
-                            warmed ^= touch(batch.capture_key(&first));
-                            warmed ^= touch(batch.detached(&first));
-                        }
-                    }
-                    std::hint::black_box(warmed);
-                    for g in 0..window.len() {
-                        let group = group(part_groups.start + w * WARM_WINDOW + g);
-                        let key = &group.0;
-                        rows.digests += 1;
-                        digests_read += u64::from(!in_memory(key));
-                        if !derive(&group, &mut by_digest_scanner, &mut row) {
-                            rows.without_file += 1;
-                            continue;
-                        }
-                        rows.rows += 1;
-                        rows.duplicates += row.captures.saturating_sub(1);
-                        cells.write(key, &row, &mut f_writer, &mut file_writer)?;
-                    }
+        let parts: Vec<Part> = (space_ranges(&by_digest, self.min_part, &digests).into_iter())
+            .enumerate()
+            .map(|(part, range)| Part::ByDigest(part, range))
+            .chain(
+                (space_ranges(&by_capture, self.min_part, &captures).into_iter())
+                    .enumerate()
+                    .map(|(part, range)| Part::Capture(part, range)),
+            )
+            .collect();
+        let written = run_in_order(&parts, |part| -> Result<PartFiles> {
+            match part {
+                Part::Capture(i, range) => {
+                    let path = self.scratch_dir.join(format!("capture-{n}-{i}.sst"));
+                    write_merge_sst(
+                        CF_CAPTURE,
+                        &path,
+                        &by_capture[range.clone()],
+                        &captures,
+                        |_| Ok(()),
+                    )?;
+                    Ok(PartFiles::new(path))
                 }
-                let f_sst = f_writer.finish()?.map(|w| w.path);
-                let file_sst = file_writer.finish()?.map(|w| w.path);
-                Ok((rows, digests_read, f_sst, file_sst))
+                Part::ByDigest(i, range) => {
+                    let refs = &by_digest[range.clone()];
+                    let path = self.scratch_dir.join(format!("by-digest-{n}-{i}.sst"));
+                    let mut rows = RowFiles::new(
+                        &self.scratch_dir,
+                        &format!("{n}-{i}"),
+                        schema,
+                        &columns,
+                        self.ts,
+                    );
+                    let mut files = PartFiles::new(path.clone());
+                    write_merge_sst(CF_BY_DIGEST, &path, refs, &digests, |window| {
+                        for group in digest_groups(batch, &refs[window]) {
+                            if keep_digests {
+                                files.digests.push(group.0);
+                            }
+                            if !in_batch(&group.0) {
+                                files.deferred.push(group.0);
+                                continue;
+                            }
+                            let has_row = derive_in_batch(batch, group.1, &mut rows.row);
+                            rows.write(&group.0, has_row)?;
+                        }
+                        Ok(())
+                    })?;
+                    files.rows = Some(rows.finish()?);
+                    Ok(files)
+                }
+            }
+        });
+        let mut capture_ssts = Vec::new();
+        let mut by_digest_ssts = Vec::new();
+        let mut rows = Vec::new();
+        let mut deferred = Vec::new();
+        let mut batch_digests = Vec::new();
+        for (part, files) in parts.iter().zip(written) {
+            let files = files?;
+            match part {
+                Part::Capture(..) => capture_ssts.push(files.sst),
+                Part::ByDigest(..) => by_digest_ssts.push(files.sst),
+            }
+            rows.extend(files.rows);
+            deferred.extend(files.deferred);
+            batch_digests.extend(files.digests);
+        }
+        for (cf, paths) in [(CF_CAPTURE, capture_ssts), (CF_BY_DIGEST, by_digest_ssts)] {
+            stats.sst_files += paths.len() as u64;
+            self.ingest(cf, paths)?;
+        }
+
+        // The rows of the digests the store also holds captures of, derived from the
+        // store (which now includes the batch), in digest ranges, one pair of SST files
+        // per range.
+        stats.digests_read += deferred.len() as u64;
+        let part = part_len_per_thread(deferred.len(), self.min_part, 8);
+        let from_store: Vec<Rows> = deferred
+            .par_chunks(part.max(1))
+            .enumerate()
+            .map(|(i, keys)| -> Result<Rows> {
+                let mut rows = RowFiles::new(
+                    &self.scratch_dir,
+                    &format!("{n}-store-{i}"),
+                    schema,
+                    &columns,
+                    self.ts,
+                );
+                let mut scanner = self.store.prefix_scanner(Space::ByDigest);
+                for key in keys {
+                    let has_row = derive_from_store(self.store, &mut scanner, key, &mut rows.row);
+                    rows.write(key, has_row)?;
+                }
+                rows.finish()
             })
             .collect::<Result<_>>()?;
-        let mut f_files = Vec::new();
-        let mut file_files = Vec::new();
-        for (rows, digests_read, f_sst, file_sst) in written {
-            stats.digests_read += digests_read;
-            stats.rows.digests += rows.digests;
-            stats.rows.rows += rows.rows;
-            stats.rows.without_file += rows.without_file;
-            stats.rows.duplicates += rows.duplicates;
-            f_files.extend(f_sst);
-            file_files.extend(file_sst);
+        // Rows derived from the batch first, then those from the store: each set's files
+        // have key ranges of their own, but the two sets interleave.
+        for rows in [rows, from_store] {
+            let (mut f_files, mut file_files) = (Vec::new(), Vec::new());
+            for written in rows {
+                stats.rows.add(&written.stats);
+                f_files.extend(written.f);
+                file_files.extend(written.file);
+            }
+            for (family, paths) in [("f", f_files), ("file", file_files)] {
+                stats.sst_files += paths.len() as u64;
+                self.ingest(family, paths)?;
+            }
         }
-        for (family, paths) in [("f", f_files), ("file", file_files)] {
-            stats.sst_files += paths.len() as u64;
-            self.ingest(family, paths)?;
-        }
-        if self.store_was_empty && !last {
-            earlier_digests.push(DigestFilter::new(digest_starts.iter().map(|(_, k)| k)));
+        if keep_digests {
+            earlier_digests.push(DigestFilter::new(batch_digests.iter()));
         }
         if last {
             // Giving a batch's memory back takes a while (a tenth of a second for 2 M
@@ -676,6 +620,167 @@ impl<'s> BulkLoader<'s> {
     fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
         ingest_files(self.store, cf, paths)
     }
+}
+
+/// One SST file's worth of a batch: a range of one key space (its number, its entries).
+enum Part {
+    /// Whole digests of the by-digest space, with the rows of those the batch alone makes.
+    ByDigest(usize, std::ops::Range<usize>),
+    Capture(usize, std::ops::Range<usize>),
+}
+
+/// What the writing of a [`Part`] leaves.
+struct PartFiles {
+    /// The SST file of its key space.
+    sst: PathBuf,
+    /// A by-digest part's rows.
+    rows: Option<Rows>,
+    /// A by-digest part's digests whose rows are to be derived from the store, in order.
+    deferred: Vec<Sha1Key>,
+    /// A by-digest part's digests, kept for the batches that follow.
+    digests: Vec<Sha1Key>,
+}
+
+impl PartFiles {
+    fn new(sst: PathBuf) -> PartFiles {
+        PartFiles {
+            sst,
+            rows: None,
+            deferred: Vec::new(),
+            digests: Vec::new(),
+        }
+    }
+}
+
+/// The `f` and `file` SST files of the rows of a range of digests, and their counts.
+struct Rows {
+    stats: MaterializeStats,
+    f: Option<PathBuf>,
+    file: Option<PathBuf>,
+}
+
+/// Derived rows of a range of digests, written as they come into their two SST files.
+struct RowFiles<'s> {
+    f: SstWriter,
+    file: SstWriter,
+    cells: RowCellWriter<'s>,
+    /// The row being derived; its buffers are reused from one digest to the next.
+    row: DerivedRow,
+    stats: MaterializeStats,
+}
+
+impl<'s> RowFiles<'s> {
+    fn new(
+        dir: &std::path::Path,
+        name: &str,
+        schema: &'s crate::schema::Schema,
+        columns: &DerivedColumns,
+        ts: u64,
+    ) -> RowFiles<'s> {
+        RowFiles {
+            f: SstWriter::new(dir.join(format!("f-{name}.sst")), "f"),
+            file: SstWriter::new(dir.join(format!("file-{name}.sst")), "file"),
+            cells: RowCellWriter::new(schema, columns, ts),
+            row: DerivedRow::empty(),
+            stats: MaterializeStats::default(),
+        }
+    }
+
+    /// Counts the digest `key`, and writes the row just derived into `self.row` when it
+    /// has one (`has_row`).
+    fn write(&mut self, key: &Sha1Key, has_row: bool) -> Result<()> {
+        self.stats.digests += 1;
+        if !has_row {
+            self.stats.without_file += 1;
+            return Ok(());
+        }
+        self.stats.rows += 1;
+        self.stats.duplicates += self.row.captures.saturating_sub(1);
+        self.cells
+            .write(key, &self.row, &mut self.f, &mut self.file)
+    }
+
+    fn finish(self) -> Result<Rows> {
+        Ok(Rows {
+            stats: self.stats,
+            f: self.f.finish()?.map(|w| w.path),
+            file: self.file.finish()?.map(|w| w.path),
+        })
+    }
+}
+
+/// The digests of sorted by-digest entries, each with its entries.
+fn digest_groups<'a>(
+    batch: BatchView<'a>,
+    refs: &'a [Ref],
+) -> impl Iterator<Item = (Sha1Key, &'a [Ref])> + 'a {
+    let mut rest = refs;
+    std::iter::from_fn(move || {
+        let (first, _) = rest.split_first()?;
+        let digest = batch.digest_key(first)[0];
+        let len = rest
+            .iter()
+            .position(|r| batch.digest_key(r)[0] != digest)
+            .unwrap_or(rest.len());
+        let (group, tail) = rest.split_at(len);
+        rest = tail;
+        Some((Sha1Key::from_slice(digest)?, group))
+    })
+}
+
+/// Derives into `row` the row of a digest all of whose captures are in the batch (`refs`,
+/// its by-digest entries in order); false when the digest has no row.
+fn derive_in_batch(batch: BatchView<'_>, refs: &[Ref], row: &mut DerivedRow) -> bool {
+    // Most digests have one capture: it is read in place, without collecting entries.
+    if let [only] = refs {
+        let flags = batch.index_flags(only);
+        if flags & IndexEntry::LOCATES == 0 {
+            return false;
+        }
+        let Some(capture) = batch.read(only) else {
+            return false;
+        };
+        let count = u64::from(flags & IndexEntry::COUNTS != 0);
+        row.fill(&capture, count, capture.mime, capture.size);
+        return true;
+    }
+    // The same capture may be here twice (a CDX line and its WARC record): those entries
+    // are merged.
+    let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
+    let mut last: Option<[&[u8]; 3]> = None;
+    for r in refs {
+        let key = batch.digest_key(r);
+        let (flags, capture_key) = (batch.index_flags(r), batch.capture_key(r));
+        match entries.last_mut() {
+            Some(prev) if last.is_some_and(|l| cmp_digest_keys(l, key).is_eq()) => prev.0 |= flags,
+            _ => entries.push((flags, capture_key)),
+        }
+        last = Some(key);
+    }
+    let derived = derive_from_index(&entries, |wanted| {
+        let values: Vec<Vec<u8>> = refs
+            .iter()
+            .filter(|r| batch.capture_key(r) == wanted)
+            .map(|r| batch.value(r))
+            .collect();
+        crate::capture::merge_encoded(values.iter().map(Vec::as_slice))
+            .and_then(|v| Capture::decode(&v).ok())
+    });
+    derived.map(|derived| *row = derived).is_some()
+}
+
+/// Derives into `row` the row of a digest from the store's captures of it (`by_digest`
+/// scans the store's by-digest space); false when the digest has no row.
+fn derive_from_store(
+    store: &Store,
+    by_digest: &mut PrefixScanner<'_>,
+    key: &Sha1Key,
+    row: &mut DerivedRow,
+) -> bool {
+    let entries = index_entries_from(by_digest, key).unwrap_or_default();
+    let entries: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
+    let derived = derive_from_index(&entries, |k| read_capture(store, k).ok().flatten());
+    derived.map(|derived| *row = derived).is_some()
 }
 
 /// Writes derived rows into SST files of the two families they go to: `f:c` in `f`, and
@@ -752,19 +857,15 @@ impl<'s> RowCellWriter<'s> {
     }
 }
 
-/// Where the rows of a key space grouped by row start: (index of the row's first entry,
-/// row key), ascending.
-type RowStarts = Vec<(usize, Sha1Key)>;
-
 /// Cuts the sorted entries of a key space into ranges of about [`part_len`] entries, one
-/// SST file each, equal keys never in two.
+/// SST file each, a group ([`KeySpace::same_group`]) never in two.
 fn space_ranges(
     refs: &[Ref],
     min_part: usize,
     space: &impl KeySpace,
 ) -> Vec<std::ops::Range<usize>> {
     part_ranges(refs.len(), min_part, |i| {
-        space.same_key(&refs[i], &refs[i - 1])
+        space.same_group(&refs[i], &refs[i - 1])
     })
 }
 
@@ -791,43 +892,29 @@ fn run_in_order<T: Sync, R: Send>(tasks: &[T], run: impl Fn(&T) -> R + Sync) -> 
         .collect()
 }
 
-/// The files written for the ranges of one key space (path, first entry, row starts,
-/// in key order), and where its rows start (index of the first entry, row key).
-fn files_and_rows(written: Vec<(PathBuf, usize, RowStarts)>) -> (Vec<PathBuf>, RowStarts) {
-    let mut paths = Vec::with_capacity(written.len());
-    let mut row_starts = RowStarts::new();
-    for (path, offset, rows) in written {
-        paths.push(path);
-        // A row may go on from the previous range: it starts there.
-        let continued = match (row_starts.last(), rows.first()) {
-            (Some(last), Some(first)) => usize::from(last.1 == first.1),
-            _ => 0,
-        };
-        row_starts.extend(rows[continued..].iter().map(|&(i, row)| (offset + i, row)));
-    }
-    (paths, row_starts)
-}
-
 /// Writes sorted entries of a key space into one SST file as merge operands; equal keys
-/// collapse into one value ([`KeySpace::merge`]). Returns where the rows named by
-/// [`KeySpace::row_of`] start (index of the first entry, row key), for a key space
-/// grouped by row.
+/// collapse into one value ([`KeySpace::merge`]). After each window of entries is
+/// written, `after_window` is given its range in `refs` (whole groups,
+/// [`KeySpace::same_group`]), while their memory is still in the cache.
 fn write_merge_sst(
     cf: &str,
     path: &PathBuf,
     refs: &[Ref],
     space: &impl KeySpace,
-) -> Result<RowStarts> {
-    let mut row_starts = Vec::new();
+    mut after_window: impl FnMut(std::ops::Range<usize>) -> Result<()>,
+) -> Result<()> {
     if refs.is_empty() {
-        return Ok(row_starts);
+        return Ok(());
     }
     let mut writer = SstWriter::new(path, cf);
     // Entries are copied a window at a time into one buffer, then written from it: the
     // copying loop does nothing but read memory, so its cache misses overlap (by-digest
     // entries lie at random places of the batch), and the writer then reads cached bytes.
+    // A window is small (~100 KB of the batch) so that what it read is still in the core's
+    // cache when `after_window` derives rows from it: with 2,048 entries, finding where
+    // each digest starts again took a tenth of a small-records load (issue 39).
     // (Tests use a tiny window, so that windows end between equal keys and mid-range.)
-    const WINDOW: usize = if cfg!(test) { 3 } else { 2048 };
+    const WINDOW: usize = if cfg!(test) { 3 } else { 256 };
     let mut window: Vec<u8> = Vec::with_capacity(WINDOW * 256);
     // Per entry of the window: where its key starts, where its value starts (the key's
     // end), where its value ends.
@@ -835,7 +922,7 @@ fn write_merge_sst(
     let mut i = 0;
     while i < refs.len() {
         let mut end = (i + WINDOW).min(refs.len());
-        while end < refs.len() && space.same_key(&refs[end], &refs[end - 1]) {
+        while end < refs.len() && space.same_group(&refs[end], &refs[end - 1]) {
             end += 1;
         }
         window.clear();
@@ -858,13 +945,6 @@ fn write_merge_sst(
         while a < spans.len() {
             let (ks, ke, ve) = spans[a];
             let key = &window[ks..ke];
-            if let Some(row) = space.row_of(key)
-                && row_starts
-                    .last()
-                    .is_none_or(|last: &(usize, Sha1Key)| last.1 != row)
-            {
-                row_starts.push((i + a, row));
-            }
             let mut b = a + 1;
             while b < spans.len() && &window[spans[b].0..spans[b].1] == key {
                 b += 1;
@@ -880,10 +960,11 @@ fn write_merge_sst(
             }
             a = b;
         }
+        after_window(i..end)?;
         i = end;
     }
     writer.finish()?;
-    Ok(row_starts)
+    Ok(())
 }
 
 /// A blocked Bloom filter of the digests of one batch (16 bits a digest, about 0.1 %
@@ -948,15 +1029,6 @@ fn prefetch_ahead<T>(
     if let Some(ahead) = items.get(i + distance) {
         data(ahead);
     }
-}
-
-/// Groups whose memory the rows loop reads ahead at a time.
-const WARM_WINDOW: usize = 1024;
-
-/// Reads a byte of each cache line of `bytes` (and the last one), so that they are loaded.
-#[inline]
-fn touch(bytes: &[u8]) -> u8 {
-    bytes.iter().step_by(64).fold(0, |acc, b| acc ^ b) ^ bytes.last().copied().unwrap_or(0)
 }
 
 /// Hints the CPU to load the cache line at `at`.
