@@ -672,6 +672,7 @@ impl Store {
             force: options.force,
             commit_every: COMMIT_EVERY,
             bulk_memory: self.bulk_memory(options.bulk),
+            exit_after: false,
         };
         backfill_cdx(&self.inner, &inputs, &backfill, &report).map_err(Error::internal)?;
         Ok(RunReport::of(&report))

@@ -69,6 +69,8 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         force: args.force,
         commit_every: super::commit_interval(args.commit_every),
         bulk_memory,
+        // The command ends with the backfill.
+        exit_after: true,
     };
     backfill_cdx(&store, &inputs, &options, &report)?;
     super::count_write_stalls(&store, &report);

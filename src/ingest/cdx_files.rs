@@ -35,6 +35,9 @@ pub struct CdxBackfill {
     pub commit_every: Duration,
     /// Bulk load through SST files with batches of this many bytes (RocksDB).
     pub bulk_memory: Option<usize>,
+    /// The process ends soon after the backfill: the last bulk batch's memory is left for
+    /// its exit to give back ([`BulkLoader::finish_before_exit`]).
+    pub exit_after: bool,
 }
 
 /// The CDX files among `paths`, wrong kinds refused.
@@ -129,7 +132,10 @@ pub fn backfill_cdx(
             report
                 .progress()
                 .set_message("writing and ingesting SST files");
-            let stats = loader.finish()?;
+            let stats = match options.exit_after && next_input.is_empty() {
+                true => loader.finish_before_exit()?,
+                false => loader.finish()?,
+            };
             report.count("rows_written", stats.rows.rows);
             report.count("duplicates", stats.rows.duplicates);
             report.count("sst_files", stats.sst_files);

@@ -417,22 +417,35 @@ impl<'s> BulkLoader<'s> {
             // Written with the pending set locked: the threads that parse wait instead of
             // filling a second batch while this one is written (at 30 M lines that doubled
             // the peak RSS, issue 36).
-            self.write_batch(runs, false)?;
+            self.write_batch(runs, None)?;
         }
         Ok(())
     }
 
     /// Writes what is pending and removes the scratch directory.
     pub fn finish(self) -> Result<BulkStats> {
+        self.finish_last_batch(LastBatch::Free)
+    }
+
+    /// [`BulkLoader::finish`] in a process that exits soon after: the last batch's memory
+    /// is not given back, the exit does it. Giving back a gigabyte of small pages of a
+    /// process whose threads ran on every core took half a second of CPU, most of it
+    /// flushing the other cores' TLBs for each range unmapped; an exit tears the whole
+    /// address space down at once (issue 39).
+    pub fn finish_before_exit(self) -> Result<BulkStats> {
+        self.finish_last_batch(LastBatch::LeaveToExit)
+    }
+
+    fn finish_last_batch(self, last: LastBatch) -> Result<BulkStats> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
-        self.write_batch(runs, true)?;
+        self.write_batch(runs, Some(last))?;
         let mut stats = *self.writing.lock().unwrap_or_else(|e| e.into_inner());
         stats.compacted = compact_overlapping(self.store)?;
         Ok(stats)
     }
 
-    /// Writes a batch; `last` when no batch follows.
-    fn write_batch(&self, runs: Vec<CaptureRun>, last: bool) -> Result<()> {
+    /// Writes a batch; `last` says what becomes of its memory when no batch follows.
+    fn write_batch(&self, runs: Vec<CaptureRun>, last: Option<LastBatch>) -> Result<()> {
         let mut stats = self.writing.lock().unwrap_or_else(|e| e.into_inner());
         if runs.iter().all(CaptureRun::is_empty) {
             return Ok(());
@@ -442,19 +455,25 @@ impl<'s> BulkLoader<'s> {
         let n = stats.batches;
 
         let batch = BatchView(&runs);
+        // Listed on every thread: on one, the other core waited (a twentieth of a
+        // small-records load).
         let mut by_capture: Vec<Ref> = Vec::new();
+        by_capture.par_extend(
+            runs.par_iter().enumerate().flat_map_iter(|(r, run)| {
+                (0..run.entries.len()).map(move |e| (r as u32, e as u32))
+            }),
+        );
         let mut by_digest: Vec<(u64, Ref)> = Vec::new();
-        for (r, run) in runs.iter().enumerate() {
-            for (e, entry) in run.entries.iter().enumerate() {
-                let at = (r as u32, e as u32);
-                by_capture.push(at);
-                if entry.has_digest {
+        by_digest.par_extend(runs.par_iter().enumerate().flat_map_iter(|(r, run)| {
+            (run.entries.iter().enumerate())
+                .filter(|(_, entry)| entry.has_digest)
+                .map(move |(e, _)| {
+                    let at = (r as u32, e as u32);
                     let digest = batch.digest_key(&at)[0];
                     let prefix = u64::from_be_bytes(digest[..8].try_into().unwrap_or_default());
-                    by_digest.push((prefix, at));
-                }
-            }
-        }
+                    (prefix, at)
+                })
+        }));
         stats.captures += by_capture.len() as u64;
 
         // Input CDX is usually sorted already: a stable (run-adaptive) sort is near linear.
@@ -483,7 +502,7 @@ impl<'s> BulkLoader<'s> {
         let in_batch = |key: &Sha1Key| {
             self.store_was_empty && (first_batch || !earlier.iter().any(|f| f.may_hold(key)))
         };
-        let keep_digests = self.store_was_empty && !last;
+        let keep_digests = self.store_was_empty && last.is_none();
 
         // Each key space is cut into ranges written in parallel, then ingested together:
         // SST writing (block building, Snappy) would otherwise run on one thread per key
@@ -609,10 +628,14 @@ impl<'s> BulkLoader<'s> {
         if keep_digests {
             earlier_digests.push(DigestFilter::new(batch_digests.iter()));
         }
-        if last {
+        match last {
             // Giving a batch's memory back takes a while (a tenth of a second for 2 M
             // captures, on one core): the load's last steps need not wait for it.
-            std::thread::spawn(move || drop(runs));
+            Some(LastBatch::Free) => {
+                std::thread::spawn(move || drop(runs));
+            }
+            Some(LastBatch::LeaveToExit) => std::mem::forget(runs),
+            None => {}
         }
         Ok(())
     }
@@ -620,6 +643,15 @@ impl<'s> BulkLoader<'s> {
     fn ingest(&self, cf: &str, paths: Vec<PathBuf>) -> Result<()> {
         ingest_files(self.store, cf, paths)
     }
+}
+
+/// What becomes of the last batch's memory once it is written.
+#[derive(Clone, Copy)]
+enum LastBatch {
+    /// Given back (on a thread of its own).
+    Free,
+    /// Left to the process's exit ([`BulkLoader::finish_before_exit`]).
+    LeaveToExit,
 }
 
 /// One SST file's worth of a batch: a range of one key space (its number, its entries).
