@@ -244,13 +244,13 @@ mod tests {
                 false,
             ),
         ];
-        for (c, short) in cases {
-            let (by_digest, key) = keys(&c);
+        for (c, short) in &cases {
+            let (by_digest, key) = keys(c);
             for flags in [0, IndexEntry::LOCATES | IndexEntry::HAS_MIME] {
                 let mut value = Vec::new();
                 IndexEntry::encode(flags, &key, &mut value);
-                assert_eq!(value[0] == IndexEntry::MAGIC_SURT, short, "{c:?}");
-                if short {
+                assert_eq!(value[0] == IndexEntry::MAGIC_SURT, *short, "{c:?}");
+                if *short {
                     assert_eq!(&value[2..], c.surt.as_bytes());
                 }
                 let (f, read) = IndexEntry::decode(&by_digest, &value).unwrap();
@@ -259,17 +259,13 @@ mod tests {
             }
         }
         // A short entry under a key too short to hold the rest is damaged, not a panic.
-        let (_, key) = keys(&cases_first());
+        let (_, key) = keys(&cases[0].0);
         let mut value = Vec::new();
         IndexEntry::encode(0, &key, &mut value);
         for cut in 0..34 {
             assert_eq!(IndexEntry::decode(&[9; 34][..cut], &value), None);
         }
         assert_eq!(IndexEntry::decode(b"key", b"\xd3\x00x"), None);
-    }
-
-    fn cases_first() -> Capture {
-        capture("org,example)/", "20200101000000", Some("a.warc.gz"), 7)
     }
 
     #[test]
