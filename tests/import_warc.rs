@@ -519,24 +519,123 @@ fn reruns_are_no_ops_and_an_interrupted_run_completes() {
         );
         return;
     }
-    // A run that dies after writing some batches (simulated crash: the process exits
-    // without flushing or recording its inputs), then the same command again.
-    let crashed = dir.path().join("crashed");
-    let out = Command::new(env!("CARGO_BIN_EXE_sediment"))
-        .env("SEDIMENT_TEST_CRASH_AFTER_CAPTURES", "40")
-        .arg("--store")
-        .arg(&crashed)
-        .args(&args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.code() != Some(0)
-            && String::from_utf8_lossy(&out.stderr).contains("simulated crash"),
-        "the simulated crash stops the run: {}",
-        String::from_utf8_lossy(&out.stderr)
+    // A run that dies (simulated crash: the process exits without recording its inputs),
+    // then the same command again: through SST files into the empty store (nothing is
+    // written before the wave ends), and through the write path after writing some
+    // batches (made durable, as a kill between two batches leaves them).
+    for (name, extra) in [
+        ("crashed-bulk", None),
+        ("crashed-write-path", Some("--no-bulk")),
+    ] {
+        let crashed = dir.path().join(name);
+        let run_args: Vec<&str> = args.iter().copied().chain(extra).collect();
+        let out = Command::new(env!("CARGO_BIN_EXE_sediment"))
+            .env("SEDIMENT_TEST_CRASH_AFTER_CAPTURES", "40")
+            .arg("--store")
+            .arg(&crashed)
+            .args(&run_args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.code() != Some(0)
+                && String::from_utf8_lossy(&out.stderr).contains("simulated crash"),
+            "{name}: the simulated crash stops the run: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        ok(&crashed, &run_args);
+        assert_eq!(ok(&crashed, &["export"]), expected, "{name}");
+    }
+}
+
+/// Everything a store shows of its captures, rows and crawl records, for comparing two
+/// stores (its size on disk aside).
+fn store_views(store: &Path) -> Vec<(&'static str, String)> {
+    let mut stats: Value = serde_json::from_str(&ok(store, &["stats", "--json"])).unwrap();
+    stats.as_object_mut().unwrap().remove("store_bytes_on_disk");
+    vec![
+        ("export", ok(store, &["export"])),
+        ("export --captures", ok(store, &["export", "--captures"])),
+        ("captures", ok(store, &["captures"])),
+        ("cdx", ok(store, &["captures", "--output", "cdx"])),
+        ("stats", stats.to_string()),
+    ]
+}
+
+#[test]
+fn an_import_into_an_empty_store_through_sst_files_equals_the_write_path() {
+    let corpus_warcs = [
+        "warcbase/example.warc.gz",
+        "pywb/sample_archive/warcs/iana.warc.gz",
+        "pywb/sample_archive/warcs/dupes.warc.gz",
+        "pywb/sample_archive/warcs/example-wget-1-14.warc.gz",
+        "warcio/test/data/example-iana.org-chunked.warc",
+        "chatnoir-resiliparse/tests/data/warcfile.warc.gz",
+        "jwarc/test-resources/org/netpreserve/jwarc/cc.warc.gz",
+    ];
+    let Some(mut inputs) = corpus_warcs
+        .iter()
+        .map(|name| corpus(name))
+        .collect::<Option<Vec<PathBuf>>>()
+    else {
+        return;
+    };
+    // wget crawls with revisits, request and metadata records, a request without its
+    // response (a failed fetch) and warcinfo records; and a WACZ package of one.
+    for name in [
+        "crawl/crawl1.warc.gz",
+        "crawl/crawl2.warc.gz",
+        "crawl/crawl1-plain.warc",
+        "crawl-run/run-00000.warc.gz",
+        "crawl-run/run-00001.warc.gz",
+        "crawl-run/run-00002.warc.gz",
+        "crawl-run/run-meta.warc.gz",
+    ] {
+        inputs.push(fixture(name));
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let packaged = dir.path().join("packaged");
+    ok(
+        &packaged,
+        &["import-warc", fixture("crawl-run").to_str().unwrap()],
     );
-    ok(&crashed, &args);
-    assert_eq!(ok(&crashed, &["export"]), expected);
+    let wacz = dir.path().join("run.wacz");
+    ok(&packaged, &["export-wacz", "-o", wacz.to_str().unwrap()]);
+    inputs.push(wacz);
+
+    let args = |extra: &[&'static str]| -> Vec<String> {
+        let mut args: Vec<String> = ["import-warc", "--all-types"].map(String::from).to_vec();
+        args.extend(extra.iter().map(|a| a.to_string()));
+        args.extend(inputs.iter().map(|p| p.to_str().unwrap().to_string()));
+        args
+    };
+    let run = |store: &Path, extra: &[&'static str]| {
+        let args = args(extra);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = sediment(store, &args);
+        assert_eq!(out.status, 0, "{}", out.stderr);
+        out.stderr
+    };
+    let write_path = dir.path().join("write-path");
+    let stderr = run(&write_path, &["--no-bulk"]);
+    assert!(!stderr.contains("sst_files"), "{stderr}");
+    let want = store_views(&write_path);
+    assert!(want[2].1.lines().count() > 100, "{}", want[2].1);
+
+    for (name, extra) in [
+        ("one thread", &["--threads", "1"][..]),
+        ("two threads", &["--threads", "2"][..]),
+    ] {
+        let bulk = dir.path().join(name);
+        let stderr = run(&bulk, extra);
+        assert!(stderr.contains("sst_files"), "{name}: {stderr}");
+        for ((view, got), (_, want)) in store_views(&bulk).iter().zip(&want) {
+            assert_eq!(got, want, "{name}: {view}");
+        }
+    }
+
+    // A store that holds captures takes the next import through the write path.
+    let second = run(&write_path, &["--force"]);
+    assert!(!second.contains("sst_files"), "{second}");
 }
 
 #[test]

@@ -44,6 +44,12 @@ pub struct Args {
     /// Apply inputs the store has already ingested.
     #[arg(long)]
     pub force: bool,
+    /// Write every capture through RocksDB's memtables, even into an empty store. Without
+    /// it, a wave of inputs that starts on an empty store is collected in memory (up to a
+    /// quarter of the memory available per batch) and loaded as sorted SST files, which
+    /// is faster and gives the same store.
+    #[arg(long)]
+    pub no_bulk: bool,
     /// Commit (derive rows, record inputs, publish a version readers see) after inputs
     /// started within this many seconds are done.
     #[arg(long, value_name = "SECS", default_value_t = 10.0)]
@@ -101,6 +107,7 @@ fn import_options(args: &Args) -> Result<WarcImport> {
         force: args.force,
         commit_every: super::commit_interval(args.commit_every),
         stdin_name: stdin_name(args)?,
+        bulk_into_empty: !args.no_bulk,
     })
 }
 

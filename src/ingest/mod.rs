@@ -12,6 +12,7 @@
 pub mod cdx;
 pub mod cdx_files;
 pub mod follow;
+pub mod input_sink;
 pub mod jsonl_files;
 pub mod rows;
 pub mod warc;
@@ -29,9 +30,12 @@ use std::time::{Duration, Instant};
 use anyhow::{Context, Result};
 use rayon::prelude::*;
 
+pub use input_sink::InputSink;
+
 use crate::input::{PlannedInput, record_done};
 use crate::report::Report;
 use crate::store::Store;
+use crate::store::bulk::{BulkLoader, default_memory_limit};
 use crate::store::captures::MaterializeStats;
 use crate::store::materialize::materialize_dirty;
 use crate::store::writer::{Writer, now_millis};
@@ -48,6 +52,9 @@ pub struct IngestRun<'s> {
     pub ts: u64,
     /// How long a wave of inputs may start new inputs before it is committed.
     pub commit_interval: Duration,
+    /// Whether a wave that starts on an empty RocksDB store loads its captures through
+    /// SST files (see [`input_sink`]).
+    pub bulk_into_empty: bool,
     completed_sizes: OnceLock<HashSet<u64>>,
 }
 
@@ -65,6 +72,7 @@ impl<'s> IngestRun<'s> {
             options,
             ts: now_millis(),
             commit_interval: DEFAULT_COMMIT_INTERVAL,
+            bulk_into_empty: false,
             completed_sizes: OnceLock::new(),
         }
     }
@@ -113,7 +121,7 @@ impl<'s> IngestRun<'s> {
     }
 
     /// Applies every input with `apply_one` on a pool of `threads` workers, each with its
-    /// own write batch; then derives file rows, flushes and records the inputs.
+    /// own sink; then derives file rows, flushes and records the inputs.
     pub fn apply<F>(
         &self,
         inputs: Vec<PlannedInput>,
@@ -122,7 +130,7 @@ impl<'s> IngestRun<'s> {
         apply_one: F,
     ) -> Result<MaterializeStats>
     where
-        F: Fn(&PlannedInput, &mut Writer<'s>) -> Result<InputSummary> + Sync,
+        F: for<'w> Fn(&PlannedInput, &mut InputSink<'w, 's>) -> Result<InputSummary> + Sync,
     {
         let pool = rayon::ThreadPoolBuilder::new()
             .num_threads(threads.max(1))
@@ -132,6 +140,14 @@ impl<'s> IngestRun<'s> {
         let mut total = MaterializeStats::default();
         loop {
             let wave = Wave::new(self.commit_interval);
+            let bulk = match self.bulk_into_empty && self.store.holds_no_captures() {
+                true => Some(BulkLoader::new(
+                    self.store,
+                    self.ts,
+                    default_memory_limit(),
+                )?),
+                false => None,
+            };
             let summaries: Vec<(PlannedInput, InputSummary)> = pool.install(|| {
                 std::iter::from_fn(|| wave.next(&mut inputs))
                     .par_bridge()
@@ -142,15 +158,27 @@ impl<'s> IngestRun<'s> {
                         // Sorted: a WARC's captures come in crawl order and their digest
                         // keys in random order; RocksDB's memtable takes keys in order
                         // several times faster.
-                        let mut writer = Writer::sorted(self.store, self.ts);
-                        let summary = apply_one(&input, &mut writer)
+                        let writer = Writer::sorted(self.store, self.ts);
+                        let mut sink = InputSink::new(writer, bulk.as_ref());
+                        let summary = apply_one(&input, &mut sink)
                             .with_context(|| format!("while reading {}", input.display()))?;
-                        writer.finish()?;
+                        sink.finish()?;
                         Ok(Some((input, summary)))
                     })
                     .filter_map(Result::transpose)
                     .collect::<Result<_>>()
             })?;
+            if let Some(loader) = bulk {
+                self.report
+                    .progress()
+                    .set_message("writing and ingesting SST files");
+                // On the run's workers: `--threads 1` loads on one thread too.
+                let stats = pool.install(|| loader.finish())?;
+                self.report.count("rows_written", stats.rows.rows);
+                self.report.count("duplicates", stats.rows.duplicates);
+                self.report.count("sst_files", stats.sst_files);
+                total.add(&stats.rows);
+            }
             let stats = self.finish(&summaries)?;
             total.add(&stats);
             if wave.started() == 0 {

@@ -99,7 +99,8 @@ impl CaptureRun {
         self.entries.is_empty()
     }
 
-    fn bytes(&self) -> usize {
+    /// The memory the run's captures take.
+    pub fn bytes(&self) -> usize {
         self.data.len() + self.entries.len() * std::mem::size_of::<Entry>()
     }
 

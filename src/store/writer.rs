@@ -93,7 +93,11 @@ impl<'s> Writer<'s> {
     /// recomputation of the derived file cells.
     pub fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         #[cfg(feature = "crash-points")]
-        crash_test::count_capture(self);
+        if crash_test::at_limit() {
+            let _ = self.write_batch();
+            let _ = self.store.flush();
+            crash_test::crash();
+        }
         if self.dirty_token.is_empty() {
             self.dirty_token = crate::store::keys::mark_token(&self.writer_id);
         }
@@ -189,27 +193,30 @@ fn sort_key(op: &Op) -> (usize, &[u8], &[u8]) {
 /// Only in builds with the `crash-points` feature (the tests'), so that no environment
 /// variable can make a released binary stop half-way.
 #[cfg(feature = "crash-points")]
-mod crash_test {
+pub(crate) mod crash_test {
     use std::sync::OnceLock;
     use std::sync::atomic::{AtomicU64, Ordering};
-
-    use super::Writer;
 
     static LIMIT: OnceLock<Option<u64>> = OnceLock::new();
     static SEEN: AtomicU64 = AtomicU64::new(0);
 
-    pub fn count_capture(writer: &mut Writer<'_>) {
+    /// Counts a capture; true once the limit is reached (the caller makes what it wrote
+    /// durable, then calls [`crash`]).
+    pub fn at_limit() -> bool {
         let limit = LIMIT.get_or_init(|| {
             std::env::var("SEDIMENT_TEST_CRASH_AFTER_CAPTURES")
                 .ok()
                 .and_then(|v| v.parse().ok())
         });
-        let Some(limit) = *limit else { return };
-        if SEEN.fetch_add(1, Ordering::SeqCst) + 1 >= limit {
-            let _ = writer.write_batch();
-            let _ = writer.store.flush();
-            crate::diag!("sediment: simulated crash after {limit} captures");
-            std::process::exit(3);
-        }
+        let Some(limit) = *limit else { return false };
+        SEEN.fetch_add(1, Ordering::SeqCst) + 1 >= limit
+    }
+
+    pub fn crash() -> ! {
+        crate::diag!(
+            "sediment: simulated crash after {} captures",
+            SEEN.load(Ordering::SeqCst)
+        );
+        std::process::exit(3);
     }
 }

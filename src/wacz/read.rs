@@ -20,11 +20,11 @@ use crate::capture::{Capture, CaptureRef};
 use crate::cdx::lines::LineReader;
 use crate::filter::FileFilter;
 use crate::ingest::CaptureSink;
+use crate::ingest::InputSink;
 use crate::ingest::warc::{WarcImporter, WarcInfo};
 use crate::input::PlannedInput;
 use crate::report::{Counts, Location, Report};
 use crate::store::backend::{Batch, Op};
-use crate::store::writer::Writer;
 
 /// Deflate cannot expand more than this (a run of one byte: 258 bytes per 2 bits, about
 /// 1032:1); a member declaring more is lying about its size, the mark of a zip bomb.
@@ -88,7 +88,7 @@ impl WaczImporter<'_> {
         Ok(())
     }
 
-    pub fn import(&self, input: &PlannedInput, writer: &mut Writer<'_>) -> Result<Counts> {
+    pub fn import(&self, input: &PlannedInput, writer: &mut InputSink<'_, '_>) -> Result<Counts> {
         let mut counts = Counts::default();
         let file = File::open(&input.path)?;
         let file_len = file.metadata()?.len();
@@ -285,7 +285,7 @@ impl WaczImporter<'_> {
         &self,
         member: &Member,
         sequential: &mut Positioned<R>,
-        writer: &mut Writer<'_>,
+        writer: &mut InputSink<'_, '_>,
         counts: &mut Counts,
         datapackage: &mut Option<Vec<u8>>,
         digest_file: &mut Option<Vec<u8>>,
@@ -414,7 +414,7 @@ impl WaczImporter<'_> {
         &self,
         list: &str,
         reader: &mut (impl Read + Send),
-        writer: &mut Writer<'_>,
+        writer: &mut InputSink<'_, '_>,
         counts: &mut Counts,
     ) -> Result<()> {
         let mut lines = LineReader::plain(reader).with_max_line(MAX_PAGE_LINE);
@@ -670,13 +670,13 @@ struct Resource {
 
 /// The captures of a WARC member: a stored member's offsets moved by where its data
 /// starts in the package, so they are offsets in the package file.
-struct InPackage<'w, 's> {
-    inner: &'w mut Writer<'s>,
+struct InPackage<'w, 'i, 's> {
+    inner: &'w mut InputSink<'i, 's>,
     base: u64,
     warc: &'w str,
 }
 
-impl InPackage<'_, '_> {
+impl InPackage<'_, '_, '_> {
     fn placed(&self, capture: &Capture) -> Capture {
         let mut capture = capture.clone();
         capture.offset = capture.offset.map(|o| o + self.base);
@@ -685,7 +685,7 @@ impl InPackage<'_, '_> {
     }
 }
 
-impl CaptureSink for InPackage<'_, '_> {
+impl CaptureSink for InPackage<'_, '_, '_> {
     fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         let placed = self.placed(&capture.to_capture());
         CaptureSink::add_capture(self.inner, &placed.view());
