@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kill -9 at random moments, many times per command (issue 11's standing check): for
-# import-warc --threads 2, backfill-cdx, backfill-cdx --bulk, import-jsonl (also --bulk), project crawl
+# import-warc --threads 2 (into a store with captures, and into an empty one), backfill-cdx, backfill-cdx --bulk, import-jsonl (also --bulk), project crawl
 # and project summary. After each kill the store opens for readers and shows a whole
 # state, the projection's database passes SQLite's integrity check, the re-run completes,
 # and the result equals an uninterrupted run (tests/crash.rs; CI runs 5 kills each).

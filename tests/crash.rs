@@ -308,6 +308,41 @@ fn kill_import_warc_with_two_threads() {
     crash_writes("import-warc --threads 2", &base, &args);
 }
 
+/// A store that holds a crawl description and no capture: an import into it goes
+/// through SST files.
+fn store_without_captures(dir: &Path) -> PathBuf {
+    let block = "software: crash test\r\n";
+    let warc = format!(
+        "WARC/1.0\r\nWARC-Type: warcinfo\r\nWARC-Record-ID: <urn:uuid:00000000-0000-0000-0000-000000000001>\r\n\
+         WARC-Date: 2026-01-01T00:00:00Z\r\nContent-Type: application/warc-fields\r\n\
+         Content-Length: {}\r\n\r\n{block}\r\n\r\n",
+        block.len()
+    );
+    let path = dir.join("warcinfo.warc");
+    std::fs::write(&path, warc).unwrap();
+    let base = dir.join("without-captures");
+    ok(&base, &["import-warc", path.to_str().unwrap()]);
+    base
+}
+
+#[test]
+fn kill_import_warc_into_an_empty_store() {
+    let dir = tempfile::tempdir().unwrap();
+    let inputs = warc_inputs(dir.path(), 80);
+    let base = store_without_captures(dir.path());
+    let args = vec![
+        "import-warc".to_string(),
+        "--threads".into(),
+        "2".into(),
+        inputs.display().to_string(),
+    ];
+    crash_writes(
+        "import-warc --threads 2 (empty store: SST files)",
+        &base,
+        &args,
+    );
+}
+
 #[test]
 fn kill_backfill_cdx() {
     let dir = tempfile::tempdir().unwrap();
