@@ -1,6 +1,8 @@
 //! The ingest pipeline shared by `backfill-cdx` and `import-warc`:
 //! plan inputs → apply each (in parallel) through the write path → derive file rows for
-//! the touched digests → make it durable → record the inputs as complete.
+//! the touched digests → make it durable → record the inputs as complete. A WARC import's
+//! wave that starts on an empty store loads its captures through SST files instead, rows
+//! derived as they are written ([`input_sink`]).
 //!
 //! A long run commits in waves: inputs are started until the commit interval has passed,
 //! the ones started are finished, their rows derived, the inputs recorded and a version
