@@ -294,18 +294,23 @@ fn base_store(dir: &Path) -> PathBuf {
     base
 }
 
-#[test]
-fn kill_import_warc_with_two_threads() {
+/// Kills `import-warc --threads 2` of many WARC copies into the store `base` makes.
+fn kill_import_warc(test: &str, base: fn(&Path) -> PathBuf) {
     let dir = tempfile::tempdir().unwrap();
     let inputs = warc_inputs(dir.path(), 80);
-    let base = base_store(dir.path());
+    let base = base(dir.path());
     let args = vec![
         "import-warc".to_string(),
         "--threads".into(),
         "2".into(),
         inputs.display().to_string(),
     ];
-    crash_writes("import-warc --threads 2", &base, &args);
+    crash_writes(test, &base, &args);
+}
+
+#[test]
+fn kill_import_warc_with_two_threads() {
+    kill_import_warc("import-warc --threads 2", base_store);
 }
 
 /// A store that holds a crawl description and no capture: an import into it goes
@@ -327,19 +332,9 @@ fn store_without_captures(dir: &Path) -> PathBuf {
 
 #[test]
 fn kill_import_warc_into_an_empty_store() {
-    let dir = tempfile::tempdir().unwrap();
-    let inputs = warc_inputs(dir.path(), 80);
-    let base = store_without_captures(dir.path());
-    let args = vec![
-        "import-warc".to_string(),
-        "--threads".into(),
-        "2".into(),
-        inputs.display().to_string(),
-    ];
-    crash_writes(
+    kill_import_warc(
         "import-warc --threads 2 (empty store: SST files)",
-        &base,
-        &args,
+        store_without_captures,
     );
 }
 
