@@ -64,8 +64,8 @@ impl CaptureSink for InputSink<'_, '_> {
     fn add_capture(&mut self, capture: &CaptureRef<'_>) {
         match &mut self.bulk {
             Some(bulk) => {
-                // Nothing is written before the wave ends: a simulated crash leaves the
-                // store as it was.
+                // No capture is written before the wave ends: a simulated crash has
+                // nothing to make durable first.
                 #[cfg(feature = "crash-points")]
                 if crate::store::writer::crash_test::at_limit() {
                     crate::store::writer::crash_test::crash();
