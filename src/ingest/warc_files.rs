@@ -78,7 +78,7 @@ pub fn import_warcs(
         inputs,
         thread_count(options.threads),
         options.force,
-        |input, writer| {
+        |input, sink| {
             let (path, location) = match &options.stdin_name {
                 Some(name) if input.is_stdin() => (name.clone(), absolute(Path::new(name))),
                 _ => (input.display(), canonical(&input.path)),
@@ -96,18 +96,18 @@ pub fn import_warcs(
                     path: input.display(),
                     location: canonical(&input.path),
                 }
-                .import(input, writer)?
+                .import(input, sink)?
             } else if input.is_stdin() {
                 let mut counted = Counted {
                     inner: std::io::stdin().lock(),
                     bytes: &stdin_bytes,
                 };
-                importer.import(&mut counted, writer)?
+                importer.import(&mut counted, sink)?
             } else {
                 let file = File::open(&input.path)
                     .with_context(|| format!("cannot open {}", input.display()))?;
                 let mut reader = input.hashing(file);
-                let counts = importer.import(&mut reader, writer)?;
+                let counts = importer.import(&mut reader, sink)?;
                 reader.finish()?;
                 counts
             };

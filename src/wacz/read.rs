@@ -87,7 +87,7 @@ impl WaczImporter<'_> {
         Ok(())
     }
 
-    pub fn import(&self, input: &PlannedInput, writer: &mut InputSink<'_, '_>) -> Result<Counts> {
+    pub fn import(&self, input: &PlannedInput, sink: &mut InputSink<'_, '_>) -> Result<Counts> {
         let mut counts = Counts::default();
         let file = File::open(&input.path)?;
         let file_len = file.metadata()?.len();
@@ -138,7 +138,7 @@ impl WaczImporter<'_> {
             let outcome = self.read_member(
                 &member,
                 &mut sequential,
-                writer,
+                sink,
                 &mut counts,
                 &mut datapackage,
                 &mut digest_file,
@@ -284,7 +284,7 @@ impl WaczImporter<'_> {
         &self,
         member: &Member,
         sequential: &mut Positioned<R>,
-        writer: &mut InputSink<'_, '_>,
+        sink: &mut InputSink<'_, '_>,
         counts: &mut Counts,
         datapackage: &mut Option<Vec<u8>>,
         digest_file: &mut Option<Vec<u8>>,
@@ -327,15 +327,15 @@ impl WaczImporter<'_> {
                 path: super::member_location(&self.path, name),
                 location: importer_location,
             };
-            let mut sink = InPackage {
-                inner: writer,
+            let mut placed = InPackage {
+                inner: sink,
                 base,
                 warc: &warc,
             };
-            let warc_counts = importer.import(&mut reader, &mut sink)?;
+            let warc_counts = importer.import(&mut reader, &mut placed)?;
             counts.merge(&warc_counts);
         } else if lower.starts_with("pages/") && lower.ends_with(".jsonl") {
-            self.read_pages(name, &mut reader, writer, counts)?;
+            self.read_pages(name, &mut reader, sink, counts)?;
         } else if name == "datapackage.json" || name == "datapackage-digest.json" {
             let mut bytes = Vec::new();
             (&mut reader).take(MAX_JSON).read_to_end(&mut bytes).ok();
@@ -413,7 +413,7 @@ impl WaczImporter<'_> {
         &self,
         list: &str,
         reader: &mut (impl Read + Send),
-        writer: &mut InputSink<'_, '_>,
+        sink: &mut InputSink<'_, '_>,
         counts: &mut Counts,
     ) -> Result<()> {
         let mut lines = LineReader::plain(reader).with_max_line(MAX_PAGE_LINE);
@@ -505,13 +505,13 @@ impl WaczImporter<'_> {
             });
             in_batch += 1;
             if in_batch == PAGE_BATCH {
-                writer.store().write(&batch)?;
+                sink.store().write(&batch)?;
                 batch = Batch::default();
                 in_batch = 0;
             }
         }
         if in_batch > 0 {
-            writer.store().write(&batch)?;
+            sink.store().write(&batch)?;
         }
         Ok(())
     }
