@@ -136,9 +136,7 @@ pub fn backfill_cdx(
                 true => loader.finish_before_exit()?,
                 false => loader.finish()?,
             };
-            report.count("rows_written", stats.rows.rows);
-            report.count("duplicates", stats.rows.duplicates);
-            report.count("sst_files", stats.sst_files);
+            run.count_bulk(&stats);
             report.count("bulk_batches", stats.batches);
             report.count("bulk_digests_read", stats.digests_read);
         }

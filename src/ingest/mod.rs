@@ -37,7 +37,7 @@ pub use input_sink::InputSink;
 use crate::input::{PlannedInput, record_done};
 use crate::report::Report;
 use crate::store::Store;
-use crate::store::bulk::{BulkLoader, default_memory_limit};
+use crate::store::bulk::{BulkLoader, BulkStats, default_memory_limit};
 use crate::store::captures::MaterializeStats;
 use crate::store::materialize::materialize_dirty;
 use crate::store::writer::{Writer, now_millis};
@@ -176,9 +176,7 @@ impl<'s> IngestRun<'s> {
                     .set_message("writing and ingesting SST files");
                 // On the run's workers: `--threads 1` loads on one thread too.
                 let stats = pool.install(|| loader.finish())?;
-                self.report.count("rows_written", stats.rows.rows);
-                self.report.count("duplicates", stats.rows.duplicates);
-                self.report.count("sst_files", stats.sst_files);
+                self.count_bulk(&stats);
                 total.add(&stats.rows);
             }
             let stats = self.finish(&summaries)?;
@@ -188,6 +186,13 @@ impl<'s> IngestRun<'s> {
             }
             self.store.publish()?;
         }
+    }
+
+    /// Counts what a bulk load of the run wrote.
+    pub fn count_bulk(&self, stats: &BulkStats) {
+        self.report.count("rows_written", stats.rows.rows);
+        self.report.count("duplicates", stats.rows.duplicates);
+        self.report.count("sst_files", stats.sst_files);
     }
 
     /// Ends a run whose inputs were all applied: derives the file rows of the touched

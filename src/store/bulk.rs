@@ -336,7 +336,7 @@ pub struct BulkStats {
 }
 
 /// The families a bulk load ingests into.
-const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
+pub(crate) const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
 
 /// Compacts each family of [`BULK_FAMILIES`] whose files lie on more than one level
 /// (overlapping key ranges, from batches or from what the store held), and turns their

@@ -269,7 +269,7 @@ impl Store {
     /// [`crate::ingest::input_sink`]).
     pub fn holds_no_captures(&self) -> bool {
         self.backend.as_rocks().is_some_and(|rocks| {
-            [CF_CAPTURE, CF_BY_DIGEST, "f", "file"]
+            bulk::BULK_FAMILIES
                 .iter()
                 .all(|cf| rocks.space_is_empty(cf))
         })
