@@ -1078,7 +1078,7 @@ fn prefetch(at: *const u8) {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
     use crate::capture::CaptureKind;
     use crate::store::materialize::materialize_dirty;
@@ -1090,7 +1090,7 @@ mod tests {
     /// one capture each. Their sources alternate within a run; a few lack a digest, a few
     /// a WARC location (their key has the source's name), a few have a short timestamp
     /// (by-digest keys of one digest with timestamps of two lengths).
-    fn captures() -> Vec<Capture> {
+    pub(crate) fn captures() -> Vec<Capture> {
         let mut out = Vec::new();
         for i in 0..400u64 {
             let digest = (i * 7919) % 40;
@@ -1137,7 +1137,7 @@ mod tests {
         out
     }
 
-    fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
+    pub(crate) fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
         let mut all = Vec::new();
         let rocks = store.rocks("the test").unwrap();
         for cf in ["f", "file", CF_CAPTURE, CF_BY_DIGEST] {
@@ -1153,21 +1153,27 @@ mod tests {
         all
     }
 
-    #[test]
-    fn bulk_load_in_many_small_ssts_equals_the_write_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let ts = 1_600_000_000_000;
-        let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
-        let loader = BulkLoader::new(&bulk_store, ts, 1 << 30)
+    /// A store made by a bulk load of `captures` in one batch, in small SST files.
+    pub(crate) fn bulk_store(path: &std::path::Path, ts: u64, captures: &[Capture]) -> Store {
+        let store = Store::open(path).unwrap();
+        let loader = BulkLoader::new(&store, ts, 1 << 30)
             .unwrap()
             .with_min_part(7);
         let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
-        for capture in captures() {
+        for capture in captures {
             run.push(&capture.view(), &mut scratch);
         }
         loader.add(run).unwrap();
         let stats = loader.finish().unwrap();
         assert!(stats.sst_files > 8, "{} SST files", stats.sst_files);
+        store
+    }
+
+    #[test]
+    fn bulk_load_in_many_small_ssts_equals_the_write_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let bulk_store = bulk_store(&dir.path().join("bulk"), ts, &captures());
 
         let normal_store = Store::open(&dir.path().join("normal")).unwrap();
         let mut writer = Writer::new(&normal_store, ts);

@@ -4,9 +4,10 @@
 //! A `capture_by_digest` entry is an index entry ([`IndexEntry`]): a few flags and the
 //! key of the capture in URL order, where the capture itself is stored once.
 //!
-//! File rows are a pure function of the set of captures of a digest, recomputed for
-//! the digests a run touched (the `dirty` family). That is what makes ingestion
-//! independent of thread count, input order, and interruptions.
+//! File rows are a pure function of the set of captures of a digest, derived when a
+//! digest's captures are written (a digest new to the store, see [`super::writer`]) or
+//! recomputed at the end of a run for the digests it marked (the `dirty` family). That is
+//! what makes ingestion independent of thread count, input order, and interruptions.
 
 use anyhow::Result;
 
@@ -391,7 +392,7 @@ impl MaterializeStats {
         self.duplicates += other.duplicates;
     }
 
-    fn count(&mut self, derived: Option<&DerivedRow>) {
+    pub(crate) fn count(&mut self, derived: Option<&DerivedRow>) {
         self.digests += 1;
         match derived {
             Some(row) => {
@@ -430,11 +431,15 @@ fn derive_digest_from(
     }
 }
 
+/// Derives the rows of the marked digests; the stats include the rows writers derived
+/// as they wrote (see [`crate::store::writer`]) since the last call.
 pub(crate) fn materialize_exclusive(store: &Store, ts: u64) -> Result<MaterializeStats> {
     /// Marks read before their rows are derived (in parallel) and written: 1.3 MB of keys.
     const MARKS_PER_ROUND: usize = 1 << 16;
     let columns = DerivedColumns::resolve(store)?;
-    let mut stats = MaterializeStats::default();
+    let mut stats = (store.rows_at_write())
+        .map(|lock| std::mem::take(&mut lock.lock().unwrap_or_else(|e| e.into_inner()).stats))
+        .unwrap_or_default();
     let mut marks: Vec<Vec<u8>> = Vec::with_capacity(MARKS_PER_ROUND);
     store.scan_prefix(Space::Dirty, &[], &mut |key, _| {
         marks.push(key.to_vec());

@@ -134,6 +134,10 @@ pub struct Store {
     /// The store as given (`--store`): a directory, or a `bigtable://` address.
     path: PathBuf,
     writer: bool,
+    /// What the writers of this process share about the rows they derive as they write
+    /// the captures of digests new to the store ([`writer::Writer`]). `None` where
+    /// writers mark every digest instead (a shared backend).
+    rows_at_write: Option<std::sync::Mutex<writer::RowsAtWrite>>,
 }
 
 impl Store {
@@ -212,12 +216,22 @@ impl Store {
     }
 
     fn new(backend: Box<dyn Backend>, schema: Schema, path: &Path, writer: bool) -> Store {
+        // Only the one writer of a RocksDB store may take a digest the store lacks as new:
+        // another process could be writing the same digest.
+        let rows_at_write = (backend.exclusive_writer() && backend.as_rocks().is_some())
+            .then(|| std::sync::Mutex::new(writer::RowsAtWrite::default()));
         Store {
             backend,
             schema: Arc::new(schema),
             path: path.to_path_buf(),
             writer,
+            rows_at_write,
         }
+    }
+
+    /// See the field: `None` where writers mark every digest.
+    pub(crate) fn rows_at_write(&self) -> Option<&std::sync::Mutex<writer::RowsAtWrite>> {
+        self.rows_at_write.as_ref()
     }
 
     fn check_layout(&self) -> Result<()> {
