@@ -18,7 +18,7 @@ use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
     DerivedColumns, DerivedRow, MaterializeStats, derive_from_index, index_entries_from,
-    read_capture,
+    read_capture_to_derive,
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
 use crate::store::keys::{IndexEntry, capture_key, merge_index_entries};
@@ -812,7 +812,9 @@ fn derive_from_store(
 ) -> bool {
     let entries = index_entries_from(by_digest, key).unwrap_or_default();
     let entries: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
-    let derived = derive_from_index(&entries, |k| read_capture(store, k).ok().flatten());
+    let derived = derive_from_index(&entries, |k| {
+        read_capture_to_derive(store, k).ok().flatten()
+    });
     derived.map(|derived| *row = derived).is_some()
 }
 

@@ -284,6 +284,16 @@ pub fn read_capture(store: &Store, capture_key: &[u8]) -> Result<Option<Capture>
         .and_then(|v| Capture::decode(&v).ok()))
 }
 
+/// [`read_capture`] for deriving a row, without filling the block cache
+/// ([`super::RocksBackend::get_uncached`]).
+pub(crate) fn read_capture_to_derive(store: &Store, capture_key: &[u8]) -> Result<Option<Capture>> {
+    let value = match store.backend().as_rocks() {
+        Some(rocks) => rocks.get_uncached(Space::Capture, capture_key)?,
+        None => store.get(Space::Capture, capture_key)?,
+    };
+    Ok(value.and_then(|v| Capture::decode(&v).ok()))
+}
+
 /// The columns the derivation writes.
 pub struct DerivedColumns {
     pub dedupe: ColumnId,
@@ -418,7 +428,7 @@ fn derive_digest_from(
     let entries = index_entries_from(by_digest, digest)?;
     let refs: Vec<(u8, &[u8])> = entries.iter().map(|(f, k)| (*f, k.as_slice())).collect();
     let mut read_error = None;
-    let derived = derive_from_index(&refs, |k| match read_capture(store, k) {
+    let derived = derive_from_index(&refs, |k| match read_capture_to_derive(store, k) {
         Ok(c) => c,
         Err(e) => {
             read_error = Some(e);
