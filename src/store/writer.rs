@@ -235,6 +235,10 @@ impl<'s> Writer<'s> {
         probe: &mut DigestProbe<'_>,
         shared: &mut RowsAtWrite,
     ) -> Result<Vec<Sha1Key>> {
+        let columns = match self.columns.take() {
+            Some(columns) => columns,
+            None => DerivedColumns::resolve(self.store)?,
+        };
         let ops = &self.batch.ops;
         let key = |i: usize| match &ops[i] {
             Op::Merge { key, .. } => key.as_slice(),
@@ -248,9 +252,7 @@ impl<'s> Writer<'s> {
         // in which the derivation takes a digest's captures.
         self.with_digest
             .sort_by(|a, b| key(a.index_op).cmp(key(b.index_op)));
-        // Every capture of the batch by its key: a capture is stored merged with every
-        // other description of it (with another digest, or none), and a row is derived
-        // from the merged capture.
+        // The batch's captures by key, digests or not.
         let mut by_key: Vec<(&[u8], usize)> = (ops.iter().enumerate())
             .filter_map(|(i, op)| match op {
                 Op::Merge {
@@ -265,11 +267,24 @@ impl<'s> Writer<'s> {
         let mut rows: Vec<(Sha1Key, DerivedRow)> = Vec::new();
         let mut marked = Vec::new();
         let mut claimed = Vec::new();
+        // A failed read ends the derivation; the digests taken as new are then given back.
+        let mut failure = None;
         for group in self.with_digest.chunk_by(|a, b| a.digest == b.digest) {
             let digest = group[0].digest;
-            if shared.in_flight.contains(&digest) || probe.holds(&digest)? {
-                marked.push(digest);
-                continue;
+            let held = match shared.in_flight.contains(&digest) {
+                true => Ok(true),
+                false => probe.holds(&digest),
+            };
+            match held {
+                Ok(false) => {}
+                Ok(true) => {
+                    marked.push(digest);
+                    continue;
+                }
+                Err(e) => {
+                    failure = Some(e);
+                    break;
+                }
             }
             // One entry per by-digest key, as the index merges them.
             let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(group.len());
@@ -281,9 +296,11 @@ impl<'s> Writer<'s> {
                     _ => entries.push((capture.flags, key(capture.capture_op))),
                 }
             }
-            // So is a capture the store already has under the same key (the same record
-            // with another digest: a CDX line and its WARC record that disagree). Such a
-            // key is rare, and a miss is mostly answered by the filters.
+            // A row is derived from the capture as the store will hold it: every
+            // description of its key in the batch (`by_key`), merged with the one the
+            // store may already have (the same record with another digest: a CDX line and
+            // its WARC record that disagree). Such a key is rare, and a miss is mostly
+            // answered by the filters.
             let mut read_error = None;
             let derived = derive_from_index(&entries, |wanted| {
                 let stored = match probe.stored_capture(wanted) {
@@ -301,7 +318,8 @@ impl<'s> Writer<'s> {
                 crate::capture::merge_encoded(values).and_then(|v| Capture::decode(&v).ok())
             });
             if let Some(e) = read_error {
-                return Err(e);
+                failure = Some(e);
+                break;
             }
             shared.stats.count(derived.as_ref());
             shared.in_flight.insert(digest);
@@ -310,16 +328,16 @@ impl<'s> Writer<'s> {
                 rows.push((digest, row));
             }
         }
-        if !rows.is_empty() {
-            let columns = match self.columns.take() {
-                Some(columns) => columns,
-                None => DerivedColumns::resolve(self.store)?,
-            };
-            for (digest, row) in &rows {
-                put_derived_row(self.store, &columns, &mut self.batch, digest, row, self.ts);
+        if let Some(e) = failure {
+            for digest in &claimed {
+                shared.in_flight.remove(digest);
             }
-            self.columns = Some(columns);
+            return Err(e);
         }
+        for (digest, row) in &rows {
+            put_derived_row(self.store, &columns, &mut self.batch, digest, row, self.ts);
+        }
+        self.columns = Some(columns);
         self.mark(marked);
         Ok(claimed)
     }
