@@ -7,6 +7,7 @@
 //! Memory is bounded by `memory_limit`: past it a batch is written and a new one starts.
 
 use std::cmp::Ordering;
+use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
@@ -17,8 +18,8 @@ use crate::capture::{Capture, CaptureRef};
 use crate::key::Sha1Key;
 use crate::store::backend::Space;
 use crate::store::captures::{
-    DerivedColumns, DerivedRow, MaterializeStats, derive_from_index, index_entries_from,
-    read_capture_to_derive,
+    DerivedColumns, DerivedRow, MaterializeStats, derive_from_index, fold_index_entries,
+    index_entries_from, read_capture_to_derive,
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
 use crate::store::keys::{IndexEntry, capture_key, merge_index_entries};
@@ -312,11 +313,12 @@ pub struct BulkLoader<'s> {
     pending: Mutex<(Vec<CaptureRun>, usize)>,
     /// Serializes batch writes (a batch holds the whole pending set).
     writing: Mutex<BulkStats>,
-    /// The digests of the batches written so far, when the store was empty: a digest of a
-    /// later batch that none of them holds has all its captures in that batch, and its row
-    /// is derived from memory instead of from the store (which random reads made 4.8 times
-    /// slower per line past the first batch, issue 36).
-    earlier_digests: Mutex<Vec<DigestFilter>>,
+    /// The digests and capture keys of the batches written so far, when the store was
+    /// empty: a digest of a later batch that none of them holds, whose capture keys none
+    /// of them holds either, has all its captures in that batch as the store will hold
+    /// them, and its row is derived from memory instead of from the store (which random
+    /// reads made 4.8 times slower per line past the first batch, issue 36).
+    earlier: Mutex<Vec<BatchFilters>>,
     scratch_dir: ScratchDir,
     store_was_empty: bool,
     /// The fewest entries an SST file of a key range gets (tests lower it to make many).
@@ -390,7 +392,7 @@ impl<'s> BulkLoader<'s> {
             memory_limit,
             pending: Mutex::new((Vec::new(), 0)),
             writing: Mutex::new(BulkStats::default()),
-            earlier_digests: Mutex::new(Vec::new()),
+            earlier: Mutex::new(Vec::new()),
             scratch_dir,
             store_was_empty,
             min_part: 50_000,
@@ -491,17 +493,24 @@ impl<'s> BulkLoader<'s> {
             },
         );
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
+        let descriptions = Descriptions::of(batch, &by_capture);
 
         // Digests of earlier batches (or what a Bloom filter mistakes for them) have
-        // captures in the store: their rows are derived from it once this batch is in.
-        // With no earlier batch, every digest's captures are all in this batch.
-        let mut earlier_digests = self
-            .earlier_digests
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        let earlier: &[DigestFilter] = &earlier_digests;
-        let in_batch = |key: &Sha1Key| {
-            self.store_was_empty && (first_batch || !earlier.iter().any(|f| f.may_hold(key)))
+        // captures in the store, and so do capture keys of earlier batches met again here
+        // with another digest: the rows of such digests are derived from the store once
+        // this batch is in. With no earlier batch, every digest's captures are all in
+        // this batch.
+        let mut earlier = self.earlier.lock().unwrap_or_else(|e| e.into_inner());
+        let earlier_filters: &[BatchFilters] = &earlier;
+        let in_batch = |digest: &Sha1Key, refs: &[Ref]| {
+            self.store_was_empty
+                && (first_batch
+                    || !earlier_filters.iter().any(|f| {
+                        f.digests.may_hold(digest.as_bytes())
+                            || refs
+                                .iter()
+                                .any(|r| f.capture_keys.may_hold(batch.capture_key(r)))
+                    }))
         };
         let keep_digests = self.store_was_empty && last.is_none();
 
@@ -554,11 +563,12 @@ impl<'s> BulkLoader<'s> {
                             if keep_digests {
                                 files.digests.push(group.0);
                             }
-                            if !in_batch(&group.0) {
+                            if !in_batch(&group.0, group.1) {
                                 files.deferred.push(group.0);
                                 continue;
                             }
-                            let has_row = derive_in_batch(batch, group.1, &mut rows.row);
+                            let has_row =
+                                derive_in_batch(batch, &descriptions, group.1, &mut rows.row);
                             rows.write(&group.0, has_row)?;
                         }
                         Ok(())
@@ -627,7 +637,10 @@ impl<'s> BulkLoader<'s> {
             }
         }
         if keep_digests {
-            earlier_digests.push(DigestFilter::new(batch_digests.iter()));
+            earlier.push(BatchFilters {
+                digests: KeyFilter::new(batch_digests.iter().map(|d| d.as_bytes().as_slice())),
+                capture_keys: KeyFilter::new(by_capture.iter().map(|r| batch.capture_key(r))),
+            });
         }
         match last {
             // Giving a batch's memory back takes a while (a tenth of a second for 2 M
@@ -761,11 +774,71 @@ fn digest_groups<'a>(
     })
 }
 
+/// The capture keys a batch describes more than once (a CDX line and its WARC record,
+/// which may disagree on the digest): the store holds such a capture as all its
+/// descriptions merged, and a row is derived from it so. Usually none.
+struct Descriptions<'a> {
+    batch: BatchView<'a>,
+    /// The batch's captures in capture key order.
+    by_capture: &'a [Ref],
+    /// The captures whose key another capture of the batch shares.
+    shared: HashSet<Ref>,
+}
+
+impl<'a> Descriptions<'a> {
+    fn of(batch: BatchView<'a>, by_capture: &'a [Ref]) -> Descriptions<'a> {
+        let shared = by_capture
+            .par_windows(2)
+            .filter(|pair| batch.capture_key(&pair[0]) == batch.capture_key(&pair[1]))
+            .flat_map_iter(|pair| [pair[0], pair[1]])
+            .collect::<Vec<Ref>>()
+            .into_iter()
+            .collect();
+        Descriptions {
+            batch,
+            by_capture,
+            shared,
+        }
+    }
+
+    fn is_shared(&self, r: &Ref) -> bool {
+        !self.shared.is_empty() && self.shared.contains(r)
+    }
+
+    /// The capture of `key` as the store will hold it, from its descriptions among
+    /// `refs` (a digest's entries), or from all of the batch's when it has others.
+    fn capture(&self, key: &[u8], refs: &[Ref]) -> Option<Capture> {
+        let batch = self.batch;
+        let own = refs.iter().filter(|r| batch.capture_key(r) == key);
+        let values: Vec<Vec<u8>> = if own.clone().any(|r| self.is_shared(r)) {
+            let first = self
+                .by_capture
+                .partition_point(|r| batch.capture_key(r) < key);
+            (self.by_capture[first..].iter())
+                .take_while(|r| batch.capture_key(r) == key)
+                .map(|r| batch.value(r))
+                .collect()
+        } else {
+            own.map(|r| batch.value(r)).collect()
+        };
+        crate::capture::merge_encoded(values.iter().map(Vec::as_slice))
+            .and_then(|v| Capture::decode(&v).ok())
+    }
+}
+
 /// Derives into `row` the row of a digest all of whose captures are in the batch (`refs`,
 /// its by-digest entries in order); false when the digest has no row.
-fn derive_in_batch(batch: BatchView<'_>, refs: &[Ref], row: &mut DerivedRow) -> bool {
-    // Most digests have one capture: it is read in place, without collecting entries.
-    if let [only] = refs {
+fn derive_in_batch(
+    batch: BatchView<'_>,
+    descriptions: &Descriptions<'_>,
+    refs: &[Ref],
+    row: &mut DerivedRow,
+) -> bool {
+    // Most digests have one capture, described once: it is read in place, without
+    // collecting entries.
+    if let [only] = refs
+        && !descriptions.is_shared(only)
+    {
         let flags = batch.index_flags(only);
         if flags & IndexEntry::LOCATES == 0 {
             return false;
@@ -779,26 +852,17 @@ fn derive_in_batch(batch: BatchView<'_>, refs: &[Ref], row: &mut DerivedRow) -> 
     }
     // The same capture may be here twice (a CDX line and its WARC record): those entries
     // are merged.
-    let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(refs.len());
-    let mut last: Option<[&[u8]; 3]> = None;
-    for r in refs {
-        let key = batch.digest_key(r);
-        let (flags, capture_key) = (batch.index_flags(r), batch.capture_key(r));
-        match entries.last_mut() {
-            Some(prev) if last.is_some_and(|l| cmp_digest_keys(l, key).is_eq()) => prev.0 |= flags,
-            _ => entries.push((flags, capture_key)),
-        }
-        last = Some(key);
-    }
-    let derived = derive_from_index(&entries, |wanted| {
-        let values: Vec<Vec<u8>> = refs
-            .iter()
-            .filter(|r| batch.capture_key(r) == wanted)
-            .map(|r| batch.value(r))
-            .collect();
-        crate::capture::merge_encoded(values.iter().map(Vec::as_slice))
-            .and_then(|v| Capture::decode(&v).ok())
-    });
+    let entries = fold_index_entries(
+        (refs.iter()).map(|r| {
+            (
+                batch.digest_key(r),
+                batch.index_flags(r),
+                batch.capture_key(r),
+            )
+        }),
+        |a, b| cmp_digest_keys(*a, *b).is_eq(),
+    );
+    let derived = derive_from_index(&entries, |wanted| descriptions.capture(wanted, refs));
     derived.map(|derived| *row = derived).is_some()
 }
 
@@ -1002,21 +1066,27 @@ fn write_merge_sst(
     Ok(())
 }
 
-/// A blocked Bloom filter of the digests of one batch (16 bits a digest, about 0.1 %
-/// false positives, which a load of 10 batches checks 10 times): each digest sets 7 bits
-/// of one 512-bit block, so a lookup reads one cache line.
-struct DigestFilter {
+/// What the filters of one earlier batch hold.
+struct BatchFilters {
+    digests: KeyFilter,
+    capture_keys: KeyFilter,
+}
+
+/// A blocked Bloom filter of the digests or capture keys of one batch (16 bits a key,
+/// about 0.1 % false positives, which a load of 10 batches checks 10 times): each key
+/// sets 7 bits of one 512-bit block, so a lookup reads one cache line.
+struct KeyFilter {
     blocks: Vec<[u64; 8]>,
 }
 
-impl DigestFilter {
-    fn new<'k>(digests: impl ExactSizeIterator<Item = &'k Sha1Key>) -> DigestFilter {
-        let blocks = (digests.len() * 16).div_ceil(512).max(1);
-        let mut filter = DigestFilter {
+impl KeyFilter {
+    fn new<'k>(keys: impl ExactSizeIterator<Item = &'k [u8]>) -> KeyFilter {
+        let blocks = (keys.len() * 16).div_ceil(512).max(1);
+        let mut filter = KeyFilter {
             blocks: vec![[0; 8]; blocks],
         };
-        for digest in digests {
-            let (block, bits) = filter.position(digest);
+        for key in keys {
+            let (block, bits) = filter.position(key);
             for (word, bit) in bits {
                 filter.blocks[block][word] |= bit;
             }
@@ -1024,16 +1094,16 @@ impl DigestFilter {
         filter
     }
 
-    fn may_hold(&self, digest: &Sha1Key) -> bool {
-        let (block, bits) = self.position(digest);
+    fn may_hold(&self, key: &[u8]) -> bool {
+        let (block, bits) = self.position(key);
         let block = &self.blocks[block];
         bits.into_iter().all(|(word, bit)| block[word] & bit != 0)
     }
 
-    /// The block of a digest and its bits there (word, mask). Hashed, not cut from the
-    /// digest: CDX digests are whatever the input says.
-    fn position(&self, digest: &Sha1Key) -> (usize, [(usize, u64); 7]) {
-        let h = xxhash_rust::xxh3::xxh3_128(digest.as_bytes());
+    /// The block of a key and its bits there (word, mask). Hashed, not cut from the key:
+    /// CDX digests are whatever the input says.
+    fn position(&self, key: &[u8]) -> (usize, [(usize, u64); 7]) {
+        let h = xxhash_rust::xxh3::xxh3_128(key);
         let block = ((h as u64 as u128 * self.blocks.len() as u128) >> 64) as usize;
         let mut rest = (h >> 64) as u64;
         let bits = std::array::from_fn(|_| {
@@ -1137,6 +1207,45 @@ pub(crate) mod tests {
             out.push(capture);
         }
         out
+    }
+
+    /// The captures of [`captures`], and a few more that describe some of them again (the
+    /// same capture key) with another digest: a CDX line and its WARC record that
+    /// disagree. The store holds such a capture as its descriptions merged, and a row is
+    /// derived from the merged capture. With `winning`, every other one's type wins the
+    /// merge ("text/plain" is greater than "application/pdf"); otherwise they all lose.
+    pub(crate) fn captures_described_again(winning: bool) -> Vec<Capture> {
+        let mut all = captures();
+        for k in 0..12u8 {
+            let mut again = all[usize::from(k) * 31].clone();
+            again.digest = Some(Sha1Key([200 + k; 20]));
+            again.mime = Some(match winning && k % 2 == 0 {
+                true => "text/plain".into(),
+                false => "application/octet-stream".into(),
+            });
+            // Its record ID is its own.
+            again.record_id = Some(format!("<urn:uuid:{k}>"));
+            all.push(again);
+        }
+        all
+    }
+
+    /// The store as deriving every row from the store's captures makes it: the captures
+    /// written, every digest marked, the marks derived.
+    pub(crate) fn derived_from_the_store(
+        path: &std::path::Path,
+        ts: u64,
+        all: &[Capture],
+    ) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
+        let store = Store::open(path).unwrap();
+        let mut writer = Writer::sorted(&store, ts);
+        all.iter().for_each(|c| writer.add_capture(&c.view()));
+        writer.finish().unwrap();
+        let mut marks = Writer::new(&store, ts);
+        marks.mark(all.iter().filter_map(|c| c.digest).collect());
+        marks.finish().unwrap();
+        materialize_dirty(&store, ts).unwrap();
+        contents(&store)
     }
 
     pub(crate) fn contents(store: &Store) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
@@ -1267,18 +1376,56 @@ pub(crate) mod tests {
         assert_eq!(contents(&bulk_store), contents(&normal_store));
     }
 
+    /// A capture key described under two digests in one batch: both rows are derived
+    /// from the capture the store holds, its descriptions merged, whichever wins.
     #[test]
-    fn the_digest_filter_holds_its_digests_and_few_others() {
+    fn rows_of_a_capture_described_under_two_digests_are_derived_from_it_merged() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let all = captures_described_again(true);
+        let bulk_store = bulk_store(&dir.path().join("bulk"), ts, &all);
+        let expected = derived_from_the_store(&dir.path().join("reference"), ts, &all);
+        assert!(contents(&bulk_store) == expected);
+    }
+
+    /// The same across batches: a digest of a later batch whose capture an earlier batch
+    /// described under another digest gets its row from the store's merged capture.
+    #[test]
+    fn a_capture_described_again_in_a_later_batch_is_read_from_the_store() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let all = captures_described_again(false);
+        let store = Store::open(&dir.path().join("bulk")).unwrap();
+        let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
+        for capture in &all {
+            run.push(&capture.view(), &mut scratch);
+        }
+        let loader = BulkLoader::new(&store, ts, run.bytes() / 6).unwrap();
+        for chunk in all.chunks(40) {
+            let mut run = CaptureRun::default();
+            for capture in chunk {
+                run.push(&capture.view(), &mut scratch);
+            }
+            loader.add(run).unwrap();
+        }
+        let stats = loader.finish().unwrap();
+        assert!(stats.batches >= 5, "{} batches", stats.batches);
+        let expected = derived_from_the_store(&dir.path().join("reference"), ts, &all);
+        assert!(contents(&store) == expected);
+    }
+
+    #[test]
+    fn a_key_filter_holds_its_keys_and_few_others() {
         let key = |i: u32| {
             let mut k = [0u8; 20];
             k[16..].copy_from_slice(&i.to_le_bytes());
             Sha1Key(k)
         };
         let held: Vec<Sha1Key> = (0..10_000).map(key).collect();
-        let filter = DigestFilter::new(held.iter());
-        assert!(held.iter().all(|k| filter.may_hold(k)));
+        let filter = KeyFilter::new(held.iter().map(|k| k.as_bytes().as_slice()));
+        assert!(held.iter().all(|k| filter.may_hold(k.as_bytes())));
         let false_positives = (10_000..110_000)
-            .filter(|&i| filter.may_hold(&key(i)))
+            .filter(|&i| filter.may_hold(key(i).as_bytes()))
             .count();
         assert!(
             false_positives < 500,

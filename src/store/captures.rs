@@ -248,6 +248,26 @@ fn json_iso_date(out: &mut Vec<u8>, ts14: &str) {
     out.extend_from_slice(b"Z\"");
 }
 
+/// The index entries of one digest as the index holds them, from its by-digest entries in
+/// key order, `(by-digest key, flags, capture key)`: entries of equal keys (`same`) are
+/// one, their flags joined.
+pub(crate) fn fold_index_entries<'a, K>(
+    entries: impl IntoIterator<Item = (K, u8, &'a [u8])>,
+    same: impl Fn(&K, &K) -> bool,
+) -> Vec<(u8, &'a [u8])> {
+    let entries = entries.into_iter();
+    let mut folded: Vec<(u8, &[u8])> = Vec::with_capacity(entries.size_hint().0);
+    let mut last: Option<K> = None;
+    for (key, flags, capture_key) in entries {
+        match folded.last_mut() {
+            Some(prev) if last.as_ref().is_some_and(|l| same(l, &key)) => prev.0 |= flags,
+            _ => folded.push((flags, capture_key)),
+        }
+        last = Some(key);
+    }
+    folded
+}
+
 /// Derives a file row from the index entries of one digest (in first-capture order),
 /// reading only the captures it needs through `read`.
 pub fn derive_from_index(

@@ -23,7 +23,8 @@ use crate::key::Sha1Key;
 use crate::schema::ColumnId;
 use crate::store::backend::{Batch, Op, Space};
 use crate::store::captures::{
-    DerivedColumns, DerivedRow, MaterializeStats, derive_from_index, put_derived_row,
+    DerivedColumns, DerivedRow, MaterializeStats, derive_from_index, fold_index_entries,
+    put_derived_row,
 };
 use crate::store::keys::{IndexEntry, by_digest_key, capture_key};
 use crate::store::{RocksBackend, Store};
@@ -252,18 +253,23 @@ impl<'s> Writer<'s> {
         // in which the derivation takes a digest's captures.
         self.with_digest
             .sort_by(|a, b| key(a.index_op).cmp(key(b.index_op)));
-        // The batch's captures by key, digests or not.
-        let mut by_key: Vec<(&[u8], usize)> = (ops.iter().enumerate())
-            .filter_map(|(i, op)| match op {
-                Op::Merge {
-                    space: Space::Capture,
-                    key,
-                    ..
-                } => Some((key.as_slice(), i)),
-                _ => None,
-            })
-            .collect();
-        by_key.sort_unstable();
+        // The batch's captures by key, digests or not; made at the first new digest (into
+        // a big store, most digests are held and none may be new).
+        let mut by_key: Option<Vec<(&[u8], usize)>> = None;
+        let captures_by_key = || {
+            let mut by_key: Vec<(&[u8], usize)> = (ops.iter().enumerate())
+                .filter_map(|(i, op)| match op {
+                    Op::Merge {
+                        space: Space::Capture,
+                        key,
+                        ..
+                    } => Some((key.as_slice(), i)),
+                    _ => None,
+                })
+                .collect();
+            by_key.sort_unstable();
+            by_key
+        };
         let mut rows: Vec<(Sha1Key, DerivedRow)> = Vec::new();
         let mut marked = Vec::new();
         let mut claimed = Vec::new();
@@ -286,21 +292,16 @@ impl<'s> Writer<'s> {
                     break;
                 }
             }
-            // One entry per by-digest key, as the index merges them.
-            let mut entries: Vec<(u8, &[u8])> = Vec::with_capacity(group.len());
-            for (i, capture) in group.iter().enumerate() {
-                match entries.last_mut() {
-                    Some(last) if key(group[i - 1].index_op) == key(capture.index_op) => {
-                        last.0 |= capture.flags
-                    }
-                    _ => entries.push((capture.flags, key(capture.capture_op))),
-                }
-            }
+            let entries = fold_index_entries(
+                (group.iter()).map(|c| (key(c.index_op), c.flags, key(c.capture_op))),
+                |a, b| a == b,
+            );
             // A row is derived from the capture as the store will hold it: every
             // description of its key in the batch (`by_key`), merged with the one the
             // store may already have (the same record with another digest: a CDX line and
             // its WARC record that disagree). Such a key is rare, and a miss is mostly
             // answered by the filters.
+            let by_key: &[(&[u8], usize)] = by_key.get_or_insert_with(captures_by_key);
             let mut read_error = None;
             let derived = derive_from_index(&entries, |wanted| {
                 let stored = match probe.stored_capture(wanted) {
@@ -343,7 +344,7 @@ impl<'s> Writer<'s> {
     }
 
     /// Marks `digests` for the derivation of their rows from the store.
-    fn mark(&mut self, mut digests: Vec<Sha1Key>) {
+    pub(crate) fn mark(&mut self, mut digests: Vec<Sha1Key>) {
         if digests.is_empty() {
             return;
         }
@@ -464,28 +465,10 @@ pub(crate) mod crash_test {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::capture::Capture;
-    use crate::store::bulk::tests::{captures, contents};
+    use crate::store::bulk::tests::{captures_described_again, contents, derived_from_the_store};
     use crate::store::materialize::materialize_dirty;
 
     const TS: u64 = 1_600_000_000_000;
-
-    /// The bulk loader's test captures, and a few more that describe some of them again
-    /// (the same capture key) with another digest: a CDX line and its WARC record that
-    /// disagree. A row is derived from the merged capture.
-    fn captures_with_conflicts() -> Vec<Capture> {
-        let mut all = captures();
-        for k in 0..12u8 {
-            let mut again = all[usize::from(k) * 31].clone();
-            again.digest = Some(Sha1Key([200 + k; 20]));
-            // Its type loses to the first description's in the merge ("application/pdf"
-            // is greater); its record ID is its own.
-            again.mime = Some("application/octet-stream".into());
-            again.record_id = Some(format!("<urn:uuid:{k}>"));
-            all.push(again);
-        }
-        all
-    }
 
     fn marked(store: &Store) -> Vec<Vec<u8>> {
         let mut keys = Vec::new();
@@ -497,32 +480,14 @@ mod tests {
         keys
     }
 
-    /// The store as deriving every row from the store's captures makes it: the captures
-    /// written, every digest marked, the marks derived.
-    fn derived_from_the_store(
-        path: &std::path::Path,
-        all: &[Capture],
-    ) -> Vec<(&'static str, Vec<u8>, Vec<u8>)> {
-        let store = Store::open(path).unwrap();
-        let mut writer = Writer::sorted(&store, TS);
-        all.iter().for_each(|c| writer.add_capture(&c.view()));
-        writer.finish().unwrap();
-        let digests = all.iter().filter_map(|c| c.digest).collect();
-        let mut marks = Writer::new(&store, TS);
-        marks.mark(digests);
-        store.write(&marks.batch).unwrap();
-        materialize_dirty(&store, TS).unwrap();
-        contents(&store)
-    }
-
     /// Rows derived as their captures are written, in batches of every size (a digest new
     /// in one batch and held in the next; a capture key met again in a later batch with
     /// another digest), then from the marks: the rows derived from the store alone.
     #[test]
     fn rows_derived_at_write_and_from_marks_equal_rows_derived_from_the_store() {
         let dir = tempfile::tempdir().unwrap();
-        let all = captures_with_conflicts();
-        let expected = derived_from_the_store(&dir.path().join("reference"), &all);
+        let all = captures_described_again(false);
+        let expected = derived_from_the_store(&dir.path().join("reference"), TS, &all);
         for per_batch in [1, 7, all.len()] {
             let store = Store::open(&dir.path().join(format!("w{per_batch}"))).unwrap();
             let mut writer = Writer::sorted(&store, TS);
@@ -552,8 +517,8 @@ mod tests {
     #[test]
     fn a_digest_another_writer_is_writing_as_new_is_marked() {
         let dir = tempfile::tempdir().unwrap();
-        let all = captures_with_conflicts();
-        let expected = derived_from_the_store(&dir.path().join("reference"), &all);
+        let all = captures_described_again(false);
+        let expected = derived_from_the_store(&dir.path().join("reference"), TS, &all);
         let store = Store::open(&dir.path().join("two")).unwrap();
         let (mut a, mut b) = (Writer::sorted(&store, TS), Writer::sorted(&store, TS));
         let mut raced = 0;
