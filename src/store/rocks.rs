@@ -707,8 +707,6 @@ impl RocksBackend {
         !iter.valid()
     }
 
-    /// An iterator over a key space for lookups of one 20-byte prefix per seek (see
-    /// [`RocksBackend::lookup_options`]): it yields only keys of the prefix sought.
     /// The value of `key`, read without keeping its block in the block cache: for keys
     /// read once each, at random (the captures a row is derived from), whose blocks would
     /// only push out the index and filter blocks. Kept, those blocks churned the cache:
@@ -719,13 +717,13 @@ impl RocksBackend {
         Ok(self.db.get_cf_opt(self.space_cf(space), key, &opts)?)
     }
 
+    /// An iterator over a key space for lookups of one 20-byte prefix per seek (see
+    /// [`RocksBackend::lookup_options`]): it yields only keys of the prefix sought.
     pub(crate) fn lookup_iterator(&self, space: Space) -> DBRawIterator<'_> {
         self.db
             .raw_iterator_cf_opt(self.space_cf(space), Self::lookup_options())
     }
 
-    /// Options of an iterator that may cross rows or digests: total order, whatever the
-    /// family's prefix extractor (see [`set_row_prefix`]).
     /// Options of an iterator that looks up one row or digest at a time: each seek is to a
     /// 20-byte prefix, and the iterator ends with that prefix's keys, so files whose filter
     /// lacks the prefix are not read at all.
@@ -735,6 +733,8 @@ impl RocksBackend {
         opts
     }
 
+    /// Options of an iterator that may cross rows or digests: total order, whatever the
+    /// family's prefix extractor (see [`set_row_prefix`]).
     fn read_options(start: Option<&[u8]>, end: Option<&[u8]>) -> ReadOptions {
         let mut opts = ReadOptions::default();
         opts.set_total_order_seek(true);
