@@ -1280,6 +1280,30 @@ pub(crate) mod tests {
         store
     }
 
+    /// Bulk-loads `captures` in chunks of `chunk`, with the memory of about `batches`
+    /// batches.
+    fn load_in_batches(
+        store: &Store,
+        ts: u64,
+        captures: &[Capture],
+        batches: usize,
+        chunk: usize,
+    ) -> BulkStats {
+        let (mut all, mut scratch) = (CaptureRun::default(), Vec::new());
+        for capture in captures {
+            all.push(&capture.view(), &mut scratch);
+        }
+        let loader = BulkLoader::new(store, ts, all.bytes() / batches).unwrap();
+        for chunk in captures.chunks(chunk) {
+            let mut run = CaptureRun::default();
+            for capture in chunk {
+                run.push(&capture.view(), &mut scratch);
+            }
+            loader.add(run).unwrap();
+        }
+        loader.finish().unwrap()
+    }
+
     #[test]
     fn bulk_load_in_many_small_ssts_equals_the_write_path() {
         let dir = tempfile::tempdir().unwrap();
@@ -1321,20 +1345,7 @@ pub(crate) mod tests {
             all.push(capture);
         }
         let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
-        let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
-        for capture in &all {
-            run.push(&capture.view(), &mut scratch);
-        }
-        // About 10 batches.
-        let loader = BulkLoader::new(&bulk_store, ts, run.bytes() / 10).unwrap();
-        for chunk in all.chunks(50) {
-            let mut run = CaptureRun::default();
-            for capture in chunk {
-                run.push(&capture.view(), &mut scratch);
-            }
-            loader.add(run).unwrap();
-        }
-        let stats = loader.finish().unwrap();
+        let stats = load_in_batches(&bulk_store, ts, &all, 10, 50);
         assert!(stats.batches >= 8, "{} batches", stats.batches);
         // Compacted once, at the end: every family's files on one level.
         assert!(
@@ -1396,19 +1407,7 @@ pub(crate) mod tests {
         let ts = 1_600_000_000_000;
         let all = captures_described_again(false);
         let store = Store::open(&dir.path().join("bulk")).unwrap();
-        let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
-        for capture in &all {
-            run.push(&capture.view(), &mut scratch);
-        }
-        let loader = BulkLoader::new(&store, ts, run.bytes() / 6).unwrap();
-        for chunk in all.chunks(40) {
-            let mut run = CaptureRun::default();
-            for capture in chunk {
-                run.push(&capture.view(), &mut scratch);
-            }
-            loader.add(run).unwrap();
-        }
-        let stats = loader.finish().unwrap();
+        let stats = load_in_batches(&store, ts, &all, 6, 40);
         assert!(stats.batches >= 5, "{} batches", stats.batches);
         let expected = derived_from_the_store(&dir.path().join("reference"), ts, &all);
         assert!(contents(&store) == expected);
