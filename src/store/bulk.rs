@@ -791,8 +791,6 @@ impl<'a> Descriptions<'a> {
             .par_windows(2)
             .filter(|pair| batch.capture_key(&pair[0]) == batch.capture_key(&pair[1]))
             .flat_map_iter(|pair| [pair[0], pair[1]])
-            .collect::<Vec<Ref>>()
-            .into_iter()
             .collect();
         Descriptions {
             batch,
