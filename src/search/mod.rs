@@ -14,6 +14,7 @@
 pub mod docvalues;
 pub mod facets;
 pub mod query;
+mod rank;
 pub mod snippet;
 
 use anyhow::{Context, Result};
@@ -114,6 +115,7 @@ pub fn open(path: &std::path::Path) -> Result<Connection> {
         |r| r.get(0),
     )?;
     snippet::register(&conn, index.contains("tokenize='porter unicode61'"))?;
+    rank::register(&conn)?;
     Ok(conn)
 }
 
@@ -149,6 +151,26 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
     ranked(conn, query, (0, limit), &Stop::default(), None, None)
+}
+
+/// [`search`] with at most `cap` matches ranked in index order (then as many holding
+/// every term in the title, and in the URL path), as every search is past [`RANKED_CAP`]:
+/// how the cap is tested on an index smaller than it.
+#[doc(hidden)]
+pub fn search_ranking_at_most(
+    conn: &Connection,
+    query: &Query,
+    limit: usize,
+    cap: usize,
+) -> Result<Vec<Hit>> {
+    Ranking {
+        conn,
+        query,
+        stop: &Stop::default(),
+        docs: None,
+        cap,
+    }
+    .page((0, limit), None)
 }
 
 /// One page of hits: at most `limit` after the first `offset` (see [`facets`] for the
@@ -298,54 +320,121 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
     facets::push_year_filter(query, sql, values);
 }
 
-/// The ranking statement of `query` (whose FTS5 expression is `expression`) and its
-/// parameters: every match's rowid and score (bm25 with the title and URL-path boosts);
-/// without `docs`, divided down for index pages, with the index-page flag and, for
+/// Most matches ranked per query: they are read in index order, and a query with more
+/// ranks the first of them and the matches that hold every term in their title or URL
+/// path (up to as many again each), which are what ranks first: the work of a query is
+/// bounded whatever the size of the index (issue 37). With fewer matches, every match is
+/// ranked. The same cap bounds the total and facets ([`facets::COUNT_CAP`]).
+pub const RANKED_CAP: usize = facets::COUNT_CAP;
+
+/// How a query's matches are scored: the [`rank`] functions' spec and the IDFs of the
+/// query's phrases, computed once for all the query's statements.
+struct Scoring {
+    spec: String,
+    idf: Vec<u8>,
+    /// The columns whose matches are ranked too when there are more than are ranked in
+    /// index order, as FTS5 column filters (`{title}`).
+    first: Vec<&'static str>,
+}
+
+impl Scoring {
+    /// `None` when nothing matches `expression`.
+    fn of(
+        conn: &Connection,
+        query: &Query,
+        expression: &str,
+        has_url_path: bool,
+    ) -> Result<Option<Scoring>> {
+        let (first_rowid, last_rowid): (Option<i64>, Option<i64>) = conn
+            .prepare_cached(
+                "SELECT min(entity_generation_id), max(entity_generation_id) FROM entity_generation",
+            )?
+            .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
+        let idf_spec = rank::IdfSpec {
+            cap: rank::IDF_COUNT_CAP,
+            first_rowid: first_rowid.unwrap_or(0),
+            last_rowid: last_rowid.unwrap_or(0),
+        };
+        let idf: Option<Vec<u8>> = conn
+            .prepare_cached(
+                "SELECT sediment_idf(full_text_entity_index, ?) FROM full_text_entity_index
+                 WHERE full_text_entity_index MATCH ? LIMIT 1",
+            )?
+            .query_row(
+                params_from_iter([
+                    Value::Text(serde_json::to_string(&idf_spec)?),
+                    Value::Text(expression.to_owned()),
+                ]),
+                |r| r.get(0),
+            )
+            .optional()?;
+        let Some(idf) = idf else {
+            return Ok(None);
+        };
+        let phrases = rank::Idf::from_blob(&idf).map_or(0, |idf| idf.idf.len());
+        let columns = if has_url_path { 11 } else { 10 };
+        let mut boosts = vec![(2, TITLE_BOOST)];
+        // The title, the URL path, and the columns bm25 weighs most (each term in one of
+        // them): where the best matches hold the terms.
+        let mut first = vec!["{title}"];
+        if has_url_path {
+            boosts.push((10, URL_PATH_BOOST));
+            first.push("{url_path}");
+            first.push("{title description big_headlines small_headlines url_path}");
+        } else {
+            first.push("{title description big_headlines small_headlines}");
+        }
+        let mut terms = query.included_phrases();
+        if terms.iter().flatten().flatten().any(|&p| p >= phrases) {
+            // Phrases numbered otherwise than expected: bm25 alone.
+            terms.clear();
+            boosts.clear();
+        }
+        if terms.is_empty() {
+            // No included term: nothing to boost, and every match holds what is looked for.
+            boosts.clear();
+            first.clear();
+        }
+        let spec = rank::RankSpec {
+            weights: COLUMN_WEIGHTS[..columns].to_vec(),
+            phrases,
+            terms,
+            boosts,
+        };
+        Ok(Some(Scoring {
+            spec: serde_json::to_string(&spec)?,
+            idf,
+            first,
+        }))
+    }
+}
+
+/// The ranking statement of `query` for the FTS5 expression `expression` (the query's,
+/// or the query's with a condition added) and its parameters: every match's rowid and
+/// score; without `docs`, divided down for index pages, with the index-page flag and, for
 /// `facets`, what the facets count.
 fn ranking_statement(
     query: &Query,
     expression: &str,
-    has_url_path: bool,
+    scoring: &Scoring,
     docs: bool,
     facets: bool,
 ) -> (String, Vec<Value>) {
-    let columns = if has_url_path { 11 } else { 10 };
-    let weights: Vec<String> = COLUMN_WEIGHTS[..columns]
-        .iter()
-        .map(f64::to_string)
-        .collect();
-    let mut values: Vec<Value> = Vec::new();
-    // Which matches hold every term in their title (URL path): each set is made once.
-    let mut boost = |columns: &str, factor: f64| match query.fts_included_in(columns) {
-        Some(expression) => {
-            values.push(Value::Text(expression));
-            format!(
-                " * (1 + {factor:?} * (full_text_entity_index.rowid IN
-                     (SELECT rowid FROM full_text_entity_index WHERE full_text_entity_index MATCH ?)))"
-            )
-        }
-        None => String::new(),
-    };
-    let title_boost = boost("{title}", TITLE_BOOST);
-    let url_boost = if has_url_path {
-        boost("{url_path}", URL_PATH_BOOST)
-    } else {
-        String::new()
-    };
-    let bm25 = format!(
-        "bm25(full_text_entity_index, {}){title_boost}{url_boost}",
-        weights.join(", ")
-    );
+    let mut values: Vec<Value> = vec![
+        Value::Text(scoring.spec.clone()),
+        Value::Blob(scoring.idf.clone()),
+    ];
+    let score = "sediment_rank(full_text_entity_index, ?, ?)";
     let mut sql = match docs {
         // The generation is joined only for the filters' conditions; the index page
         // penalty is applied by the caller.
         true if !has_filters(query) => format!(
-            "SELECT full_text_entity_index.rowid, {bm25}
+            "SELECT full_text_entity_index.rowid, {score}
              FROM full_text_entity_index
              WHERE full_text_entity_index MATCH ?"
         ),
         true => format!(
-            "SELECT full_text_entity_index.rowid, {bm25}
+            "SELECT full_text_entity_index.rowid, {score}
              FROM full_text_entity_index
              JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
              WHERE full_text_entity_index MATCH ?"
@@ -362,7 +451,7 @@ fn ranking_statement(
             };
             format!(
                 "SELECT full_text_entity_index.rowid,
-                        {bm25} / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
+                        {score} / (1 + max(COALESCE(dd.indexiness, 0), 0) / {INDEX_PAGE_HALF:?}) AS score,
                         COALESCE(dd.indexiness, 0) > 0 AS index_page{facet_columns}
                  FROM full_text_entity_index
                  JOIN entity_generation eg ON eg.entity_generation_id = full_text_entity_index.rowid
@@ -378,107 +467,174 @@ fn ranking_statement(
     (sql, values)
 }
 
+/// A match as ranked: generation, score, index page.
+type Ranked = (i64, f64, bool);
+
+/// Reads the matches of a ranking statement in index order, passing each (with what the
+/// facets count: origin, MIME type, first and last seen) to `each` until it answers false.
+fn read_matches(
+    conn: &Connection,
+    (sql, values): (String, Vec<Value>),
+    docs: Option<&DocValues>,
+    mut each: impl FnMut(Ranked, (i64, Option<i64>, i64, i64)) -> bool,
+) -> Result<()> {
+    let mut statement = conn.prepare_cached(&sql)?;
+    let mut rows = statement.query(params_from_iter(values))?;
+    while let Some(row) = rows.next()? {
+        let generation: i64 = row.get(0)?;
+        let (score, index_page, facets) = match docs {
+            Some(docs) => {
+                // Not open, or a duplicate (the index is rewritten with them gone; until
+                // then the generation table says so).
+                let Some(doc) = docs.get(generation) else {
+                    continue;
+                };
+                let score: f64 = row.get(1)?;
+                (
+                    score / (1.0 + doc.indexiness.max(0.0) / INDEX_PAGE_HALF),
+                    doc.indexiness > 0.0,
+                    (doc.origin, doc.mimetype, doc.first_seen, doc.last_seen),
+                )
+            }
+            None if row.as_ref().column_count() > 3 => (
+                row.get(1)?,
+                row.get(2)?,
+                (row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?),
+            ),
+            None => (row.get(1)?, row.get(2)?, (0, None, 0, 0)),
+        };
+        if !each((generation, score, index_page), facets) {
+            break;
+        }
+    }
+    Ok(())
+}
+
 /// Ranking touches only the index and two small tables; titles, capture counts and
 /// snippets are fetched afterwards for the hits that made the cut. With a `tally`, the
 /// same pass over the matches counts them for the total and facets (and two more small
 /// tables are read per match, as [`facets::overview`] reads them). With `docs`, what is
 /// read per match comes from memory instead ([`docvalues`]), in the same order and with
-/// the same arithmetic, so the results are the same.
+/// the same arithmetic, so the results are the same. At most [`RANKED_CAP`] matches are
+/// ranked in index order, and then those holding every term in a boosted column.
 fn ranked(
     conn: &Connection,
     query: &Query,
-    (offset, limit): (usize, usize),
+    page: (usize, usize),
     stop: &Stop,
     docs: Option<&DocValues>,
     tally: Option<&mut facets::Tally>,
 ) -> Result<Vec<Hit>> {
-    let expression = query.fts_expression();
-    let (mut sql, mut values) = ranking_statement(
+    Ranking {
+        conn,
         query,
-        &expression,
-        has_url_path(conn)?,
-        docs.is_some(),
-        tally.is_some(),
-    );
-    let ranked: Vec<(i64, f64, bool)> = match (docs, tally) {
-        (None, None) => {
-            // Ties (equal scores) go to the older generation: stable across runs.
-            sql.push_str(" ORDER BY score, full_text_entity_index.rowid LIMIT ? OFFSET ?");
-            values.push(Value::Integer(limit.min(i64::MAX as usize) as i64));
-            values.push(Value::Integer(offset.min(i64::MAX as usize) as i64));
-            conn.prepare_cached(&sql)?
-                .query_map(params_from_iter(values), |r| {
-                    Ok((r.get(0)?, r.get(1)?, r.get(2)?))
-                })?
-                .collect::<Result<_, _>>()?
-        }
-        (docs, mut tally) => {
-            // Every match is read (in index order, as the overview counts them) and the
-            // page picked here, in the same order as above.
-            let mut all: Vec<(i64, f64, bool)> = Vec::new();
-            let mut statement = conn.prepare_cached(&sql)?;
-            let mut rows = statement.query(params_from_iter(values))?;
-            let mut counting = tally.is_some();
-            while let Some(row) = rows.next()? {
-                let generation: i64 = row.get(0)?;
-                let (score, index_page, facets) = match docs {
-                    Some(docs) => {
-                        // Not open, or a duplicate (the index is rewritten with them
-                        // gone; until then the generation table says so).
-                        let Some(doc) = docs.get(generation) else {
-                            continue;
-                        };
-                        let score: f64 = row.get(1)?;
-                        (
-                            score / (1.0 + doc.indexiness.max(0.0) / INDEX_PAGE_HALF),
-                            doc.indexiness > 0.0,
-                            (doc.origin, doc.mimetype, doc.first_seen, doc.last_seen),
-                        )
-                    }
-                    None => (
-                        row.get(1)?,
-                        row.get(2)?,
-                        (row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?),
-                    ),
-                };
-                if counting && let Some(tally) = tally.as_deref_mut() {
-                    counting = tally.add(facets.0, facets.1, facets.2, facets.3);
-                }
-                all.push((generation, score, index_page));
-            }
-            // As SQLite compares: -0.0 equals 0.0.
-            let order = |a: &(i64, f64, bool), b: &(i64, f64, bool)| {
-                a.1.partial_cmp(&b.1)
-                    .unwrap_or(std::cmp::Ordering::Equal)
-                    .then(a.0.cmp(&b.0))
-            };
-            let end = offset.saturating_add(limit).min(all.len());
-            if end < all.len() {
-                if end > 0 {
-                    all.select_nth_unstable_by(end - 1, order);
-                }
-                all.truncate(end);
-            }
-            all.sort_unstable_by(order);
-            all.drain(..offset.min(all.len()));
-            all
-        }
-    };
-    let mut hits = Vec::with_capacity(ranked.len());
-    for (generation, score, index_page) in ranked {
-        if let Some(reason) = stop.reason() {
-            return Err(Stopped(reason).into());
-        }
-        hits.push(hit(
-            conn,
-            &expression,
-            generation,
-            score,
-            index_page,
-            !query.include.is_empty(),
-        )?);
+        stop,
+        docs,
+        cap: RANKED_CAP,
     }
-    Ok(hits)
+    .page(page, tally)
+}
+
+/// A query's ranking: on which connection, with which doc values, ranking how many
+/// matches in index order at most.
+struct Ranking<'a> {
+    conn: &'a Connection,
+    query: &'a Query,
+    stop: &'a Stop,
+    docs: Option<&'a DocValues>,
+    cap: usize,
+}
+
+impl Ranking<'_> {
+    fn page(
+        &self,
+        (offset, limit): (usize, usize),
+        mut tally: Option<&mut facets::Tally>,
+    ) -> Result<Vec<Hit>> {
+        let Ranking {
+            conn,
+            query,
+            stop,
+            docs,
+            cap,
+        } = *self;
+        let expression = query.fts_expression();
+        let Some(scoring) = Scoring::of(conn, query, &expression, has_url_path(conn)?)? else {
+            return Ok(Vec::new());
+        };
+        let main = ranking_statement(
+            query,
+            &expression,
+            &scoring,
+            docs.is_some(),
+            tally.is_some(),
+        );
+        let mut all: Vec<Ranked> = Vec::new();
+        let mut more = false;
+        read_matches(conn, main, docs, |ranked, facets| {
+            let counted = tally
+                .as_deref_mut()
+                .is_none_or(|tally| tally.add(facets.0, facets.1, facets.2, facets.3))
+                && all.len() < cap;
+            if !counted {
+                more = true;
+                return false;
+            }
+            all.push(ranked);
+            true
+        })?;
+        if more {
+            // Too many to rank them all: add those likeliest to rank first, the matches
+            // holding every term in the title, the URL path, or the heaviest columns.
+            let mut seen: std::collections::HashSet<i64> = all.iter().map(|r| r.0).collect();
+            for columns in &scoring.first {
+                let Some(condition) = query.fts_included_in(columns) else {
+                    continue;
+                };
+                let within = format!("({expression}) AND ({condition})");
+                let sql = ranking_statement(query, &within, &scoring, docs.is_some(), false);
+                let mut taken = 0;
+                read_matches(conn, sql, docs, |ranked, _| {
+                    if seen.insert(ranked.0) {
+                        all.push(ranked);
+                    }
+                    taken += 1;
+                    taken < cap
+                })?;
+            }
+        }
+        // As SQLite compares: -0.0 equals 0.0. Ties (equal scores) go to the older
+        // generation: stable across runs.
+        let order = |a: &Ranked, b: &Ranked| {
+            a.1.partial_cmp(&b.1)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(a.0.cmp(&b.0))
+        };
+        let end = offset.saturating_add(limit).min(all.len());
+        if end < all.len() {
+            if end > 0 {
+                all.select_nth_unstable_by(end - 1, order);
+            }
+            all.truncate(end);
+        }
+        all.sort_unstable_by(order);
+        all.drain(..offset.min(all.len()));
+        let mut hits = Vec::with_capacity(all.len());
+        for (generation, score, index_page) in all {
+            if let Some(reason) = stop.reason() {
+                return Err(Stopped(reason).into());
+            }
+            hits.push(hit(
+                conn,
+                &expression,
+                generation,
+                score,
+                index_page,
+                !query.include.is_empty(),
+            )?);
+        }
+        Ok(hits)
+    }
 }
 
 /// Whether the index has the `url_path` column (an index made before it does not, until

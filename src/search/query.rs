@@ -225,6 +225,25 @@ impl Query {
         Some(terms.join(" AND "))
     }
 
+    /// How the included terms map to the phrases of [`Query::fts_expression`], which
+    /// FTS5 numbers in the order they are written: for each term, its alternatives, each
+    /// the phrases that must all occur (a word such as `os.path.join`: the whole phrase,
+    /// or its three parts). The ranking reads from it which columns hold every term.
+    pub(crate) fn included_phrases(&self) -> Vec<Vec<Vec<usize>>> {
+        let mut next = 0;
+        let mut take = |n: usize| {
+            let phrases: Vec<usize> = (next..next + n).collect();
+            next += n;
+            phrases
+        };
+        (self.include.iter())
+            .map(|term| match term.parts() {
+                Some(parts) => vec![take(1), take(parts.len())],
+                None => vec![take(1)],
+            })
+            .collect()
+    }
+
     /// The included terms, searched only in `columns` (an FTS5 column filter such as
     /// `{title}`): ranking asks which matches hold every term there. `None` without
     /// included terms.
@@ -295,14 +314,20 @@ impl Term {
     /// anywhere (the page of `lists:keyfind` writes `keyfind` under the title `lists`).
     /// A page with the whole identifier matches both and ranks higher.
     fn fts_whole_or_parts(&self) -> String {
-        let tokens = self.tokens();
-        match self {
-            Term::Word { prefix: false, .. } if tokens.len() > 1 => {
+        match self.parts() {
+            Some(tokens) => {
                 let parts: Vec<String> = tokens.iter().map(|t| format!("\"{t}\"")).collect();
                 format!("({} OR ({}))", self.fts(), parts.join(" AND "))
             }
-            _ => self.fts(),
+            None => self.fts(),
         }
+    }
+
+    /// The tokens of a word that is searched whole or by its parts
+    /// ([`Term::fts_whole_or_parts`]).
+    fn parts(&self) -> Option<Vec<String>> {
+        let tokens = self.tokens();
+        (matches!(self, Term::Word { prefix: false, .. }) && tokens.len() > 1).then_some(tokens)
     }
 
     /// The term as an FTS5 string (double quotes doubled inside).

@@ -60,7 +60,7 @@ pub fn register(conn: &Connection, porter_unicode61: bool) -> Result<()> {
 }
 
 /// FTS5's API object of `conn`'s SQLite (global: it outlives the connection).
-fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api> {
+pub(super) fn fts5_api(conn: &Connection) -> Result<*mut ffi::fts5_api> {
     // SAFETY: the handle is valid while `conn` lives; the statement is finalized before
     // returning.
     unsafe {
