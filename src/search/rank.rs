@@ -20,10 +20,12 @@
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
 
-use anyhow::{Result, bail};
+use anyhow::Result;
 use rusqlite::Connection;
 use rusqlite::ffi;
 use serde::{Deserialize, Serialize};
+
+use super::snippet::{Code, check, create_function, fts5_api};
 
 /// Most rows of one phrase counted for its IDF; past them the count is extrapolated.
 pub const IDF_COUNT_CAP: u64 = 10_000;
@@ -87,41 +89,9 @@ pub(crate) struct RankSpec {
 
 /// Registers `sediment_idf` and `sediment_rank` on `conn`.
 pub fn register(conn: &Connection) -> Result<()> {
-    let api = super::snippet::fts5_api(conn)?;
-    type Function = unsafe extern "C" fn(
-        *const ffi::Fts5ExtensionApi,
-        *mut ffi::Fts5Context,
-        *mut ffi::sqlite3_context,
-        c_int,
-        *mut *mut ffi::sqlite3_value,
-    );
-    let functions: [(&std::ffi::CStr, Function); 2] = [
-        (c"sediment_idf", sediment_idf),
-        (c"sediment_rank", sediment_rank),
-    ];
-    for (name, function) in functions {
-        // SAFETY: `api` is FTS5's global API object; the functions take no user data.
-        let rc = unsafe {
-            let Some(create) = (*api).xCreateFunction else {
-                bail!("this SQLite's FTS5 cannot register functions");
-            };
-            create(api, name.as_ptr(), null_mut(), Some(function), None)
-        };
-        if rc != ffi::SQLITE_OK {
-            bail!("cannot register the ranking functions (SQLite error {rc})");
-        }
-    }
-    Ok(())
-}
-
-type Code = c_int;
-
-fn check(rc: c_int) -> std::result::Result<(), Code> {
-    if rc == ffi::SQLITE_OK {
-        Ok(())
-    } else {
-        Err(rc)
-    }
+    let api = fts5_api(conn)?;
+    create_function(api, c"sediment_idf", null_mut(), Some(sediment_idf), None)?;
+    create_function(api, c"sediment_rank", null_mut(), Some(sediment_rank), None)
 }
 
 /// The bytes of argument `i` after the table (text or blob), if given.
@@ -442,8 +412,14 @@ mod tests {
     #[test]
     fn phrases_are_numbered_as_fts5_numbers_them() {
         let conn = index(&[
-            ("os.path — pathname manipulations", "os.path.join(a, b) joins paths by the lake of sediments"),
-            ("the animal lake", "any mud in the lake; sedi-ments and gen_server:call"),
+            (
+                "os.path — pathname manipulations",
+                "os.path.join(a, b) joins paths by the lake of sediments",
+            ),
+            (
+                "the animal lake",
+                "any mud in the lake; sedi-ments and gen_server:call",
+            ),
         ]);
         for input in [
             "lake",

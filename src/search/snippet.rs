@@ -38,23 +38,37 @@ pub fn register(conn: &Connection, porter_unicode61: bool) -> Result<()> {
     } else {
         null_mut()
     };
-    // SAFETY: `api` is FTS5's global API object (see `fts5_api`); `words` is handed to
-    // SQLite, which frees it through `drop_words`.
+    create_function(
+        api,
+        c"sediment_snippet",
+        words.cast(),
+        Some(sediment_snippet),
+        Some(drop_words),
+    )
+}
+
+/// Registers the FTS5 auxiliary function `name` with `api` (from [`fts5_api`]). FTS5 frees
+/// `user` through `destroy` when the function goes, or right away when it cannot be made.
+pub(super) fn create_function(
+    api: *mut ffi::fts5_api,
+    name: &std::ffi::CStr,
+    user: *mut c_void,
+    function: ffi::fts5_extension_function,
+    destroy: Option<unsafe extern "C" fn(*mut c_void)>,
+) -> Result<()> {
+    // SAFETY: `api` is FTS5's global API object; `user` is handed to SQLite, which frees
+    // it through `destroy`.
     let rc = unsafe {
         let Some(create) = (*api).xCreateFunction else {
-            drop_words(words.cast());
+            if let Some(destroy) = destroy {
+                destroy(user);
+            }
             bail!("this SQLite's FTS5 cannot register functions");
         };
-        create(
-            api,
-            c"sediment_snippet".as_ptr(),
-            words.cast(),
-            Some(sediment_snippet),
-            Some(drop_words),
-        )
+        create(api, name.as_ptr(), user, function, destroy)
     };
     if rc != ffi::SQLITE_OK {
-        bail!("cannot register the snippet function (SQLite error {rc})");
+        bail!("cannot register the FTS5 function {name:?} (SQLite error {rc})");
     }
     Ok(())
 }
@@ -286,9 +300,9 @@ struct Row<'a> {
     words: Option<&'a Words>,
 }
 
-type Code = c_int;
+pub(super) type Code = c_int;
 
-fn check(rc: c_int) -> std::result::Result<(), Code> {
+pub(super) fn check(rc: c_int) -> std::result::Result<(), Code> {
     if rc == ffi::SQLITE_OK {
         Ok(())
     } else {
