@@ -272,7 +272,10 @@ fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
         let parsed = Query::parse(&case.query).unwrap();
         let hits = search_ranking_at_most(&conn, &parsed, DEPTH, SMALL_CAP).unwrap();
         let total = facets::overview(&mut conn, &parsed, &stop).unwrap().total;
-        let rank = hits.iter().position(|h| is(h, &case.expected)).map(|i| i + 1);
+        let rank = hits
+            .iter()
+            .position(|h| is(h, &case.expected))
+            .map(|i| i + 1);
         capped += 1;
         over_cap += usize::from(total > SMALL_CAP as u64);
         capped_top3 += usize::from(rank.is_some_and(|r| r <= 3));

@@ -8,7 +8,7 @@
 //! summary), grouped by integer ids, and only the few values shown are turned into host
 //! names and types. Both run under the same [`Stop`] as the search. A first page of
 //! results counts in the ranking's own pass instead (`search_page_with_overview`), which
-//! reads every match anyway: there the two lookups are joins of that pass, made for every
+//! reads the same first matches: there the two lookups are joins of that pass, made for every
 //! match (looking them up afterwards for the first 10,000 only was measured slower on the
 //! bench crawl and no faster on 100,000 pages).
 

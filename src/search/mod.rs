@@ -153,9 +153,9 @@ pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>
     ranked(conn, query, (0, limit), &Stop::default(), None, None)
 }
 
-/// [`search`] with at most `cap` matches ranked in index order (then as many holding
-/// every term in the title, and in the URL path), as every search is past [`RANKED_CAP`]:
-/// how the cap is tested on an index smaller than it.
+/// [`search`] with at most `cap` matches ranked in index order (then as many, at most
+/// [`FIRST_CAP`], holding every term in the title, the URL path, the heaviest columns), as
+/// every search is past [`RANKED_CAP`]: how the cap is tested on an index smaller than it.
 #[doc(hidden)]
 pub fn search_ranking_at_most(
     conn: &Connection,
@@ -321,11 +321,18 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
 }
 
 /// Most matches ranked per query: they are read in index order, and a query with more
-/// ranks the first of them and the matches that hold every term in their title or URL
-/// path (up to as many again each), which are what ranks first: the work of a query is
-/// bounded whatever the size of the index (issue 37). With fewer matches, every match is
+/// ranks the first of them and the matches that hold every term in their title, URL path
+/// or heaviest columns (up to [`FIRST_CAP`] each), which are what ranks first: the work of
+/// a query is bounded whatever the size of the index (issue 37). With fewer matches, every match is
 /// ranked. The same cap bounds the total and facets ([`facets::COUNT_CAP`]).
+///
+/// At 1 M pages (issue 37) ranking 10,000 matches is still most of a common word's search:
+/// BENCHMARKS.md, "Search at 1 M pages".
 pub const RANKED_CAP: usize = facets::COUNT_CAP;
+
+/// Most matches of each of the title, URL-path and heaviest-columns sets ranked beside the
+/// first [`RANKED_CAP`] (in index order): each set costs a pass of its own.
+pub const FIRST_CAP: usize = 1_000;
 
 /// How a query's matches are scored: the [`rank`] functions' spec and the IDFs of the
 /// query's phrases, computed once for all the query's statements.
@@ -347,7 +354,10 @@ impl Scoring {
     ) -> Result<Option<Scoring>> {
         let (first_rowid, last_rowid): (Option<i64>, Option<i64>) = conn
             .prepare_cached(
-                "SELECT min(entity_generation_id), max(entity_generation_id) FROM entity_generation",
+                // Apart: SQLite finds a minimum or a maximum by one B-tree descent only
+                // when the statement asks for nothing else (both at once scanned the table).
+                "SELECT (SELECT min(entity_generation_id) FROM entity_generation),
+                        (SELECT max(entity_generation_id) FROM entity_generation)",
             )?
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let idf_spec = rank::IdfSpec {
@@ -599,7 +609,7 @@ impl Ranking<'_> {
                         all.push(ranked);
                     }
                     taken += 1;
-                    taken < cap
+                    taken < cap.min(FIRST_CAP)
                 })?;
             }
         }
