@@ -506,6 +506,7 @@ fn read_matches(
                     (doc.origin, doc.mimetype, doc.first_seen, doc.last_seen),
                 )
             }
+            // The SQL's own score, index-page flag and, when it selects them, the facets.
             None if row.as_ref().column_count() > 3 => (
                 row.get(1)?,
                 row.get(2)?,
@@ -526,7 +527,8 @@ fn read_matches(
 /// tables are read per match, as [`facets::overview`] reads them). With `docs`, what is
 /// read per match comes from memory instead ([`docvalues`]), in the same order and with
 /// the same arithmetic, so the results are the same. At most [`RANKED_CAP`] matches are
-/// ranked in index order, and then those holding every term in a boosted column.
+/// ranked in index order, then up to [`FIRST_CAP`] each of those holding every term in the
+/// title, the URL path and the heaviest columns.
 fn ranked(
     conn: &Connection,
     query: &Query,
