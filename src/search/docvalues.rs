@@ -23,6 +23,20 @@ pub struct DocValues {
     rows: Rows,
     /// One entry a generation (rather than a column a value: one cache line a match).
     docs: Vec<Doc>,
+    /// Every origin, for `site:` filters.
+    origins: Vec<Origin>,
+    /// The searchable generations of each origin, ascending.
+    by_origin: HashMap<i64, Vec<i64>>,
+}
+
+/// An origin as a `site:` filter reads it.
+struct Origin {
+    id: i64,
+    host: Option<String>,
+    /// The host with ASCII letters in lower case (as `LIKE` compares).
+    lower: Option<String>,
+    /// The port, the scheme's default when the origin has none (NULL for another scheme).
+    port: Option<i64>,
 }
 
 /// Where a generation's values are. Generation ids are dense (SQLite's row ids, given in
@@ -128,7 +142,29 @@ impl DocValues {
                     indexiness: row.get::<_, Option<f64>>(5)?.unwrap_or(0.0),
                 });
             }
+            drop(rows);
+            for (&id, doc) in ids.iter().zip(&docs.docs) {
+                docs.by_origin.entry(doc.origin).or_default().push(id);
+            }
+            for generations in docs.by_origin.values_mut() {
+                generations.sort_unstable();
+            }
             docs.rows = Rows::from_ids(&ids);
+            let mut statement = conn.prepare(
+                "SELECT origin_id, host,
+                        COALESCE(port, CASE scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END)
+                 FROM origin",
+            )?;
+            let mut rows = statement.query([])?;
+            while let Some(row) = rows.next()? {
+                let host: Option<String> = row.get(1)?;
+                docs.origins.push(Origin {
+                    id: row.get(0)?,
+                    lower: host.as_deref().map(str::to_ascii_lowercase),
+                    host,
+                    port: row.get(2)?,
+                });
+            }
             Ok(docs)
         })
     }
@@ -140,6 +176,39 @@ impl DocValues {
 
     pub fn is_empty(&self) -> bool {
         self.docs.is_empty()
+    }
+
+    /// The searchable generations of the `sites` (as `site:` gives them, the filter
+    /// [`super::push_filters`] writes for SQLite: the host or a subdomain of it, ASCII
+    /// letters in any case, and the port when one is given), ascending; `None` when there
+    /// are more than `most`.
+    pub(super) fn site_generations(&self, sites: &[String], most: usize) -> Option<Vec<i64>> {
+        let sites: Vec<(&str, String, Option<u16>)> = sites
+            .iter()
+            .map(|site| {
+                let (host, port) = super::site_host(site);
+                (host, format!(".{}", host.to_ascii_lowercase()), port)
+            })
+            .collect();
+        let mut generations = Vec::new();
+        for origin in &self.origins {
+            let (Some(host), Some(lower)) = (&origin.host, &origin.lower) else {
+                continue;
+            };
+            let matches = sites.iter().any(|(site, dotted, port)| {
+                (host == site || lower.ends_with(dotted.as_str()))
+                    && port.is_none_or(|port| origin.port == Some(i64::from(port)))
+            });
+            if matches && let Some(of_origin) = self.by_origin.get(&origin.id) {
+                generations.extend_from_slice(of_origin);
+                if generations.len() > most {
+                    return None;
+                }
+            }
+        }
+        generations.sort_unstable();
+        generations.dedup();
+        Some(generations)
     }
 
     /// The values of a generation, `None` unless it is searchable.

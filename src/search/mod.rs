@@ -150,7 +150,9 @@ const STEPS_BETWEEN_CHECKS: i32 = 2000;
 
 /// Runs a query; at most `limit` hits, best first.
 pub fn search(conn: &Connection, query: &Query, limit: usize) -> Result<Vec<Hit>> {
-    ranked(conn, query, (0, limit), &Stop::default(), None, None)
+    one_read(conn, |conn| {
+        ranked(conn, query, (0, limit), &Stop::default(), None, None)
+    })
 }
 
 /// [`search`] with at most `cap` matches ranked in index order (then as many, at most
@@ -169,6 +171,7 @@ pub fn search_ranking_at_most(
         stop: &Stop::default(),
         docs: None,
         cap,
+        site_driven_max: SITE_DRIVEN_MAX,
     }
     .page((0, limit), None)
 }
@@ -206,6 +209,33 @@ pub fn search_page_with_overview(
     })
 }
 
+/// [`search_page_with_overview`] with a `site:` filter looked up by row id when it has at
+/// most `site_driven_max` generations (rather than [`SITE_DRIVEN_MAX`]): how the two ways
+/// of filtering by site are compared on one index.
+#[doc(hidden)]
+pub fn search_page_with_overview_sites_up_to(
+    conn: &mut Connection,
+    docs: &DocValues,
+    query: &Query,
+    (offset, limit): (usize, usize),
+    site_driven_max: usize,
+) -> Result<(Vec<Hit>, facets::Overview)> {
+    let stop = Stop::default();
+    interruptible(conn, &stop, |conn| {
+        let mut tally = facets::Tally::default();
+        let hits = Ranking {
+            conn,
+            query,
+            stop: &stop,
+            docs: Some(docs),
+            cap: RANKED_CAP,
+            site_driven_max,
+        }
+        .page((offset, limit), Some(&mut tally))?;
+        Ok((hits, tally.finish(conn, &stop)?))
+    })
+}
+
 /// [`search`], interrupted inside SQLite when `stop` says so ([`Stopped`]).
 pub fn search_until(
     conn: &mut Connection,
@@ -229,12 +259,25 @@ pub fn interruptible<T>(
         STEPS_BETWEEN_CHECKS,
         Some(move || watcher.reason().is_some()),
     )?;
-    let result = work(conn);
+    let result = one_read(conn, work);
     conn.progress_handler(0, None::<fn() -> bool>)?;
     result.map_err(|e| match stop.reason() {
         Some(reason) if interrupted(&e) => anyhow::Error::new(Stopped(reason)),
         _ => e,
     })
+}
+
+/// Runs `work` in one read transaction: its statements see one state of the database, and
+/// the read lock is taken once rather than by each statement (a search runs a dozen; at
+/// 1 M pages taking and releasing it was 6 % of a common word's search).
+fn one_read<T>(conn: &Connection, work: impl FnOnce(&Connection) -> Result<T>) -> Result<T> {
+    if !conn.is_autocommit() {
+        return work(conn);
+    }
+    let transaction = conn.unchecked_transaction()?;
+    let result = work(&transaction)?;
+    transaction.commit()?;
+    Ok(result)
 }
 
 fn interrupted(error: &anyhow::Error) -> bool {
@@ -328,16 +371,25 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
 ///
 /// At 1 M pages (issue 37) ranking 10,000 matches is still most of a common word's search:
 /// BENCHMARKS.md, "Search at 1 M pages".
-pub const RANKED_CAP: usize = facets::COUNT_CAP;
+pub const RANKED_CAP: usize = 1_000;
 
 /// Most matches of each of the title, URL-path and heaviest-columns sets ranked beside the
 /// first [`RANKED_CAP`] (in index order): each set costs a pass of its own.
 pub const FIRST_CAP: usize = 1_000;
 
+/// Most generations of a `site:` filter for which the index is asked by row id (with the
+/// doc values, which know each origin's generations); a site with more is filtered as the
+/// matches are read. A lookup costs what reading a few thousand matches of a single word
+/// costs (40 to 100 µs at 1 M pages).
+pub const SITE_DRIVEN_MAX: usize = 1_000;
+
 /// How a query's matches are scored: the [`rank`] functions' spec and the IDFs of the
 /// query's phrases, computed once for all the query's statements.
 struct Scoring {
     spec: String,
+    /// `spec` scoring only the matches that hold every term within one of the `first`
+    /// column sets (NULL for the others).
+    first_spec: String,
     idf: Vec<u8>,
     /// The columns whose matches are ranked too when there are more than are ranked in
     /// index order, as FTS5 column filters (`{title}`).
@@ -351,6 +403,7 @@ impl Scoring {
         query: &Query,
         expression: &str,
         has_url_path: bool,
+        first_cap: usize,
     ) -> Result<Option<Scoring>> {
         let (first_rowid, last_rowid): (Option<i64>, Option<i64>) = conn
             .prepare_cached(
@@ -385,14 +438,19 @@ impl Scoring {
         let columns = if has_url_path { 11 } else { 10 };
         let mut boosts = vec![(2, TITLE_BOOST)];
         // The title, the URL path, and the columns bm25 weighs most (each term in one of
-        // them): where the best matches hold the terms.
+        // them): where the best matches hold the terms. As FTS5 column filters and as
+        // column numbers.
         let mut first = vec!["{title}"];
+        let mut first_columns = vec![vec![2]];
         if has_url_path {
             boosts.push((10, URL_PATH_BOOST));
             first.push("{url_path}");
+            first_columns.push(vec![10]);
             first.push("{title description big_headlines small_headlines url_path}");
+            first_columns.push(vec![2, 3, 6, 7, 10]);
         } else {
             first.push("{title description big_headlines small_headlines}");
+            first_columns.push(vec![2, 3, 6, 7]);
         }
         let mut terms = query.included_phrases();
         if terms.iter().flatten().flatten().any(|&p| p >= phrases) {
@@ -404,15 +462,22 @@ impl Scoring {
             // No included term: nothing to boost, and every match holds what is looked for.
             boosts.clear();
             first.clear();
+            first_columns.clear();
         }
-        let spec = rank::RankSpec {
+        let mut spec = rank::RankSpec {
             weights: COLUMN_WEIGHTS[..columns].to_vec(),
             phrases,
             terms,
             boosts,
+            only_within: Vec::new(),
+            within_cap: 0,
         };
+        let plain = serde_json::to_string(&spec)?;
+        spec.only_within = first_columns;
+        spec.within_cap = first_cap;
         Ok(Some(Scoring {
-            spec: serde_json::to_string(&spec)?,
+            spec: plain,
+            first_spec: serde_json::to_string(&spec)?,
             idf,
             first,
         }))
@@ -421,20 +486,29 @@ impl Scoring {
 
 /// The ranking statement of `query` for the FTS5 expression `expression` (the query's,
 /// or the query's with a condition added) and its parameters: every match's rowid and
-/// score; without `docs`, divided down for index pages, with the index-page flag and, for
-/// `facets`, what the facets count.
+/// score (NULL when `score` leaves it out); without `docs`, divided down for index pages,
+/// with the index-page flag and, for `facets`, what the facets count.
 fn ranking_statement(
     query: &Query,
     expression: &str,
-    scoring: &Scoring,
+    score: Score,
     docs: bool,
     facets: bool,
 ) -> (String, Vec<Value>) {
-    let mut values: Vec<Value> = vec![
-        Value::Text(scoring.spec.clone()),
-        Value::Blob(scoring.idf.clone()),
-    ];
-    let score = "sediment_rank(full_text_entity_index, ?, ?)";
+    let mut values: Vec<Value> = Vec::new();
+    let score = match score {
+        Score::All(scoring) | Score::First(scoring) => {
+            let spec = match score {
+                Score::First(_) => &scoring.first_spec,
+                _ => &scoring.spec,
+            };
+            values.push(Value::Text(spec.clone()));
+            values.push(Value::Blob(scoring.idf.clone()));
+            "sediment_rank(full_text_entity_index, ?, ?)"
+        }
+        // FTS5 then reads no positions for a single term, and calls no function a row.
+        Score::None => "NULL",
+    };
     let mut sql = match docs {
         // The generation is joined only for the filters' conditions; the index page
         // penalty is applied by the caller.
@@ -477,21 +551,33 @@ fn ranking_statement(
     (sql, values)
 }
 
+/// Which matches a ranking statement scores.
+#[derive(Clone, Copy)]
+enum Score<'a> {
+    All(&'a Scoring),
+    /// Those holding every term within one of the first column sets.
+    First(&'a Scoring),
+    /// None: the statement counts.
+    None,
+}
+
 /// A match as ranked: generation, score, index page.
 type Ranked = (i64, f64, bool);
 
-/// Reads the matches of a ranking statement in index order, passing each (with what the
-/// facets count: origin, MIME type, first and last seen) to `each` until it answers false.
+/// Reads the matches of a ranking statement in index order, passing each (its generation,
+/// its ranking unless the statement left its score out, and what the facets count:
+/// origin, MIME type, first and last seen) to `each` until it answers false.
 fn read_matches(
     conn: &Connection,
     (sql, values): (String, Vec<Value>),
     docs: Option<&DocValues>,
-    mut each: impl FnMut(Ranked, (i64, Option<i64>, i64, i64)) -> bool,
+    mut each: impl FnMut(i64, Option<Ranked>, (i64, Option<i64>, i64, i64)) -> bool,
 ) -> Result<()> {
     let mut statement = conn.prepare_cached(&sql)?;
     let mut rows = statement.query(params_from_iter(values))?;
     while let Some(row) = rows.next()? {
         let generation: i64 = row.get(0)?;
+        let score: Option<f64> = row.get(1)?;
         let (score, index_page, facets) = match docs {
             Some(docs) => {
                 // Not open, or a duplicate (the index is rewritten with them gone; until
@@ -499,22 +585,22 @@ fn read_matches(
                 let Some(doc) = docs.get(generation) else {
                     continue;
                 };
-                let score: f64 = row.get(1)?;
                 (
-                    score / (1.0 + doc.indexiness.max(0.0) / INDEX_PAGE_HALF),
+                    score.map(|score| score / (1.0 + doc.indexiness.max(0.0) / INDEX_PAGE_HALF)),
                     doc.indexiness > 0.0,
                     (doc.origin, doc.mimetype, doc.first_seen, doc.last_seen),
                 )
             }
             // The SQL's own score, index-page flag and, when it selects them, the facets.
             None if row.as_ref().column_count() > 3 => (
-                row.get(1)?,
+                score,
                 row.get(2)?,
                 (row.get(3)?, row.get(4)?, row.get(5)?, row.get(6)?),
             ),
-            None => (row.get(1)?, row.get(2)?, (0, None, 0, 0)),
+            None => (score, row.get(2)?, (0, None, 0, 0)),
         };
-        if !each((generation, score, index_page), facets) {
+        let ranked = score.map(|score| (generation, score, index_page));
+        if !each(generation, ranked, facets) {
             break;
         }
     }
@@ -543,8 +629,35 @@ fn ranked(
         stop,
         docs,
         cap: RANKED_CAP,
+        site_driven_max: SITE_DRIVEN_MAX,
     }
     .page(page, tally)
+}
+
+/// Counts the matches read for the total and facets, up to [`facets::COUNT_CAP`].
+struct Counter<'a> {
+    tally: Option<&'a mut facets::Tally>,
+    read: usize,
+    /// The last match counted.
+    last: Option<i64>,
+    /// Whether a match was read past the cap.
+    beyond: bool,
+}
+
+impl Counter<'_> {
+    /// Counts a match; false when it is past the cap (the total is then a lower bound).
+    fn count(&mut self, generation: i64, facets: (i64, Option<i64>, i64, i64)) -> bool {
+        if let Some(tally) = self.tally.as_deref_mut() {
+            tally.add(facets.0, facets.1, facets.2, facets.3);
+        }
+        if self.read == facets::COUNT_CAP {
+            self.beyond = true;
+            return false;
+        }
+        self.read += 1;
+        self.last = Some(generation);
+        true
+    }
 }
 
 /// A query's ranking: on which connection, with which doc values, ranking how many
@@ -555,13 +668,15 @@ struct Ranking<'a> {
     stop: &'a Stop,
     docs: Option<&'a DocValues>,
     cap: usize,
+    /// Most generations of a `site:` filter looked up by row id ([`SITE_DRIVEN_MAX`]).
+    site_driven_max: usize,
 }
 
 impl Ranking<'_> {
     fn page(
         &self,
         (offset, limit): (usize, usize),
-        mut tally: Option<&mut facets::Tally>,
+        tally: Option<&mut facets::Tally>,
     ) -> Result<Vec<Hit>> {
         let Ranking {
             conn,
@@ -569,49 +684,122 @@ impl Ranking<'_> {
             stop,
             docs,
             cap,
+            ..
         } = *self;
         let expression = query.fts_expression();
-        let Some(scoring) = Scoring::of(conn, query, &expression, has_url_path(conn)?)? else {
+        let first_cap = cap.min(FIRST_CAP);
+        let Some(scoring) = Scoring::of(conn, query, &expression, has_url_path(conn)?, first_cap)?
+        else {
             return Ok(Vec::new());
         };
-        let main = ranking_statement(
-            query,
-            &expression,
-            &scoring,
-            docs.is_some(),
-            tally.is_some(),
-        );
+        // A page past the first ranked matches ranks as many in index order as it needs.
+        let cap = cap
+            .max(offset.saturating_add(limit))
+            .min(facets::COUNT_CAP.max(cap));
+        // A `site:` whose generations are few: the index is asked for them by row id
+        // rather than every match being read to find them (at 1 M pages a common word
+        // on a small site read 800,000 matches, over a second).
+        let driven = match docs {
+            Some(docs) if !query.sites.is_empty() => {
+                docs.site_generations(&query.sites, self.site_driven_max)
+            }
+            _ => None,
+        };
+        let mut filters = std::borrow::Cow::Borrowed(query);
+        let mut rowids = None;
+        if let Some(generations) = &driven {
+            if generations.is_empty() {
+                return Ok(Vec::new());
+            }
+            filters.to_mut().sites.clear();
+            rowids = Some(serde_json::to_string(generations)?);
+        }
+        let statement = |expression: &str, score: Score, facets: bool, after: Option<i64>| {
+            let (mut sql, mut values) =
+                ranking_statement(&filters, expression, score, docs.is_some(), facets);
+            if let Some(rowids) = &rowids {
+                sql.push_str(
+                    " AND full_text_entity_index.rowid IN (SELECT value FROM json_each(?))",
+                );
+                values.push(Value::Text(rowids.clone()));
+            }
+            if let Some(after) = after {
+                sql.push_str(" AND full_text_entity_index.rowid > ?");
+                values.push(Value::Integer(after));
+            }
+            (sql, values)
+        };
+        let main = statement(&expression, Score::All(&scoring), tally.is_some(), None);
         let mut all: Vec<Ranked> = Vec::new();
+        let mut seen: std::collections::HashSet<i64> = std::collections::HashSet::new();
+        let has_tally = tally.is_some();
+        let mut counter = Counter {
+            tally,
+            read: 0,
+            last: None,
+            beyond: false,
+        };
+        // Whether there are matches past the ranked ones.
         let mut more = false;
-        read_matches(conn, main, docs, |ranked, facets| {
-            let counted = tally
-                .as_deref_mut()
-                .is_none_or(|tally| tally.add(facets.0, facets.1, facets.2, facets.3))
-                && all.len() < cap;
-            if !counted {
+        read_matches(conn, main, docs, |generation, ranked, facets| {
+            if all.len() == cap {
                 more = true;
                 return false;
             }
-            all.push(ranked);
+            if !counter.count(generation, facets) {
+                more = true;
+                return false;
+            }
+            all.extend(ranked);
             true
         })?;
-        if more {
+        // A query with a phrase reads its matches' positions whatever it does with them:
+        // one more pass over them counts them and ranks those likeliest to rank first
+        // (up to FIRST_CAP each holding every term in the title, the URL path, the
+        // heaviest columns), where a pass per set costs two evaluations of the phrase over
+        // the whole index (at 1 M pages three quarters of the search of two common words).
+        let flagging = !scoring.first.is_empty() && query.include.iter().any(|t| t.words() > 1);
+        if let (true, Some(after), true) = (more, counter.last, has_tally || flagging) {
+            seen.extend(all.iter().map(|r| r.0));
+            let score = if flagging {
+                Score::First(&scoring)
+            } else {
+                Score::None
+            };
+            let sql = statement(&expression, score, has_tally, Some(after));
+            // Every set has its FIRST_CAP once this many are ranked (fewer may do).
+            let filled = scoring.first.len() * first_cap;
+            let mut first_ranked = 0;
+            read_matches(conn, sql, docs, |generation, ranked, facets| {
+                let counting = !counter.beyond && counter.count(generation, facets);
+                if let Some(ranked) = ranked
+                    && seen.insert(generation)
+                {
+                    all.push(ranked);
+                    first_ranked += 1;
+                }
+                counting || (flagging && first_ranked < filled)
+            })?;
+        }
+        if more && !flagging {
             // Too many to rank them all: add those likeliest to rank first, the matches
             // holding every term in the title, the URL path, or the heaviest columns.
-            let mut seen: std::collections::HashSet<i64> = all.iter().map(|r| r.0).collect();
+            seen.extend(all.iter().map(|r| r.0));
             for columns in &scoring.first {
                 let Some(condition) = query.fts_included_in(columns) else {
                     continue;
                 };
                 let within = format!("({expression}) AND ({condition})");
-                let sql = ranking_statement(query, &within, &scoring, docs.is_some(), false);
+                let sql = statement(&within, Score::All(&scoring), false, None);
                 let mut taken = 0;
-                read_matches(conn, sql, docs, |ranked, _| {
-                    if seen.insert(ranked.0) {
+                read_matches(conn, sql, docs, |generation, ranked, _| {
+                    if let Some(ranked) = ranked
+                        && seen.insert(generation)
+                    {
                         all.push(ranked);
                     }
                     taken += 1;
-                    taken < cap.min(FIRST_CAP)
+                    taken < first_cap
                 })?;
             }
         }
