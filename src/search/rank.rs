@@ -510,4 +510,86 @@ mod tests {
         assert_eq!(extrapolate(100, 2000, &spec, 1000), 100);
         assert_eq!(extrapolate(100, 1, &spec, 1000), 1000);
     }
+
+    #[test]
+    fn only_the_rows_holding_the_terms_in_a_set_are_scored_up_to_its_cap() {
+        // Row ids 1-5; the title is column 2, the text column 4.
+        let conn = index(&[
+            ("lake mud", "nothing"),
+            ("lake", "mud"),
+            ("mud lake", "lake"),
+            ("other", "lake mud"),
+            ("lake mud again", "mud"),
+        ]);
+        let query = Query::parse("lake mud").unwrap();
+        let expression = query.fts_expression();
+        let idf = idf_of(&conn, &expression, 100).unwrap();
+        let spec = |only_within: Vec<Vec<i32>>, within_cap| RankSpec {
+            weights: vec![0.0, 0.0, 10.0, 3.0, 1.0],
+            phrases: 2,
+            terms: query.included_phrases(),
+            boosts: vec![(2, 1.0)],
+            only_within,
+            within_cap,
+        };
+        let scores = |spec: RankSpec| -> Vec<(i64, Option<f64>)> {
+            let mut statement = conn
+                .prepare(
+                    "SELECT rowid, sediment_rank(full_text_entity_index, ?, ?)
+                     FROM full_text_entity_index WHERE full_text_entity_index MATCH ?",
+                )
+                .unwrap();
+            statement
+                .query_map(
+                    rusqlite::params![
+                        serde_json::to_string(&spec).unwrap(),
+                        idf.to_blob(),
+                        expression
+                    ],
+                    |r| Ok((r.get(0)?, r.get(1)?)),
+                )
+                .unwrap()
+                .map(Result::unwrap)
+                .collect()
+        };
+        let all = scores(spec(Vec::new(), 0));
+        assert!(all.iter().all(|(_, score)| score.is_some()), "{all:?}");
+        let score_of = |rowid: i64| all.iter().find(|r| r.0 == rowid).unwrap().1;
+        // Both words in the title: rows 1, 3, 5 (the same scores as scoring every row);
+        // row 2 has one in the text, row 4 none in the title.
+        let in_title = scores(spec(vec![vec![2]], 10));
+        let expected: Vec<(i64, Option<f64>)> = (1..=5)
+            .map(|rowid| {
+                (
+                    rowid,
+                    [1, 3, 5]
+                        .contains(&rowid)
+                        .then(|| score_of(rowid))
+                        .flatten(),
+                )
+            })
+            .collect();
+        assert_eq!(in_title, expected);
+        // At most two of the title's: the first two read.
+        let capped = scores(spec(vec![vec![2]], 2));
+        assert_eq!(
+            capped
+                .iter()
+                .filter(|r| r.1.is_some())
+                .map(|r| r.0)
+                .collect::<Vec<_>>(),
+            [1, 3]
+        );
+        // A row is scored while one of its sets has room: with the title's two taken,
+        // row 5 (title only) is not, row 4 (both words in the text) is.
+        let either = scores(spec(vec![vec![2], vec![4]], 2));
+        assert_eq!(
+            either
+                .iter()
+                .filter(|r| r.1.is_some())
+                .map(|r| r.0)
+                .collect::<Vec<_>>(),
+            [1, 3, 4]
+        );
+    }
 }
