@@ -377,6 +377,14 @@ pub const RANKED_CAP: usize = 1_000;
 /// first [`RANKED_CAP`] (in index order): each set costs a pass of its own.
 pub const FIRST_CAP: usize = 1_000;
 
+/// Most matches of a query with a phrase read past the ranked ones for those holding
+/// every term in the title, the URL path or the heaviest columns (counting stops at
+/// [`facets::COUNT_CAP`]): a phrase of two common words is checked at every match of
+/// both, and reading all of them cost 180 ms at 1 M pages (a set such as the URL path's
+/// may hold none of the phrase's hundreds of thousands of matches). A query of words
+/// finds its sets over the whole index instead, at little cost ([`FIRST_CAP`]).
+pub const PHRASE_EXAMINED_CAP: usize = 50_000;
+
 /// Most generations of a `site:` filter for which the index is asked by row id (with the
 /// doc values, which know each origin's generations); a site with more is filtered as the
 /// matches are read. A lookup costs what reading a few thousand matches of a single word
@@ -415,6 +423,7 @@ impl Scoring {
             .query_row([], |r| Ok((r.get(0)?, r.get(1)?)))?;
         let idf_spec = rank::IdfSpec {
             cap: rank::IDF_COUNT_CAP,
+            phrase_cap: rank::IDF_PHRASE_COUNT_CAP,
             first_rowid: first_rowid.unwrap_or(0),
             last_rowid: last_rowid.unwrap_or(0),
         };
@@ -769,7 +778,7 @@ impl Ranking<'_> {
             let sql = statement(&expression, score, has_tally, Some(after));
             // Every set has its FIRST_CAP once this many are ranked (fewer may do).
             let filled = scoring.first.len() * first_cap;
-            let mut first_ranked = 0;
+            let (mut first_ranked, mut examined) = (0, 0);
             read_matches(conn, sql, docs, |generation, ranked, facets| {
                 let counting = !counter.beyond && counter.count(generation, facets);
                 if let Some(ranked) = ranked
@@ -778,7 +787,8 @@ impl Ranking<'_> {
                     all.push(ranked);
                     first_ranked += 1;
                 }
-                counting || (flagging && first_ranked < filled)
+                examined += 1;
+                counting || (flagging && first_ranked < filled && examined < PHRASE_EXAMINED_CAP)
             })?;
         }
         if more && !flagging {
