@@ -363,14 +363,13 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
     facets::push_year_filter(query, sql, values);
 }
 
-/// Most matches ranked per query: they are read in index order, and a query with more
-/// ranks the first of them and the matches that hold every term in their title, URL path
-/// or heaviest columns (up to [`FIRST_CAP`] each), which are what ranks first: the work of
-/// a query is bounded whatever the size of the index (issue 37). With fewer matches, every match is
-/// ranked. The same cap bounds the total and facets ([`facets::COUNT_CAP`]).
-///
-/// At 1 M pages (issue 37) ranking 10,000 matches is still most of a common word's search:
-/// BENCHMARKS.md, "Search at 1 M pages".
+/// Most matches ranked in index order per query (a page past them ranks as many as it
+/// needs): a query with more ranks these and the matches that hold every term in their
+/// title, URL path or heaviest columns (up to [`FIRST_CAP`] each), which are what ranks
+/// first, so that its work is bounded whatever the size of the index (issue 37). With
+/// fewer matches, every match is ranked. The total and facets count on, without scoring,
+/// to [`facets::COUNT_CAP`]: at 1 M pages ranking all 10,000 they count was most of a
+/// common word's search (BENCHMARKS.md, "Search at 1 M pages, second round").
 pub const RANKED_CAP: usize = 1_000;
 
 /// Most matches of each of the title, URL-path and heaviest-columns sets ranked beside the

@@ -16,7 +16,11 @@
 //!   bm25 counts every row of every phrase for every statement;
 //! * only the query's own phrases are scored, so a statement that adds a condition to
 //!   the query's expression (`E AND ({title} : P)`, the title matches of a query with
-//!   more matches than are ranked) scores its rows as `E` alone scores them.
+//!   more matches than are ranked) scores its rows as `E` alone scores them;
+//! * with `only_within` in its spec, `sediment_rank` scores only the rows whose given
+//!   column sets hold every included term (up to a number a set) and answers NULL for the
+//!   others: how the counting pass of a phrase query ranks the matches likeliest to rank
+//!   first without another pass over the index.
 
 use std::ffi::{c_int, c_void};
 use std::ptr::null_mut;
