@@ -15,6 +15,7 @@ use std::fs::File;
 use std::io::{BufWriter, IsTerminal, Write};
 use std::path::{Path, PathBuf};
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::{Duration, Instant};
 
 use anyhow::{Context, Result};
@@ -271,6 +272,8 @@ pub struct Report {
     strict: bool,
     output: ReportArgs,
     progress: ProgressBar,
+    /// Whether progress lines for a log were started (once a run).
+    progress_logged: AtomicBool,
 }
 
 /// Returned by [`Report::problem`] in strict mode: the run must stop.
@@ -293,6 +296,7 @@ impl Report {
             strict: false,
             output: ReportArgs::default(),
             progress: ProgressBar::hidden(),
+            progress_logged: AtomicBool::new(false),
         }
     }
 
@@ -364,6 +368,30 @@ impl Report {
         if std::io::stderr().is_terminal() {
             bar.set_draw_target(ProgressDrawTarget::stderr_with_hz(4));
             bar.enable_steady_tick(Duration::from_millis(250));
+        } else if !self.progress_logged.swap(true, Ordering::Relaxed) {
+            // A log file or a pipe: a line now and then instead of a bar, from the first
+            // minute on (a short run prints its summary only). The thread ends with the
+            // bar: when the run finishes, or the report is dropped.
+            let bar = bar.downgrade();
+            let (command, unit) = (self.command.clone(), unit.to_string());
+            let spawned = std::thread::Builder::new()
+                .name("progress-log".into())
+                .spawn(move || {
+                    let mut next = Instant::now() + PROGRESS_LOG_EVERY;
+                    loop {
+                        std::thread::sleep(Duration::from_millis(250));
+                        let Some(bar) = bar.upgrade() else { break };
+                        if bar.is_finished() {
+                            break;
+                        }
+                        if Instant::now() >= next {
+                            next += PROGRESS_LOG_EVERY;
+                            eprintln!("{}", progress_line(&command, &bar, &unit));
+                        }
+                    }
+                });
+            // No thread, no lines: the run itself goes on.
+            drop(spawned);
         }
     }
 
@@ -626,6 +654,37 @@ fn is_timing(name: &str) -> bool {
 /// The ETA on a progress bar. Once the count reaches its total (an estimate, for the
 /// projections) no time is promised: the work after the count is named by the bar's
 /// message instead. Less than a second left reads `<1s`, never `0s` while work remains.
+/// How often a run whose stderr is not a terminal says how far it is.
+const PROGRESS_LOG_EVERY: Duration = Duration::from_secs(60);
+
+/// A progress line for a log: `project summary: 120,000 of 1,000,000 captures (12.0 %),
+/// 10m 2s, ETA 1h 13m, writing`.
+fn progress_line(command: &str, bar: &ProgressBar, unit: &str) -> String {
+    let amount = |n: u64| match unit {
+        "bytes" => indicatif::HumanBytes(n).to_string(),
+        _ => indicatif::HumanCount(n).to_string(),
+    };
+    let unit = if unit == "bytes" { "" } else { unit };
+    let position = bar.position();
+    let mut line = format!("{command}: {}", amount(position));
+    if let Some(total) = bar.length().filter(|&total| total > 0) {
+        let percent = 100.0 * position as f64 / total as f64;
+        line.push_str(&format!(" of {} {unit} ({percent:.1} %)", amount(total)));
+    } else if !unit.is_empty() {
+        line.push_str(&format!(" {unit}"));
+    }
+    line.push_str(&format!(", {:#}", indicatif::HumanDuration(bar.elapsed())));
+    let eta = eta_text(position, bar.length(), bar.eta());
+    if !eta.is_empty() {
+        line.push_str(&format!(", {eta}"));
+    }
+    let message = bar.message();
+    if !message.is_empty() {
+        line.push_str(&format!(", {message}"));
+    }
+    line
+}
+
 pub fn eta_text(position: u64, total: Option<u64>, eta: Duration) -> String {
     match total {
         Some(total) if position < total => {
@@ -642,6 +701,24 @@ pub fn eta_text(position: u64, total: Option<u64>, eta: Duration) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_progress_line_for_a_log_says_how_far_the_run_is() {
+        let bar = ProgressBar::hidden();
+        bar.set_length(1_000_000);
+        bar.set_position(120_000);
+        bar.set_message("writing");
+        let line = progress_line("project summary", &bar, "captures");
+        assert!(
+            line.starts_with("project summary: 120,000 of 1,000,000 captures (12.0 %), "),
+            "{line}"
+        );
+        assert!(line.ends_with(", writing"), "{line}");
+        let bytes = ProgressBar::hidden();
+        bytes.set_position(3 * 1024 * 1024);
+        let line = progress_line("import-warc", &bytes, "bytes");
+        assert!(line.starts_with("import-warc: 3.00 MiB, "), "{line}");
+    }
 
     #[test]
     fn eta_never_says_zero_while_work_remains() {

@@ -259,8 +259,14 @@ pub fn interruptible<T>(
         STEPS_BETWEEN_CHECKS,
         Some(move || watcher.reason().is_some()),
     )?;
+    let own_transaction = conn.is_autocommit();
     let result = one_read(conn, work);
     conn.progress_handler(0, None::<fn() -> bool>)?;
+    if own_transaction && !conn.is_autocommit() {
+        // The read transaction's rollback, had the stop interrupted it too: a kept
+        // connection must not go on reading an old state of the database.
+        conn.execute_batch("ROLLBACK")?;
+    }
     result.map_err(|e| match stop.reason() {
         Some(reason) if interrupted(&e) => anyhow::Error::new(Stopped(reason)),
         _ => e,
@@ -515,7 +521,7 @@ fn ranking_statement(
             "sediment_rank(full_text_entity_index, ?, ?)"
         }
         // FTS5 then reads no positions for a single term, and calls no function a row.
-        Score::None => "NULL",
+        Score::Omitted => "NULL",
     };
     let mut sql = match docs {
         // The generation is joined only for the filters' conditions; the index page
@@ -566,7 +572,7 @@ enum Score<'a> {
     /// Those holding every term within one of the first column sets.
     First(&'a Scoring),
     /// None: the statement counts.
-    None,
+    Omitted,
 }
 
 /// A match as ranked: generation, score, index page.
@@ -772,7 +778,7 @@ impl Ranking<'_> {
             let score = if flagging {
                 Score::First(&scoring)
             } else {
-                Score::None
+                Score::Omitted
             };
             let sql = statement(&expression, score, has_tally, Some(after));
             // Every set has its FIRST_CAP once this many are ranked (fewer may do).

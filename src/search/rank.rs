@@ -616,25 +616,16 @@ mod tests {
             .collect();
         assert_eq!(in_title, expected);
         // At most two of the title's: the first two read.
-        let capped = scores(spec(vec![vec![2]], 2));
-        assert_eq!(
-            capped
-                .iter()
+        let scored = |spec: RankSpec| -> Vec<i64> {
+            scores(spec)
+                .into_iter()
                 .filter(|r| r.1.is_some())
                 .map(|r| r.0)
-                .collect::<Vec<_>>(),
-            [1, 3]
-        );
+                .collect()
+        };
+        assert_eq!(scored(spec(vec![vec![2]], 2)), [1, 3]);
         // A row is scored while one of its sets has room: with the title's two taken,
         // row 5 (title only) is not, row 4 (both words in the text) is.
-        let either = scores(spec(vec![vec![2], vec![4]], 2));
-        assert_eq!(
-            either
-                .iter()
-                .filter(|r| r.1.is_some())
-                .map(|r| r.0)
-                .collect::<Vec<_>>(),
-            [1, 3, 4]
-        );
+        assert_eq!(scored(spec(vec![vec![2], vec![4]], 2)), [1, 3, 4]);
     }
 }

@@ -850,14 +850,7 @@ mod tests {
 
     #[test]
     fn a_window_is_looked_for_in_the_first_tokens_of_a_column_only() {
-        let conn = Connection::open_in_memory().unwrap();
-        register(&conn, true).unwrap();
-        conn.execute_batch(
-            "CREATE VIRTUAL TABLE t USING fts5(c0 UNINDEXED, c1, title, description, text,
-                 secondary_text, big_headlines, small_headlines, code_text, quote_text,
-                 url_path, tokenize='porter unicode61');",
-        )
-        .unwrap();
+        let conn = summary_index(true);
         // A long text (a PDF's) with "zlib" at token 100 and "gzip" past the bound.
         let long = |at: usize, word: &str| -> String {
             let mut words = vec!["filler"; SNIPPET_SCAN_TOKENS as usize + 5_000];
@@ -894,7 +887,8 @@ mod tests {
         }
     }
 
-    fn compare_with_builtin(porter_unicode61: bool) {
+    /// An index `t` with the summary's columns, `sediment_snippet` registered.
+    fn summary_index(porter_unicode61: bool) -> Connection {
         let conn = Connection::open_in_memory().unwrap();
         register(&conn, porter_unicode61).unwrap();
         conn.execute_batch(
@@ -903,6 +897,11 @@ mod tests {
                  url_path, tokenize='porter unicode61');",
         )
         .unwrap();
+        conn
+    }
+
+    fn compare_with_builtin(porter_unicode61: bool) {
+        let conn = summary_index(porter_unicode61);
         let mut seed = 37u64;
         let lengths = [0usize, 1, 5, 23, 24, 25, 60, 400, 3000];
         let mut rows = 0i64;
