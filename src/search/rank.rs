@@ -7,7 +7,7 @@
 //! included term. The search used to ask SQLite for `bm25(…) * (1 + b * (rowid IN
 //! (SELECT rowid … MATCH '{title} : …')))`; the value is the same, but whether a column
 //! holds the terms is read from the row's own instances instead of from a set of the
-//! column's matches over the whole index, made before the first row. Two more
+//! column's matches over the whole index, made before the first row. Three more
 //! differences bound the work of a query on a big index (issue 37):
 //!
 //! * a phrase's document count (its IDF) is counted up to [`IDF_COUNT_CAP`] rows (a
@@ -42,9 +42,9 @@ pub const IDF_COUNT_CAP: u64 = 10_000;
 pub const IDF_PHRASE_COUNT_CAP: u64 = 1_000;
 
 /// What `sediment_idf` needs: how many rows of a phrase to count at most (of a word, of
-/// several words), and the range
-/// of row ids (generation ids) a count stopped there is extrapolated over. It answers for
-/// every phrase of its statement's expression: the query's own.
+/// several words), and the range of row ids (generation ids) a count stopped there is
+/// extrapolated over. It answers for every phrase of its statement's expression: the
+/// query's own.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub(crate) struct IdfSpec {
     pub cap: u64,
