@@ -202,11 +202,7 @@ pub fn search_page_with_overview(
     limit: usize,
     stop: &Stop,
 ) -> Result<(Vec<Hit>, facets::Overview)> {
-    interruptible(conn, stop, |conn| {
-        let mut tally = facets::Tally::default();
-        let hits = ranked(conn, query, (offset, limit), stop, docs, Some(&mut tally))?;
-        Ok((hits, tally.finish(conn, stop)?))
-    })
+    page_with_overview(conn, docs, query, (offset, limit), stop, SITE_DRIVEN_MAX)
 }
 
 /// [`search_page_with_overview`] with a `site:` filter looked up by row id when it has at
@@ -217,22 +213,39 @@ pub fn search_page_with_overview_sites_up_to(
     conn: &mut Connection,
     docs: &DocValues,
     query: &Query,
-    (offset, limit): (usize, usize),
+    page: (usize, usize),
     site_driven_max: usize,
 ) -> Result<(Vec<Hit>, facets::Overview)> {
-    let stop = Stop::default();
-    interruptible(conn, &stop, |conn| {
+    page_with_overview(
+        conn,
+        Some(docs),
+        query,
+        page,
+        &Stop::default(),
+        site_driven_max,
+    )
+}
+
+fn page_with_overview(
+    conn: &mut Connection,
+    docs: Option<&DocValues>,
+    query: &Query,
+    page: (usize, usize),
+    stop: &Stop,
+    site_driven_max: usize,
+) -> Result<(Vec<Hit>, facets::Overview)> {
+    interruptible(conn, stop, |conn| {
         let mut tally = facets::Tally::default();
         let hits = Ranking {
             conn,
             query,
-            stop: &stop,
-            docs: Some(docs),
+            stop,
+            docs,
             cap: RANKED_CAP,
             site_driven_max,
         }
-        .page((offset, limit), Some(&mut tally))?;
-        Ok((hits, tally.finish(conn, &stop)?))
+        .page(page, Some(&mut tally))?;
+        Ok((hits, tally.finish(conn, stop)?))
     })
 }
 
@@ -510,18 +523,19 @@ fn ranking_statement(
     facets: bool,
 ) -> (String, Vec<Value>) {
     let mut values: Vec<Value> = Vec::new();
-    let score = match score {
-        Score::All(scoring) | Score::First(scoring) => {
-            let spec = match score {
-                Score::First(_) => &scoring.first_spec,
-                _ => &scoring.spec,
-            };
+    let spec = match score {
+        Score::All(scoring) => Some((&scoring.spec, scoring)),
+        Score::First(scoring) => Some((&scoring.first_spec, scoring)),
+        Score::Omitted => None,
+    };
+    let score = match spec {
+        Some((spec, scoring)) => {
             values.push(Value::Text(spec.clone()));
             values.push(Value::Blob(scoring.idf.clone()));
             "sediment_rank(full_text_entity_index, ?, ?)"
         }
         // FTS5 then reads no positions for a single term, and calls no function a row.
-        Score::Omitted => "NULL",
+        None => "NULL",
     };
     let mut sql = match docs {
         // The generation is joined only for the filters' conditions; the index page
@@ -773,7 +787,9 @@ impl Ranking<'_> {
         // heaviest columns), where a pass per set costs two evaluations of the phrase over
         // the whole index (at 1 M pages three quarters of the search of two common words).
         let flagging = !scoring.first.is_empty() && query.include.iter().any(|t| t.words() > 1);
-        if let (true, Some(after), true) = (more, counter.last, has_tally || flagging) {
+        // (A deep page's main pass may have counted to the cap itself.)
+        let counting_left = has_tally && !counter.beyond;
+        if let (true, Some(after), true) = (more, counter.last, counting_left || flagging) {
             seen.extend(all.iter().map(|r| r.0));
             let score = if flagging {
                 Score::First(&scoring)
