@@ -27,6 +27,12 @@ pub struct DocValues {
     origins: Vec<Origin>,
     /// The searchable generations of each origin, ascending.
     by_origin: HashMap<i64, Vec<i64>>,
+    /// Origin id → its entry in `origin_sites` (origin ids are dense too).
+    origin_rows: Rows,
+    /// Each origin's site as the site facet names it ([`super::facets::site_label`]): an
+    /// index into `site_labels`, [`ABSENT`] for an origin without a host.
+    origin_sites: Vec<u32>,
+    site_labels: Vec<String>,
 }
 
 /// An origin as a `site:` filter reads it.
@@ -152,19 +158,38 @@ impl DocValues {
             docs.rows = Rows::from_ids(&ids);
             let mut statement = conn.prepare(
                 "SELECT origin_id, host,
-                        COALESCE(port, CASE scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END)
+                        COALESCE(port, CASE scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END),
+                        port, scheme
                  FROM origin",
             )?;
             let mut rows = statement.query([])?;
+            let mut labels: HashMap<String, u32> = HashMap::new();
             while let Some(row) = rows.next()? {
+                let id = row.get(0)?;
                 let host: Option<String> = row.get(1)?;
+                let mut site = ABSENT;
+                if let Some(host) = &host {
+                    let scheme: Option<String> = row.get(4)?;
+                    let label = super::facets::site_label(host, row.get(3)?, scheme.as_deref());
+                    let next = docs.site_labels.len() as u32;
+                    site = *labels.entry(label).or_insert_with_key(|label| {
+                        docs.site_labels.push(label.clone());
+                        next
+                    });
+                }
+                docs.origin_sites.push(site);
                 docs.origins.push(Origin {
-                    id: row.get(0)?,
+                    id,
                     lower: host.as_deref().map(str::to_ascii_lowercase),
                     host,
                     port: row.get(2)?,
                 });
             }
+            if docs.origins.len() >= ABSENT as usize {
+                anyhow::bail!("more than 2^32 - 1 origins");
+            }
+            let origin_ids: Vec<i64> = docs.origins.iter().map(|origin| origin.id).collect();
+            docs.origin_rows = Rows::from_ids(&origin_ids);
             Ok(docs)
         })
     }
@@ -209,6 +234,19 @@ impl DocValues {
         generations.sort_unstable();
         generations.dedup();
         Some(generations)
+    }
+
+    /// The site of an origin as the site facet counts it (its host, with the port unless
+    /// the scheme's default; [`DocValues::site_label`]), `None` for an origin without a
+    /// host or unknown.
+    pub(super) fn site(&self, origin: i64) -> Option<u32> {
+        let site = self.origin_sites[self.origin_rows.get(origin)?];
+        (site != ABSENT).then_some(site)
+    }
+
+    /// The name of a site [`DocValues::site`] gave.
+    pub(super) fn site_label(&self, site: u32) -> &str {
+        &self.site_labels[site as usize]
     }
 
     /// The values of a generation, `None` unless it is searchable.

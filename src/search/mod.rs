@@ -245,7 +245,7 @@ fn page_with_overview(
             site_driven_max,
         }
         .page(page, Some(&mut tally))?;
-        Ok((hits, tally.finish(conn, stop)?))
+        Ok((hits, tally.finish(conn, docs, stop)?))
     })
 }
 
@@ -759,7 +759,7 @@ impl Ranking<'_> {
         };
         let main = statement(&expression, Score::All(&scoring), tally.is_some(), None);
         let mut all: Vec<Ranked> = Vec::new();
-        let mut seen: std::collections::HashSet<i64> = std::collections::HashSet::new();
+        let mut seen: rustc_hash::FxHashSet<i64> = rustc_hash::FxHashSet::default();
         let has_tally = tally.is_some();
         let mut counter = Counter {
             tally,
