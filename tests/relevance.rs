@@ -215,6 +215,19 @@ fn the_bench_crawl_ranks_what_a_person_expects_and_snippets_read_whole() {
     // And with the doc values a server keeps in memory, the same again.
     let docs = DocValues::load(&mut conn, &stop).unwrap();
     assert!(docs.len() > 2000, "{}", docs.len());
+    // Every row's size in tokens is in memory: the scores compared below are computed
+    // from them, FTS5's from its `docsize` table.
+    let indexed: i64 = conn
+        .query_row(
+            "SELECT count(*) FROM full_text_entity_index_docsize d
+             JOIN entity_generation eg ON eg.entity_generation_id = d.id
+             WHERE eg.confirmed_end_unix_utc IS NULL AND eg.marked_duplicate = 0",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    assert!(indexed > 2000, "{indexed}");
+    assert_eq!(docs.rows_with_tokens() as i64, indexed);
     let mut compared = 0;
     for query in &queries {
         let parsed = Query::parse(query).unwrap();

@@ -8,7 +8,9 @@
 //! lookups array reads. Rankings, totals and facets are the same with and without them
 //! (tests/relevance.rs compares every query of its set both ways).
 
+use std::cell::RefCell;
 use std::collections::HashMap;
+use std::sync::Arc;
 
 use anyhow::Result;
 use rusqlite::Connection;
@@ -27,6 +29,8 @@ pub struct DocValues {
     origins: Vec<Origin>,
     /// The searchable generations of each origin, ascending.
     by_origin: HashMap<i64, Vec<i64>>,
+    /// The size of each searchable row in tokens, for the ranking ([`RowTokens`]).
+    row_tokens: Arc<RowTokens>,
     /// Origin id → its entry in `origin_sites` (origin ids are dense too).
     origin_rows: Rows,
     /// Each origin's site as the site facet names it ([`super::facets::site_label`]): an
@@ -156,6 +160,7 @@ impl DocValues {
                 generations.sort_unstable();
             }
             docs.rows = Rows::from_ids(&ids);
+            docs.row_tokens = Arc::new(RowTokens::load(conn, &ids, stop)?);
             let mut statement = conn.prepare(
                 "SELECT origin_id, host,
                         COALESCE(port, CASE scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END),
@@ -249,15 +254,137 @@ impl DocValues {
         &self.site_labels[site as usize]
     }
 
+    /// How many searchable generations have their row's size in tokens in memory (every
+    /// one the full-text index holds): the tests' check that the ranking reads them from
+    /// here.
+    #[doc(hidden)]
+    pub fn rows_with_tokens(&self) -> usize {
+        self.row_tokens
+            .tokens
+            .iter()
+            .filter(|&&t| t != ABSENT)
+            .count()
+    }
+
+    /// While the guard lives, `sediment_rank` on this thread reads each row's size from
+    /// these doc values ([`row_tokens`]).
+    pub(super) fn row_tokens_in_use(&self) -> RowTokensInUse {
+        RowTokensInUse(ROW_TOKENS.replace(Some(self.row_tokens.clone())))
+    }
+
     /// The values of a generation, `None` unless it is searchable.
     pub(super) fn get(&self, generation: i64) -> Option<&Doc> {
         self.docs.get(self.rows.get(generation)?)
     }
 }
 
+/// Each searchable row's size in tokens (every column), as FTS5's `docsize` table holds
+/// it. `sediment_rank` needs it for every row it scores; FTS5 looked each up in that
+/// table (a B-tree descent a row: a tenth of a common word's search at 1 M pages).
+#[derive(Default)]
+pub(super) struct RowTokens {
+    rows: Rows,
+    tokens: Vec<u32>,
+}
+
+impl RowTokens {
+    /// The sizes of the rows `ids` (ascending or not) from the index's `docsize` table; a
+    /// row missing from it is left for FTS5 to read.
+    fn load(conn: &Connection, ids: &[i64], stop: &Stop) -> Result<RowTokens> {
+        let rows = Rows::from_ids(ids);
+        let mut tokens = vec![ABSENT; ids.len()];
+        let mut statement = conn.prepare("SELECT id, sz FROM full_text_entity_index_docsize")?;
+        let mut read = statement.query([])?;
+        let mut n = 0usize;
+        while let Some(row) = read.next()? {
+            n += 1;
+            if n % 4096 == 0
+                && let Some(reason) = stop.reason()
+            {
+                return Err(Stopped(reason).into());
+            }
+            let Some(at) = rows.get(row.get(0)?) else {
+                continue;
+            };
+            let sizes = row.get_ref(1)?.as_blob_or_null()?.unwrap_or_default();
+            if let Some(total) = sum_of_varints(sizes) {
+                tokens[at] = total;
+            }
+        }
+        Ok(RowTokens { rows, tokens })
+    }
+
+    fn get(&self, rowid: i64) -> Option<u32> {
+        let tokens = *self.tokens.get(self.rows.get(rowid)?)?;
+        (tokens != ABSENT).then_some(tokens)
+    }
+}
+
+/// The sum of a `docsize` record: one SQLite varint per column (7 bits a byte, most
+/// significant first, the high bit set on every byte but the last; a ninth byte gives 8
+/// bits). `None` when it is damaged or the sum does not fit below [`ABSENT`].
+fn sum_of_varints(mut bytes: &[u8]) -> Option<u32> {
+    let mut total: u64 = 0;
+    while !bytes.is_empty() {
+        let mut value: u64 = 0;
+        let mut used = 0;
+        loop {
+            let &byte = bytes.get(used)?;
+            used += 1;
+            if used == 9 {
+                value = (value << 8) | u64::from(byte);
+                break;
+            }
+            value = (value << 7) | u64::from(byte & 0x7f);
+            if byte & 0x80 == 0 {
+                break;
+            }
+        }
+        bytes = &bytes[used..];
+        total = total.checked_add(value)?;
+    }
+    u32::try_from(total).ok().filter(|&t| t != ABSENT)
+}
+
+thread_local! {
+    /// The row sizes of the search running on this thread, if it has doc values.
+    static ROW_TOKENS: RefCell<Option<Arc<RowTokens>>> = const { RefCell::new(None) };
+}
+
+/// Keeps [`DocValues::row_tokens_in_use`]'s sizes in use; gives back what was before.
+pub(super) struct RowTokensInUse(Option<Arc<RowTokens>>);
+
+impl Drop for RowTokensInUse {
+    fn drop(&mut self) {
+        ROW_TOKENS.set(self.0.take());
+    }
+}
+
+/// The size in tokens of row `rowid` of the full-text index, when the search running on
+/// this thread has it in memory.
+pub(super) fn row_tokens(rowid: i64) -> Option<u32> {
+    ROW_TOKENS.with_borrow(|tokens| tokens.as_ref()?.get(rowid))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn docsize_records_sum_their_varints() {
+        // 127, 128, 300 and 16,384 as SQLite writes them; nothing; an empty column.
+        let record = [0x7f, 0x81, 0x00, 0x82, 0x2c, 0x81, 0x80, 0x00, 0x00];
+        assert_eq!(sum_of_varints(&record), Some(127 + 128 + 300 + 16_384));
+        assert_eq!(sum_of_varints(&[]), Some(0));
+        // A varint cut short, and a sum that does not fit: left for FTS5 to read.
+        assert_eq!(sum_of_varints(&[0x05, 0x81]), None);
+        assert_eq!(sum_of_varints(&[0x8f, 0xff, 0xff, 0xff, 0x7f]), None);
+        // Nine bytes: the last gives all eight of its bits.
+        assert_eq!(
+            sum_of_varints(&[0x80; 8].iter().chain(&[0xff]).copied().collect::<Vec<_>>()),
+            Some(255)
+        );
+    }
 
     #[test]
     fn dense_and_sparse_ids_find_their_rows_and_nothing_else() {

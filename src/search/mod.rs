@@ -714,6 +714,8 @@ impl Ranking<'_> {
             cap,
             ..
         } = *self;
+        // The rows' sizes that bm25 reads, from memory while this search runs.
+        let _row_tokens = docs.map(DocValues::row_tokens_in_use);
         let expression = query.fts_expression();
         let first_cap = cap.min(FIRST_CAP);
         let Some(scoring) = Scoring::of(conn, query, &expression, has_url_path(conn)?, first_cap)?

@@ -346,7 +346,8 @@ impl Ranker {
         for present in self.present.iter_mut().chain(&mut self.within) {
             present.iter_mut().for_each(|p| *p = false);
         }
-        let (mut instances, mut tokens) = (0, 0);
+        let mut instances = 0;
+        let tokens: i64;
         // SAFETY: the API functions are called with the context FTS5 gave.
         unsafe {
             check((api.xInstCount.ok_or(ffi::SQLITE_MISUSE)?)(
@@ -390,13 +391,19 @@ impl Ranker {
                     return Ok(None);
                 }
             }
-            check((api.xColumnSize.ok_or(ffi::SQLITE_MISUSE)?)(
-                fts,
-                -1,
-                &mut tokens,
-            ))?;
+            let rowid = api.xRowid.ok_or(ffi::SQLITE_MISUSE)?;
+            tokens = match super::docvalues::row_tokens(rowid(fts)) {
+                Some(known) => i64::from(known),
+                None => {
+                    let mut read = 0;
+                    check((api.xColumnSize.ok_or(ffi::SQLITE_MISUSE)?)(
+                        fts, -1, &mut read,
+                    ))?;
+                    i64::from(read)
+                }
+            };
         }
-        let size = f64::from(tokens);
+        let size = tokens as f64;
         let mut score = 0.0;
         for (idf, frequency) in self.idf.idf.iter().zip(&self.frequency) {
             score += idf
