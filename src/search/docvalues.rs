@@ -298,7 +298,7 @@ impl RowTokens {
         let mut n = 0usize;
         while let Some(row) = read.next()? {
             n += 1;
-            if n % 4096 == 0
+            if n.is_multiple_of(4096)
                 && let Some(reason) = stop.reason()
             {
                 return Err(Stopped(reason).into());
