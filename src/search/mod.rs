@@ -226,6 +226,9 @@ pub fn search_page_with_overview_sites_up_to(
     )
 }
 
+/// One page of hits and the overview of its query, in one read (see
+/// [`search_page_with_overview`]); a `site:` of at most `site_driven_max` generations is
+/// looked up by row id.
 fn page_with_overview(
     conn: &mut Connection,
     docs: Option<&DocValues>,
