@@ -651,9 +651,6 @@ fn is_timing(name: &str) -> bool {
     name.starts_with("ms_")
 }
 
-/// The ETA on a progress bar. Once the count reaches its total (an estimate, for the
-/// projections) no time is promised: the work after the count is named by the bar's
-/// message instead. Less than a second left reads `<1s`, never `0s` while work remains.
 /// How often a run whose stderr is not a terminal says how far it is.
 const PROGRESS_LOG_EVERY: Duration = Duration::from_secs(60);
 
@@ -685,6 +682,9 @@ fn progress_line(command: &str, bar: &ProgressBar, unit: &str) -> String {
     line
 }
 
+/// The ETA on a progress bar. Once the count reaches its total (an estimate, for the
+/// projections) no time is promised: the work after the count is named by the bar's
+/// message instead. Less than a second left reads `<1s`, never `0s` while work remains.
 pub fn eta_text(position: u64, total: Option<u64>, eta: Duration) -> String {
     match total {
         Some(total) if position < total => {

@@ -21,8 +21,8 @@ use super::{Stop, Stopped};
 /// summary database.
 #[derive(Default)]
 pub struct DocValues {
-    /// Generation id → its entry in `docs`.
-    rows: Rows,
+    /// Generation id → its entry in `docs` (shared with `row_tokens`).
+    rows: Arc<Rows>,
     /// One entry a generation (rather than a column a value: one cache line a match).
     docs: Vec<Doc>,
     /// Every origin, for `site:` filters.
@@ -159,8 +159,8 @@ impl DocValues {
             for generations in docs.by_origin.values_mut() {
                 generations.sort_unstable();
             }
-            docs.rows = Rows::from_ids(&ids);
-            docs.row_tokens = Arc::new(RowTokens::load(conn, &ids, stop)?);
+            docs.rows = Arc::new(Rows::from_ids(&ids));
+            docs.row_tokens = Arc::new(RowTokens::load(conn, docs.rows.clone(), ids.len(), stop)?);
             let mut statement = conn.prepare(
                 "SELECT origin_id, host,
                         COALESCE(port, CASE scheme WHEN 'http' THEN 80 WHEN 'https' THEN 443 END),
@@ -283,16 +283,16 @@ impl DocValues {
 /// table (a B-tree descent a row: a tenth of a common word's search at 1 M pages).
 #[derive(Default)]
 pub(super) struct RowTokens {
-    rows: Rows,
+    /// The doc values' generation ids → entries, which `tokens` follows.
+    rows: Arc<Rows>,
     tokens: Vec<u32>,
 }
 
 impl RowTokens {
-    /// The sizes of the rows `ids` (ascending or not) from the index's `docsize` table; a
-    /// row missing from it is left for FTS5 to read.
-    fn load(conn: &Connection, ids: &[i64], stop: &Stop) -> Result<RowTokens> {
-        let rows = Rows::from_ids(ids);
-        let mut tokens = vec![ABSENT; ids.len()];
+    /// The sizes of the `entries` rows that `rows` maps, from the index's `docsize` table;
+    /// a row missing from it is left for FTS5 to read.
+    fn load(conn: &Connection, rows: Arc<Rows>, entries: usize, stop: &Stop) -> Result<RowTokens> {
+        let mut tokens = vec![ABSENT; entries];
         let mut statement = conn.prepare("SELECT id, sz FROM full_text_entity_index_docsize")?;
         let mut read = statement.query([])?;
         let mut n = 0usize;
