@@ -120,7 +120,7 @@ pub struct Capture {
 /// form (`CaptureRef::read`), or viewed from a `Capture` (`Capture::view`). Encoding and
 /// keys are made from it, so the bulk loader encodes CDX lines without copying their
 /// fields, and deriving a file row reads only the few fields it needs.
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub struct CaptureRef<'a> {
     pub c_size: Option<u64>,
     pub content_type: Option<&'a str>,

@@ -272,29 +272,66 @@ pub(crate) fn fold_index_entries<'a, K>(
 /// reading only the captures it needs through `read`.
 pub fn derive_from_index(
     entries: &[(u8, &[u8])],
-    mut read: impl FnMut(&[u8]) -> Option<Capture>,
+    read: impl FnMut(&[u8]) -> Option<Capture>,
 ) -> Option<DerivedRow> {
+    let mut row = DerivedRow::empty();
+    derive_from_index_into(entries, read, &mut row).then_some(row)
+}
+
+/// A capture a row is derived from: owned (read from the store) or read in place (a bulk
+/// batch's).
+pub(crate) trait CaptureView {
+    fn view(&self) -> CaptureRef<'_>;
+}
+
+impl CaptureView for Capture {
+    fn view(&self) -> CaptureRef<'_> {
+        Capture::view(self)
+    }
+}
+
+impl CaptureView for CaptureRef<'_> {
+    fn view(&self) -> CaptureRef<'_> {
+        self.clone()
+    }
+}
+
+/// [`derive_from_index`] into `row`, whose buffers are reused; false when the digest has
+/// no row. A bulk load reads the captures in place (a digest of several captures took
+/// a copy of each and of every text in it, issue 39).
+pub(crate) fn derive_from_index_into<C: CaptureView>(
+    entries: &[(u8, &[u8])],
+    mut read: impl FnMut(&[u8]) -> Option<C>,
+    row: &mut DerivedRow,
+) -> bool {
     let count = entries
         .iter()
         .filter(|(f, _)| f & IndexEntry::COUNTS != 0)
         .count() as u64;
-    let (_, first_key) = entries.iter().find(|(f, _)| f & IndexEntry::LOCATES != 0)?;
-    let first = read(first_key)?;
+    let Some((_, first_key)) = entries.iter().find(|(f, _)| f & IndexEntry::LOCATES != 0) else {
+        return false;
+    };
+    let Some(first) = read(first_key) else {
+        return false;
+    };
+    let first = first.view();
     let mut other = |flag: u8| {
         entries
             .iter()
             .filter(|(f, k)| f & flag != 0 && k != first_key)
             .find_map(|(_, k)| read(k))
     };
-    let mime = match &first.mime {
-        Some(m) => Some(m.clone()),
-        None => other(IndexEntry::HAS_MIME).and_then(|c| c.mime),
-    };
-    let size = match first.size {
-        Some(s) => Some(s),
-        None => other(IndexEntry::HAS_SIZE).and_then(|c| c.size),
-    };
-    Some(derive_from(&first.view(), count, mime, size))
+    let with_mime = first
+        .mime
+        .is_none()
+        .then(|| other(IndexEntry::HAS_MIME))
+        .flatten();
+    let mime = first.mime.or_else(|| with_mime.as_ref()?.view().mime);
+    let size = first
+        .size
+        .or_else(|| other(IndexEntry::HAS_SIZE)?.view().size);
+    row.fill(&first, count, mime, size);
+    true
 }
 
 /// Reads one capture by its key in URL order.
