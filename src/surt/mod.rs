@@ -153,22 +153,16 @@ impl Scratch {
         let mut rest = &url[(scheme_end + 1).min(url.len())..];
         let mut netloc: Option<&[u8]> = None;
         if let Some(after) = rest.strip_prefix(b"//") {
-            let n = after
-                .iter()
-                .position(|&b| matches!(b, b'/' | b'?' | b'#'))
-                .unwrap_or(after.len());
+            let n = memchr::memchr3(b'/', b'?', b'#', after).unwrap_or(after.len());
             netloc = Some(&after[..n]);
             rest = &after[n..];
         }
-        let path_end = rest
-            .iter()
-            .position(|&b| b == b'?' || b == b'#')
-            .unwrap_or(rest.len());
+        let path_end = memchr::memchr2(b'?', b'#', rest).unwrap_or(rest.len());
         let raw_path = &rest[..path_end];
         let mut raw_query: &[u8] = &[];
         if rest.get(path_end) == Some(&b'?') {
             let q = &rest[path_end + 1..];
-            let q_end = q.iter().position(|&b| b == b'#').unwrap_or(q.len());
+            let q_end = memchr::memchr(b'#', q).unwrap_or(q.len());
             raw_query = &q[..q_end];
         }
 
