@@ -1184,10 +1184,10 @@ pub(crate) mod tests {
 
     /// Captures of 40 digests, several per digest, some of them twice (a CDX line and its
     /// WARC record), revisits and captures the file filter leaves out, some without a
-    /// type, some with a size; and 30 digests with
-    /// one capture each. Their sources alternate within a run; a few lack a digest, a few
-    /// a WARC location (their key has the source's name), a few have a short timestamp
-    /// (by-digest keys of one digest with timestamps of two lengths).
+    /// type, some with a size; and 30 digests with one capture each. Their sources
+    /// alternate within a run; a few lack a digest, a few a WARC location (their key has
+    /// the source's name), a few have a short timestamp (by-digest keys of one digest with
+    /// timestamps of two lengths).
     pub(crate) fn captures() -> Vec<Capture> {
         let mut out = Vec::new();
         for i in 0..400u64 {
