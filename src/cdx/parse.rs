@@ -72,12 +72,19 @@ impl CdxParser {
                 d
             }
         };
-        let text = std::str::from_utf8(line).map_err(|e| {
-            Reject::new(
-                RejectReason::NotUtf8,
-                format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
-            )
-        })?;
+        // Lines are nearly always ASCII, which `is_ascii` tests a word at a time: UTF-8
+        // validation of every line was 1.4 % of a CDX bulk load's instructions (issue 39).
+        let text = if line.is_ascii() {
+            // SAFETY: ASCII is UTF-8.
+            unsafe { std::str::from_utf8_unchecked(line) }
+        } else {
+            std::str::from_utf8(line).map_err(|e| {
+                Reject::new(
+                    RejectReason::NotUtf8,
+                    format!("invalid UTF-8 at byte {} of the line", e.valid_up_to()),
+                )
+            })?
+        };
         match dialect {
             Dialect::Columns(layout) => parse_columns(&layout, text),
             Dialect::Cdxj => parse_cdxj(text).map(CdxLine::Record),

@@ -93,9 +93,8 @@ pub fn backfill_cdx(
                     match &bulk {
                         Some(loader) => {
                             let mut captures = CaptureRun::for_input(chunk.data.len());
-                            let mut scratch = Vec::new();
                             parse_chunk(&chunk, filter, report, &mut counts, |capture| {
-                                captures.push(capture, &mut scratch);
+                                captures.push(capture);
                                 Ok(())
                             })?;
                             loader.add(captures)?;

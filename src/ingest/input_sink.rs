@@ -30,8 +30,6 @@ pub struct InputSink<'w, 's> {
 struct BulkRun<'w, 's> {
     loader: &'w BulkLoader<'s>,
     run: CaptureRun,
-    /// Scratch space for capture keys.
-    key: Vec<u8>,
 }
 
 impl<'w, 's> InputSink<'w, 's> {
@@ -42,7 +40,6 @@ impl<'w, 's> InputSink<'w, 's> {
             bulk: bulk.map(|loader| BulkRun {
                 loader,
                 run: CaptureRun::default(),
-                key: Vec::new(),
             }),
         }
     }
@@ -70,7 +67,7 @@ impl CaptureSink for InputSink<'_, '_> {
                 if crate::store::writer::crash_test::at_limit() {
                     crate::store::writer::crash_test::crash();
                 }
-                bulk.run.push(capture, &mut bulk.key);
+                bulk.run.push(capture);
             }
             None => self.writer.add_capture(capture),
         }

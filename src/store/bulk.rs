@@ -22,7 +22,7 @@ use crate::store::captures::{
     index_entries_from, read_capture_to_derive,
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
-use crate::store::keys::{IndexEntry, capture_key, merge_index_entries};
+use crate::store::keys::{IndexEntry, merge_index_entries, push_capture_key};
 use crate::store::sst::{
     ScratchDir, SstWriter, ingest_files, part_len_per_thread, part_ranges, scratch_dir,
 };
@@ -45,7 +45,7 @@ struct Entry {
     /// Start of the capture key in `data` and its length; the digest follows the key.
     key: (u32, u32),
     /// Lengths of the SURT and the timestamp that begin the capture key (`SURT ‖ 0 ‖
-    /// timestamp ‖ 0 ‖ file ‖ 0 ‖ position`, see [`capture_key`]).
+    /// timestamp ‖ 0 ‖ file ‖ 0 ‖ position`, see [`crate::store::keys::capture_key`]).
     surt_len: u32,
     ts_len: u32,
     /// The detached value.
@@ -69,15 +69,14 @@ impl CaptureRun {
         }
     }
 
-    pub fn push(&mut self, capture: &CaptureRef<'_>, key: &mut Vec<u8>) {
+    pub fn push(&mut self, capture: &CaptureRef<'_>) {
         if self.sources.last().is_none_or(|s| s != capture.source) {
             self.sources.push(capture.source.to_owned());
         }
-        capture_key(capture, key);
         let data = &mut self.data;
         let span = |data: &Vec<u8>, start: usize| (start as u32, (data.len() - start) as u32);
         let start = data.len();
-        data.extend_from_slice(key);
+        push_capture_key(capture, data);
         let key = span(data, start);
         if let Some(digest) = &capture.digest {
             data.extend_from_slice(digest.as_bytes());
@@ -1299,9 +1298,9 @@ pub(crate) mod tests {
         let loader = BulkLoader::new(&store, ts, 1 << 30)
             .unwrap()
             .with_min_part(7);
-        let (mut run, mut scratch) = (CaptureRun::default(), Vec::new());
+        let mut run = CaptureRun::default();
         for capture in captures {
-            run.push(&capture.view(), &mut scratch);
+            run.push(&capture.view());
         }
         loader.add(run).unwrap();
         let stats = loader.finish().unwrap();
@@ -1318,15 +1317,15 @@ pub(crate) mod tests {
         batches: usize,
         chunk: usize,
     ) -> BulkStats {
-        let (mut all, mut scratch) = (CaptureRun::default(), Vec::new());
+        let mut all = CaptureRun::default();
         for capture in captures {
-            all.push(&capture.view(), &mut scratch);
+            all.push(&capture.view());
         }
         let loader = BulkLoader::new(store, ts, all.bytes() / batches).unwrap();
         for chunk in captures.chunks(chunk) {
             let mut run = CaptureRun::default();
             for capture in chunk {
-                run.push(&capture.view(), &mut scratch);
+                run.push(&capture.view());
             }
             loader.add(run).unwrap();
         }

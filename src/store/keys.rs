@@ -15,6 +15,11 @@ use crate::key::Sha1Key;
 
 pub fn capture_key(capture: &CaptureRef<'_>, out: &mut Vec<u8>) {
     out.clear();
+    push_capture_key(capture, out);
+}
+
+/// Appends the capture key of `capture` to `out`.
+pub fn push_capture_key(capture: &CaptureRef<'_>, out: &mut Vec<u8>) {
     out.extend_from_slice(capture.surt.as_bytes());
     out.push(0);
     out.extend_from_slice(capture.ts.as_bytes());
