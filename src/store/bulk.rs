@@ -236,10 +236,10 @@ trait KeySpace: Sync {
     fn same_key(&self, a: &Ref, b: &Ref) -> bool;
     /// Appends the value of an entry.
     fn put_value(&self, r: &Ref, out: &mut Vec<u8>);
-    /// Where the entry lies, and where what its key and value are made of lies, for
-    /// prefetching.
+    /// Where the entry lies, for prefetching; and prefetching what its key and value
+    /// (and what is done with them after) are made of.
     fn entry_at(&self, r: &Ref) -> *const u8;
-    fn bytes_at(&self, r: &Ref) -> [*const u8; 2];
+    fn prefetch_bytes(&self, r: &Ref);
     /// Several values of one key as one.
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>>;
     /// Whether two entries belong to one group, which no SST file or window of
@@ -265,8 +265,9 @@ impl KeySpace for CaptureSpace<'_> {
     fn entry_at(&self, r: &Ref) -> *const u8 {
         self.0.entry_at(r)
     }
-    fn bytes_at(&self, r: &Ref) -> [*const u8; 2] {
-        [self.0.capture_key(r).as_ptr(), self.0.detached(r).as_ptr()]
+    fn prefetch_bytes(&self, r: &Ref) {
+        prefetch(self.0.capture_key(r).as_ptr());
+        prefetch(self.0.detached(r).as_ptr());
     }
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
         crate::capture::merge_encoded(values)
@@ -291,11 +292,17 @@ impl KeySpace for DigestSpace<'_> {
     fn entry_at(&self, r: &Ref) -> *const u8 {
         self.0.entry_at(r)
     }
-    fn bytes_at(&self, r: &Ref) -> [*const u8; 2] {
+    fn prefetch_bytes(&self, r: &Ref) {
         let key = self.0.capture_key(r);
+        prefetch(key.as_ptr());
         // The digest follows the capture key, and the detached value (read when the
-        // digest's row is derived) the digest.
-        [key.as_ptr(), key.as_ptr().wrapping_add(key.len())]
+        // digest's row is derived) the digest: its next two cache lines are fetched too,
+        // here, with the rest, rather than one after the other as the row's fields are
+        // decoded.
+        let end = key.as_ptr().wrapping_add(key.len());
+        for line in 0..3 {
+            prefetch(end.wrapping_add(64 * line));
+        }
     }
     fn merge(&self, values: &mut dyn Iterator<Item = &[u8]>) -> Option<Vec<u8>> {
         merge_index_entries(values)
@@ -1056,7 +1063,7 @@ fn write_merge_sst(
                 k,
                 PREFETCH_DISTANCE,
                 |r| space.entry_at(r),
-                |r| space.bytes_at(r).into_iter().for_each(prefetch),
+                |r| space.prefetch_bytes(r),
             );
             let start = window.len();
             space.put_key(&refs[k], &mut window);
