@@ -175,22 +175,18 @@ impl Scratch {
 
         // 3. Host (the "Google" canonicalization step of the package, then the IA one). One
         // scheme and network location always give the same host part of the key, and the
-        // URLs of a crawl or a sorted CDX come a host at a time: the last one is kept (only
-        // a network location with a host is kept, so a hit has one), and the network
-        // location is split only when it is not (splitting it was 1.3 % of a CDX bulk
-        // load's instructions, issue 39).
+        // URLs of a crawl or a sorted CDX come a host at a time: the last one is kept, and
+        // the network location is split only when it is another (splitting it was 1.3 % of
+        // a CDX bulk load's instructions, issue 39).
         let netloc = netloc.unwrap_or(&[]);
         let last = &self.last_host;
-        let hit = last.valid && last.scheme == self.scheme && last.netloc == netloc;
-        let (hostname, port) = if hit {
-            (Some(&[][..]), None)
+        let host_present = if last.valid && last.scheme == self.scheme && last.netloc == netloc {
+            last.present
         } else {
-            split_host_port(netloc)
-        };
-        let host_present = match hostname {
-            Some(hostname) => {
-                let last = &mut self.last_host;
-                if !hit {
+            let (hostname, port) = split_host_port(netloc);
+            match hostname {
+                Some(hostname) => {
+                    let last = &mut self.last_host;
                     self.host.clear();
                     self.host.extend_from_slice(hostname);
                     self.host.make_ascii_lowercase();
@@ -206,40 +202,40 @@ impl Scratch {
                     last.netloc.clear();
                     last.netloc.extend_from_slice(netloc);
                     last.valid = true;
+                    last.present
                 }
-                last.present
-            }
-            // `http:///host/path` and `http:host/path`: the host is the first path segment.
-            None if self.scheme.starts_with(b"http") && has_path => {
-                let trimmed_start = self
-                    .path
-                    .iter()
-                    .position(|&b| b != b'/')
-                    .unwrap_or(self.path.len());
-                let trimmed = &self.path[trimmed_start..];
-                let slash = trimmed.iter().position(|&b| b == b'/');
-                self.host.clear();
-                self.tmp.clear();
-                self.tmp.push(b'/');
-                match slash {
-                    Some(i) => {
-                        self.host.extend_from_slice(&trimmed[..i]);
-                        self.tmp.extend_from_slice(&trimmed[i + 1..]);
+                // `http:///host/path` and `http:host/path`: the host is the first path segment.
+                None if self.scheme.starts_with(b"http") && has_path => {
+                    let trimmed_start = self
+                        .path
+                        .iter()
+                        .position(|&b| b != b'/')
+                        .unwrap_or(self.path.len());
+                    let trimmed = &self.path[trimmed_start..];
+                    let slash = trimmed.iter().position(|&b| b == b'/');
+                    self.host.clear();
+                    self.tmp.clear();
+                    self.tmp.push(b'/');
+                    match slash {
+                        Some(i) => {
+                            self.host.extend_from_slice(&trimmed[..i]);
+                            self.tmp.extend_from_slice(&trimmed[i + 1..]);
+                        }
+                        None => self.host.extend_from_slice(trimmed),
                     }
-                    None => self.host.extend_from_slice(trimmed),
+                    std::mem::swap(&mut self.path, &mut self.tmp);
+                    let last = &mut self.last_host;
+                    last.valid = false;
+                    host_key(
+                        &mut self.host,
+                        &mut self.tmp,
+                        &self.scheme,
+                        port,
+                        &mut last.key,
+                    )
                 }
-                std::mem::swap(&mut self.path, &mut self.tmp);
-                let last = &mut self.last_host;
-                last.valid = false;
-                host_key(
-                    &mut self.host,
-                    &mut self.tmp,
-                    &self.scheme,
-                    port,
-                    &mut last.key,
-                )
+                None => false,
             }
-            None => false,
         };
 
         // 4. Path and query.
