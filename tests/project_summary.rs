@@ -508,7 +508,8 @@ fn incremental_run_matches_a_run_from_scratch() {
     // with the search rows and duplicates it had still to write gone); the next run
     // finishes it.
     conn.execute_batch(
-        "DELETE FROM full_text_entity_index;
+        "INSERT INTO sediment_heavy_index (sediment_heavy_index) VALUES ('delete-all');
+         DELETE FROM full_text_entity_index;
          DELETE FROM duplicate_summary;
          UPDATE entity_generation SET marked_duplicate = 0;
          INSERT INTO summary_work (kind, id) SELECT 1, entity_generation_id FROM entity_generation;

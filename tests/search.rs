@@ -478,10 +478,13 @@ fn an_index_made_before_the_url_path_column_is_searched_and_then_made_again() {
     let before = search(&db, "researchers");
     assert!(before.contains(&page("/about.html")), "{before:?}");
     {
-        // The index as `project summary` made it before it had the url_path column.
+        // The index as `project summary` made it before it had the url_path column (and
+        // before the heavy columns' own index).
         let conn = open(&db.db);
         conn.execute_batch(
-            "CREATE VIRTUAL TABLE old_index USING fts5(
+            "DROP TABLE sediment_heavy_index;
+             DROP VIEW sediment_heavy_text;
+             CREATE VIRTUAL TABLE old_index USING fts5(
                  text_pile_id UNINDEXED, any, title, description, text, secondary_text,
                  big_headlines, small_headlines, code_text, quote_text,
                  tokenize='porter unicode61');
@@ -573,4 +576,146 @@ fn offset_and_facets_on_the_command_line() {
         "{}",
         text.stdout
     );
+}
+
+/// The heavy columns' own index (`sediment_heavy_index`: title, description, headlines,
+/// URL path) is where a query with more matches than are ranked finds those to rank
+/// first. A database made before it is searched as before, and the next `project summary`
+/// run adds it, built from the search index; it then holds every search row and its
+/// text, and the results are the same.
+#[test]
+fn the_heavy_columns_index_is_added_to_an_older_database_and_kept_with_the_search_index() {
+    let db = fixture_crawls();
+    let queries = [
+        "researchers",
+        "the",
+        "\"four researchers\"",
+        "lane -freezers",
+    ];
+    let before: Vec<Vec<String>> = queries.iter().map(|q| search(&db, q)).collect();
+    assert!(before.iter().all(|hits| !hits.is_empty()), "{before:?}");
+    let heavy_rows =
+        |conn: &rusqlite::Connection| one(conn, "SELECT count(*) FROM sediment_heavy_index", &[]);
+    {
+        let conn = open(&db.db);
+        assert_eq!(
+            heavy_rows(&conn),
+            one(&conn, "SELECT count(*) FROM full_text_entity_index", &[])
+        );
+        assert_sound(&conn);
+        conn.execute_batch(
+            "DROP TABLE sediment_heavy_index;
+             DROP VIEW sediment_heavy_text;
+             UPDATE unobtanium_database_info SET value = 'sediment-summary-3'
+             WHERE key = 'sediment_summary_schema';",
+        )
+        .unwrap_or_else(|e| panic!("{e}"));
+    }
+    let without: Vec<Vec<String>> = queries.iter().map(|q| search(&db, q)).collect();
+    assert_eq!(without, before, "a database without it is searched");
+    let counts = summarize(&db.store, &db.db);
+    assert_eq!(count(&counts, "search_rows_written"), 0, "{counts}");
+    let conn = open(&db.db);
+    let rows = one(&conn, "SELECT count(*) FROM full_text_entity_index", &[]);
+    assert!(rows >= 15, "{rows}");
+    assert_eq!(heavy_rows(&conn), rows);
+    assert_sound(&conn);
+    // Every row's title is found there, by itself.
+    let titles = one(
+        &conn,
+        "SELECT count(*) FROM full_text_entity_index f
+         WHERE f.title <> '' AND f.rowid IN (
+             SELECT rowid FROM sediment_heavy_index WHERE sediment_heavy_index MATCH
+                 '{title} : \"' || replace(f.title, '\"', '\"\"') || '\"')",
+        &[],
+    );
+    assert_eq!(titles, rows);
+    drop(conn);
+    let after: Vec<Vec<String>> = queries.iter().map(|q| search(&db, q)).collect();
+    assert_eq!(after, before);
+}
+
+/// A query with a phrase of several words counts its first 1,000 matches (FTS5 compares
+/// the words' positions at every row holding them all, so a phrase of common words costs
+/// far more a match than a word: `search::facets::PHRASE_COUNT_CAP`); a word's matches
+/// are counted to 10,000. The total then says "at least", and the facets count the
+/// counted matches.
+#[test]
+fn a_phrase_is_counted_to_its_own_cap() {
+    let dir = tempfile::tempdir().unwrap();
+    let warc = dir.path().join("okapis.warc");
+    const PAGES: usize = 1_010;
+    let urls: Vec<String> = (0..PAGES)
+        .map(|i| format!("http://zoo{}.example/okapi/{i}", i % 3))
+        .collect();
+    let pages: Vec<Response> = urls
+        .iter()
+        .enumerate()
+        .map(|(i, url)| {
+            Response::html(
+                url,
+                "2024-01-01T00:00:00Z",
+                format!(
+                    "<!DOCTYPE html><html lang=en><title>Sighting {i}</title><main><p>A red okapi \
+                     crossed the river at mile {i}, seen by ranger number {i}.</p></main>"
+                ),
+            )
+        })
+        .collect();
+    write_warc(&warc, &pages);
+    let db = Db {
+        store: dir.path().join("store"),
+        db: dir.path().join("okapis.db"),
+        _dir: dir,
+    };
+    import_and_summarize(&db.store, &db.db, &[&warc]);
+    let overview = |query: &str| {
+        let run = sediment(
+            &db.store,
+            &[
+                "search",
+                "--db",
+                db.db.to_str().unwrap(),
+                "--json",
+                "--facets",
+                "--limit",
+                "5",
+                query,
+            ],
+        );
+        assert_eq!(run.status, 0, "{query}: {}", run.stderr);
+        let lines = json_lines(&run.stdout);
+        assert_eq!(lines.len(), 6, "{query}: five hits and the counts");
+        lines[5].clone()
+    };
+    let word = overview("okapi");
+    assert_eq!(word["total"], PAGES as u64, "{word}");
+    assert_eq!(word["total_exact"], true);
+    let phrase = overview("\"red okapi\"");
+    assert_eq!(phrase["total"], 1_000, "{phrase}");
+    assert_eq!(phrase["total_exact"], false);
+    let sites: u64 = phrase["facets"]["site"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|v| v["count"].as_u64().unwrap())
+        .sum();
+    assert_eq!(sites, 1_000, "{phrase}");
+    // A phrase's page past its counted matches is still ranked.
+    let run = sediment(
+        &db.store,
+        &[
+            "search",
+            "--db",
+            db.db.to_str().unwrap(),
+            "--json",
+            "--limit",
+            "5",
+            "--offset",
+            "1003",
+            "\"red okapi\"",
+        ],
+    );
+    assert_eq!(run.status, 0, "{}", run.stderr);
+    assert_eq!(json_lines(&run.stdout).len(), 5, "{}", run.stdout);
 }

@@ -238,7 +238,7 @@ fn page_with_overview(
     site_driven_max: usize,
 ) -> Result<(Vec<Hit>, facets::Overview)> {
     interruptible(conn, stop, |conn| {
-        let mut tally = facets::Tally::default();
+        let mut tally = facets::Tally::new(facets::count_cap(query));
         let hits = Ranking {
             conn,
             query,
@@ -386,25 +386,38 @@ pub(crate) fn push_filters(query: &Query, sql: &mut String, values: &mut Vec<Val
 }
 
 /// Most matches ranked in index order per query (a page past them ranks as many as it
-/// needs): a query with more ranks these and the matches that hold every term in their
-/// title, URL path or heaviest columns (up to [`FIRST_CAP`] each), which are what ranks
-/// first, so that its work is bounded whatever the size of the index (issue 37). With
-/// fewer matches, every match is ranked. The total and facets count on, without scoring,
-/// to [`facets::COUNT_CAP`]: at 1 M pages ranking all 10,000 they count was most of a
-/// common word's search (BENCHMARKS.md, "Search at 1 M pages, second round").
+/// needs): a query with more ranks these and those likeliest to rank first, the matches
+/// holding its terms in their title, URL path or headings (found in the heavy columns'
+/// own index, [`HEAVY_RANKED_CAP`]; in a database made before it, up to [`FIRST_CAP`] of
+/// each set), so that its work is bounded whatever the size of the index (issue 37).
+/// With fewer matches, every match is ranked. The total and facets count on, without
+/// scoring, to [`facets::count_cap`]: at 1 M pages ranking all 10,000 they count was most
+/// of a common word's search (BENCHMARKS.md, "Search at 1 M pages, second round").
 pub const RANKED_CAP: usize = 1_000;
 
-/// Most matches of each of the title, URL-path and heaviest-columns sets ranked beside the
-/// first [`RANKED_CAP`] (in index order): each set costs a pass of its own.
+/// In a database without the heavy columns' own index (made before it): most matches of
+/// each of the title, URL-path and heaviest-columns sets ranked beside the first
+/// [`RANKED_CAP`] (in index order), each set a pass of its own over the full index.
 pub const FIRST_CAP: usize = 1_000;
 
-/// Most matches of a query with a phrase read past the ranked ones for those holding
+/// In a database without the heavy columns' own index: most matches of a query with a
+/// phrase read past the ranked ones for those holding
 /// every term in the title, the URL path or the heaviest columns (counting stops at
 /// [`facets::COUNT_CAP`]): a phrase of two common words is checked at every match of
 /// both, and reading all of them cost 180 ms at 1 M pages (a set such as the URL path's
 /// may hold none of the phrase's hundreds of thousands of matches). A query of words
 /// finds its sets over the whole index instead, at little cost ([`FIRST_CAP`]).
 pub const PHRASE_EXAMINED_CAP: usize = 50_000;
+
+/// Most matches of a query's included terms read from `sediment_heavy_index` (its rows'
+/// title, description, headlines and URL path), in index order, to choose those to rank
+/// beside the first [`RANKED_CAP`]: where a query's best matches hold its terms.
+pub const HEAVY_EXAMINED_CAP: usize = 1_000;
+
+/// Most of those ranked: the best by their heavy columns alone (the score's arithmetic
+/// over those columns' instances) among those not ranked already, each looked up in the
+/// full index by row id and scored there (25 to 60 µs a lookup at 1 M pages).
+pub const HEAVY_RANKED_CAP: usize = 100;
 
 /// Most generations of a `site:` filter for which the index is asked by row id (with the
 /// doc values, which know each origin's generations); a site with more is filtered as the
@@ -423,6 +436,10 @@ struct Scoring {
     /// The columns whose matches are ranked too when there are more than are ranked in
     /// index order, as FTS5 column filters (`{title}`).
     first: Vec<&'static str>,
+    /// The spec and IDFs scoring `sediment_heavy_index`'s rows by their heavy columns
+    /// alone ([`heavy_candidates`]): the included terms' phrases (the query's first), the
+    /// full index's weights and boosts of those columns, its IDFs and average row size.
+    heavy: Option<(String, Vec<u8>)>,
 }
 
 impl Scoring {
@@ -494,6 +511,23 @@ impl Scoring {
             first.clear();
             first_columns.clear();
         }
+        let heavy = match rank::Idf::from_blob(&idf) {
+            Some(mut heavy_idf) if has_url_path && !terms.is_empty() => {
+                let included = terms.iter().flatten().flatten().max().map_or(0, |p| p + 1);
+                heavy_idf.idf.truncate(included);
+                let spec = rank::RankSpec {
+                    weights: HEAVY_INDEX_COLUMNS.map(|c| COLUMN_WEIGHTS[c]).to_vec(),
+                    phrases: heavy_idf.idf.len(),
+                    terms: terms.clone(),
+                    boosts: vec![(0, TITLE_BOOST), (4, URL_PATH_BOOST)],
+                    only_within: Vec::new(),
+                    within_cap: 0,
+                    average_size: true,
+                };
+                Some((serde_json::to_string(&spec)?, heavy_idf.to_blob()))
+            }
+            _ => None,
+        };
         let mut spec = rank::RankSpec {
             weights: COLUMN_WEIGHTS[..columns].to_vec(),
             phrases,
@@ -501,6 +535,7 @@ impl Scoring {
             boosts,
             only_within: Vec::new(),
             within_cap: 0,
+            average_size: false,
         };
         let plain = serde_json::to_string(&spec)?;
         spec.only_within = first_columns;
@@ -510,6 +545,7 @@ impl Scoring {
             first_spec: serde_json::to_string(&spec)?,
             idf,
             first,
+            heavy,
         }))
     }
 }
@@ -665,9 +701,10 @@ fn ranked(
     .page(page, tally)
 }
 
-/// Counts the matches read for the total and facets, up to [`facets::COUNT_CAP`].
+/// Counts the matches read for the total and facets, up to [`facets::count_cap`].
 struct Counter<'a> {
     tally: Option<&'a mut facets::Tally>,
+    cap: usize,
     read: usize,
     /// The last match counted.
     last: Option<i64>,
@@ -681,7 +718,7 @@ impl Counter<'_> {
         if let Some(tally) = self.tally.as_deref_mut() {
             tally.add(facets.0, facets.1, facets.2, facets.3);
         }
-        if self.read == facets::COUNT_CAP {
+        if self.read == self.cap {
             self.beyond = true;
             return false;
         }
@@ -768,6 +805,7 @@ impl Ranking<'_> {
         let has_tally = tally.is_some();
         let mut counter = Counter {
             tally,
+            cap: facets::count_cap(query),
             read: 0,
             last: None,
             beyond: false,
@@ -779,9 +817,9 @@ impl Ranking<'_> {
                 more = true;
                 return false;
             }
-            if !counter.count(generation, facets) {
-                more = true;
-                return false;
+            // A phrase's count may end before a deep page's ranking does.
+            if !counter.beyond {
+                counter.count(generation, facets);
             }
             all.extend(ranked);
             true
@@ -791,7 +829,15 @@ impl Ranking<'_> {
         // (up to FIRST_CAP each holding every term in the title, the URL path, the
         // heaviest columns), where a pass per set costs two evaluations of the phrase over
         // the whole index (at 1 M pages three quarters of the search of two common words).
-        let flagging = !scoring.first.is_empty() && query.include.iter().any(|t| t.words() > 1);
+        // With the heavy columns' own index the first-ranked matches are found there (a
+        // lookup each), and a phrase's matches are read only as far as they are counted.
+        let heavy = match &scoring.heavy {
+            Some(heavy) if more && driven.is_none() && has_heavy_index(conn)? => Some(heavy),
+            _ => None,
+        };
+        let flagging = heavy.is_none()
+            && !scoring.first.is_empty()
+            && query.include.iter().any(|t| t.words() > 1);
         // (A deep page's main pass may have counted to the cap itself.)
         let counting_left = has_tally && !counter.beyond;
         if let (true, Some(after), true) = (more, counter.last, counting_left || flagging) {
@@ -817,7 +863,26 @@ impl Ranking<'_> {
                 counting || (flagging && first_ranked < filled && examined < PHRASE_EXAMINED_CAP)
             })?;
         }
-        if more && !flagging {
+        if let Some(heavy) = heavy {
+            seen.extend(all.iter().map(|r| r.0));
+            let candidates = heavy_candidates(conn, query, heavy, &seen)?;
+            if !candidates.is_empty() {
+                let (mut sql, mut values) =
+                    statement(&expression, Score::All(&scoring), false, None);
+                sql.push_str(
+                    " AND full_text_entity_index.rowid IN (SELECT value FROM json_each(?))",
+                );
+                values.push(Value::Text(serde_json::to_string(&candidates)?));
+                read_matches(conn, (sql, values), docs, |generation, ranked, _| {
+                    if let Some(ranked) = ranked
+                        && seen.insert(generation)
+                    {
+                        all.push(ranked);
+                    }
+                    true
+                })?;
+            }
+        } else if more && !flagging {
             // Too many to rank them all: add those likeliest to rank first, the matches
             // holding every term in the title, the URL path, or the heaviest columns.
             seen.extend(all.iter().map(|r| r.0));
@@ -871,6 +936,59 @@ impl Ranking<'_> {
         }
         Ok(hits)
     }
+}
+
+/// The columns of `sediment_heavy_index`, as columns of `full_text_entity_index`.
+const HEAVY_INDEX_COLUMNS: [usize; 5] = [2, 3, 6, 7, 10];
+
+/// The generations to rank beside the first ones when a query has more matches than are
+/// ranked: of the first [`HEAVY_EXAMINED_CAP`] holding every included term in their heavy
+/// columns (`sediment_heavy_index`), the [`HEAVY_RANKED_CAP`] not in `seen` that score
+/// best by those columns alone (`sediment_rank` with `heavy`, the full score's arithmetic
+/// without the other columns' instances), in row id order.
+fn heavy_candidates(
+    conn: &Connection,
+    query: &Query,
+    (spec, idf): &(String, Vec<u8>),
+    seen: &rustc_hash::FxHashSet<i64>,
+) -> Result<Vec<i64>> {
+    let Some(expression) =
+        query.fts_included_in("{title description big_headlines small_headlines url_path}")
+    else {
+        return Ok(Vec::new());
+    };
+    let mut statement = conn.prepare_cached(&format!(
+        "SELECT rowid, sediment_rank(sediment_heavy_index, ?, ?)
+         FROM sediment_heavy_index WHERE sediment_heavy_index MATCH ? LIMIT {HEAVY_EXAMINED_CAP}"
+    ))?;
+    let mut scored: Vec<(f64, i64)> = statement
+        .query_map(
+            params_from_iter([
+                Value::Text(spec.clone()),
+                Value::Blob(idf.clone()),
+                Value::Text(expression),
+            ]),
+            |r| Ok((r.get(1)?, r.get(0)?)),
+        )?
+        .filter(|r| r.as_ref().map_or(true, |(_, rowid)| !seen.contains(rowid)))
+        .collect::<rusqlite::Result<_>>()?;
+    // Scores are negative (as bm25's), the best lowest.
+    let order = |a: &(f64, i64), b: &(f64, i64)| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1));
+    if scored.len() > HEAVY_RANKED_CAP {
+        scored.select_nth_unstable_by(HEAVY_RANKED_CAP - 1, order);
+        scored.truncate(HEAVY_RANKED_CAP);
+    }
+    let mut rowids: Vec<i64> = scored.into_iter().map(|(_, rowid)| rowid).collect();
+    rowids.sort_unstable();
+    Ok(rowids)
+}
+
+/// Whether the database has `sediment_heavy_index` (one made before it has not, until the
+/// next `project summary` run adds it).
+fn has_heavy_index(conn: &Connection) -> Result<bool> {
+    Ok(conn
+        .prepare_cached("SELECT 1 FROM sqlite_master WHERE name = 'sediment_heavy_index'")?
+        .exists([])?)
 }
 
 /// Whether the index has the `url_path` column (an index made before it does not, until

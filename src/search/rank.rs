@@ -109,6 +109,11 @@ pub(crate) struct RankSpec {
     /// statement reads (a row is scored while one of its sets has room).
     #[serde(default)]
     pub within_cap: usize,
+    /// Every row scored as if of the average size (no size looked up): how
+    /// `sediment_heavy_index`'s rows are compared, by how often and where they hold the
+    /// terms; the same whether the search has doc values or not.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub average_size: bool,
 }
 
 /// Registers `sediment_idf` and `sediment_rank` on `conn`.
@@ -347,7 +352,7 @@ impl Ranker {
             present.iter_mut().for_each(|p| *p = false);
         }
         let mut instances = 0;
-        let tokens: i64;
+        let tokens: Option<i64>;
         // SAFETY: the API functions are called with the context FTS5 gave.
         unsafe {
             check((api.xInstCount.ok_or(ffi::SQLITE_MISUSE)?)(
@@ -392,18 +397,21 @@ impl Ranker {
                 }
             }
             let rowid = api.xRowid.ok_or(ffi::SQLITE_MISUSE)?;
-            tokens = match super::docvalues::row_tokens(rowid(fts)) {
-                Some(known) => i64::from(known),
-                None => {
-                    let mut read = 0;
-                    check((api.xColumnSize.ok_or(ffi::SQLITE_MISUSE)?)(
-                        fts, -1, &mut read,
-                    ))?;
-                    i64::from(read)
-                }
+            tokens = match spec.average_size {
+                true => None,
+                false => match super::docvalues::row_tokens(rowid(fts)) {
+                    Some(known) => Some(i64::from(known)),
+                    None => {
+                        let mut read = 0;
+                        check((api.xColumnSize.ok_or(ffi::SQLITE_MISUSE)?)(
+                            fts, -1, &mut read,
+                        ))?;
+                        Some(i64::from(read))
+                    }
+                },
             };
         }
-        let size = tokens as f64;
+        let size = tokens.map_or(self.idf.avgdl, |tokens| tokens as f64);
         let mut score = 0.0;
         for (idf, frequency) in self.idf.idf.iter().zip(&self.frequency) {
             score += idf
@@ -583,6 +591,7 @@ mod tests {
             boosts: vec![(2, 1.0)],
             only_within,
             within_cap,
+            average_size: false,
         };
         let scores = |spec: RankSpec| -> Vec<(i64, Option<f64>)> {
             let mut statement = conn

@@ -100,6 +100,23 @@ pub fn open(db: &Path) -> Connection {
 /// The database is sound (see `common::assert_consistent_database`).
 pub fn assert_sound(conn: &Connection) {
     crate::common::assert_consistent_database(conn, "summary database");
+    // The heavy columns' index holds what the search index's rows hold (FTS5 compares
+    // the index with its content, read from the search index, when asked with rank 1).
+    let heavy: bool = conn
+        .query_row(
+            "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'sediment_heavy_index')",
+            [],
+            |r| r.get(0),
+        )
+        .unwrap();
+    if heavy {
+        conn.execute(
+            "INSERT INTO sediment_heavy_index (sediment_heavy_index, rank)
+             VALUES ('integrity-check', 1)",
+            [],
+        )
+        .expect("sediment_heavy_index holds the search index's rows");
+    }
 }
 
 /// Rows of a query as vectors of text (NULL as "NULL").

@@ -11,6 +11,7 @@ use xxhash_rust::xxh3::Xxh3Builder;
 
 use super::duplicates::{Member, duplicate_spans};
 use super::rows::{WORK_DUPLICATES, WORK_SEARCH_ROW, WORK_TOKENS, add_work};
+use super::{HEAVY_COLUMNS, delete_heavy_rows};
 use crate::project::tokenize::{Scratch, Tokenizer};
 use crate::report::Counts;
 
@@ -100,6 +101,11 @@ pub fn update_duplicates(conn: &Connection, counts: &mut Counts) -> Result<()> {
 /// One DELETE and one INSERT for the whole list: FTS5 writes its pending terms to disk at
 /// every statement boundary, so a statement per row would make a segment per row.
 pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> {
+    delete_heavy_rows(
+        conn,
+        "SELECT id FROM summary_work WHERE kind = ?1",
+        WORK_SEARCH_ROW,
+    )?;
     conn.execute(
         "DELETE FROM full_text_entity_index
          WHERE rowid IN (SELECT id FROM summary_work WHERE kind = ?1)",
@@ -129,6 +135,16 @@ pub fn update_search_rows(conn: &Connection, counts: &mut Counts) -> Result<()> 
                            WHERE cs.entity_generation_id = eg.entity_generation_id
                              AND cs.exit_code IN (171, 180))
          ORDER BY eg.entity_generation_id",
+        [WORK_SEARCH_ROW],
+    )?;
+    // The heaviest columns again, as the search index now holds them.
+    conn.execute(
+        &format!(
+            "INSERT INTO sediment_heavy_index (rowid, {HEAVY_COLUMNS})
+             SELECT rowid, {HEAVY_COLUMNS} FROM full_text_entity_index
+             WHERE rowid IN (SELECT id FROM summary_work WHERE kind = ?1)
+             ORDER BY rowid"
+        ),
         [WORK_SEARCH_ROW],
     )?;
     counts.add("search_rows_written", inserted as u64);

@@ -70,7 +70,7 @@ pub const SUMMARY_SQL: &str = include_str!("../../../schemas/summary.sql");
 /// The seed's summary schema version, recorded as `unobtanium_summary_schema_version`.
 pub const SUMMARY_SCHEMA_VERSION: &str = "0.0.0";
 /// The version of sediment's additions, recorded as `sediment_summary_schema`.
-pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-3";
+pub const SEDIMENT_SUMMARY_SCHEMA: &str = "sediment-summary-4";
 
 /// The seed's UNIQUE generation UUIDs: a fresh database is filled without the constraint
 /// (see [`crate::project::bulk_load`]).
@@ -117,6 +117,7 @@ pub fn open_database_with(path: &Path, memory: MemoryBudget) -> Result<Connectio
     conn.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
     remake_search_index_without_url_path(&conn)?;
+    add_heavy_index(&conn)?;
     // A first run that was interrupted left the constraint out.
     GENERATION_UUID.restore(&conn)?;
     set_info(&conn, "unobtanium_database_kind", "summary")?;
@@ -147,7 +148,10 @@ fn remake_search_index_without_url_path(conn: &Connection) -> Result<()> {
         return Ok(());
     }
     let tx = conn.unchecked_transaction()?;
-    tx.execute_batch("DROP TABLE full_text_entity_index;")?;
+    tx.execute_batch(
+        "DROP TABLE full_text_entity_index; DROP TABLE IF EXISTS sediment_heavy_index;
+         DROP VIEW IF EXISTS sediment_heavy_text;",
+    )?;
     tx.execute_batch(SUMMARY_SQL)
         .context("cannot create the summary tables (schemas/summary.sql)")?;
     tx.execute(
@@ -155,6 +159,62 @@ fn remake_search_index_without_url_path(conn: &Connection) -> Result<()> {
          SELECT ?1, entity_generation_id FROM entity_generation
          WHERE confirmed_end_unix_utc IS NULL AND marked_duplicate = 0",
         [WORK_SEARCH_ROW],
+    )?;
+    tx.commit()?;
+    Ok(())
+}
+
+/// sediment's own search index of each search row's heaviest columns (title, description,
+/// headlines, URL path; not in the seed): a query with more matches than are ranked finds
+/// those holding its terms there in this small index, rather than by reading on through
+/// every match of the full one (at 1 M pages most of a common word's or a phrase's search,
+/// issue 37). Its content is the search index's own, read through a view of that index's
+/// content table (FTS5 names its columns `c0`…, in the order of the index's columns; an
+/// FTS5 table cannot be the content of another directly), so nothing is stored twice.
+/// Rows are written and deleted with the search index's, a deletion here first: FTS5 is
+/// given the row's old text, which the search index still holds.
+pub(crate) const HEAVY_INDEX_SQL: &str = "
+CREATE VIEW sediment_heavy_text (rowid_, title, description, big_headlines, small_headlines,
+    url_path) AS SELECT id, c2, c3, c6, c7, c10 FROM full_text_entity_index_content;
+CREATE VIRTUAL TABLE sediment_heavy_index USING fts5(
+    title, description, big_headlines, small_headlines, url_path,
+    content='sediment_heavy_text', content_rowid='rowid_', tokenize='porter unicode61'
+);";
+
+/// The columns of `full_text_entity_index` that `sediment_heavy_index` holds, in its order.
+pub(crate) const HEAVY_COLUMNS: &str =
+    "title, description, big_headlines, small_headlines, url_path";
+
+/// Removes the search rows `rowids` (an SQL expression giving row ids, with `?1`) from
+/// `sediment_heavy_index`; before they leave `full_text_entity_index`, which holds their
+/// text.
+pub(crate) fn delete_heavy_rows(conn: &Connection, rowids: &str, param: i64) -> Result<()> {
+    conn.prepare_cached(&format!(
+        "INSERT INTO sediment_heavy_index (sediment_heavy_index, rowid, {HEAVY_COLUMNS})
+         SELECT 'delete', rowid, {HEAVY_COLUMNS} FROM full_text_entity_index
+         WHERE rowid IN ({rowids})"
+    ))?
+    .execute([param])?;
+    Ok(())
+}
+
+/// A database made before `sediment_heavy_index` (sediment-summary-4) gets it, built from
+/// the search index's rows in the same transaction.
+fn add_heavy_index(conn: &Connection) -> Result<()> {
+    let exists: bool = conn.query_row(
+        "SELECT EXISTS (SELECT 1 FROM sqlite_master WHERE name = 'sediment_heavy_index')",
+        [],
+        |r| r.get(0),
+    )?;
+    if exists {
+        return Ok(());
+    }
+    let tx = conn.unchecked_transaction()?;
+    tx.execute_batch(HEAVY_INDEX_SQL)
+        .context("cannot create sediment_heavy_index")?;
+    tx.execute(
+        "INSERT INTO sediment_heavy_index (sediment_heavy_index) VALUES ('rebuild')",
+        [],
     )?;
     tx.commit()?;
     Ok(())
@@ -1056,9 +1116,9 @@ impl Summarizer<'_> {
             report.phase("merging the search index");
             // After a fresh index or many changes, the index is merged into one segment
             // (smaller, faster to query); after a few, FTS5's own incremental merging will do.
-            self.conn.execute(
-                "INSERT INTO full_text_entity_index (full_text_entity_index) VALUES ('optimize')",
-                [],
+            self.conn.execute_batch(
+                "INSERT INTO full_text_entity_index (full_text_entity_index) VALUES ('optimize');
+                 INSERT INTO sediment_heavy_index (sediment_heavy_index) VALUES ('optimize');",
             )?;
             self.counts.incr("search_index_optimized");
         }

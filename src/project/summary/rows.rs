@@ -70,6 +70,7 @@ pub fn update_generation_times(
 /// Deletes a generation with everything attached to it, including its search row and the
 /// crawl summaries of its captures (the caller writes them again).
 pub fn delete_generation(conn: &Connection, id: i64) -> Result<()> {
+    super::delete_heavy_rows(conn, "?1", id)?;
     for sql in [
         "DELETE FROM full_text_entity_index WHERE rowid = ?1",
         "DELETE FROM link_summary WHERE entity_generation_id = ?1",
