@@ -389,7 +389,10 @@ mod tests {
         assert_eq!(cap("\"okapi\" river"), COUNT_CAP);
         assert_eq!(cap("okapi -\"red okapi\""), COUNT_CAP, "excluded");
         assert_eq!(cap("\"red okapi\""), PHRASE_COUNT_CAP);
-        assert_eq!(cap("river \"red okapi\" site:zoo.example"), PHRASE_COUNT_CAP);
+        assert_eq!(
+            cap("river \"red okapi\" site:zoo.example"),
+            PHRASE_COUNT_CAP
+        );
         assert_eq!(cap("os.path.join"), PHRASE_COUNT_CAP);
     }
 
