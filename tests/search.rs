@@ -670,19 +670,7 @@ fn a_phrase_is_counted_to_its_own_cap() {
     };
     import_and_summarize(&db.store, &db.db, &[&warc]);
     let overview = |query: &str| {
-        let run = sediment(
-            &db.store,
-            &[
-                "search",
-                "--db",
-                db.db.to_str().unwrap(),
-                "--json",
-                "--facets",
-                "--limit",
-                "5",
-                query,
-            ],
-        );
+        let run = run_search(&db, &["--json", "--facets", "--limit", "5", query]);
         assert_eq!(run.status, 0, "{query}: {}", run.stderr);
         let lines = json_lines(&run.stdout);
         assert_eq!(lines.len(), 6, "{query}: five hits and the counts");
@@ -702,12 +690,9 @@ fn a_phrase_is_counted_to_its_own_cap() {
         .sum();
     assert_eq!(sites, 1_000, "{phrase}");
     // A phrase's page past its counted matches is still ranked.
-    let run = sediment(
-        &db.store,
+    let run = run_search(
+        &db,
         &[
-            "search",
-            "--db",
-            db.db.to_str().unwrap(),
             "--json",
             "--limit",
             "5",

@@ -39,6 +39,7 @@ pub fn count_cap(query: &Query) -> usize {
         COUNT_CAP
     }
 }
+
 /// Most values shown per facet (the most frequent).
 pub const FACET_VALUES: usize = 12;
 

@@ -401,12 +401,12 @@ pub const RANKED_CAP: usize = 1_000;
 pub const FIRST_CAP: usize = 1_000;
 
 /// In a database without the heavy columns' own index: most matches of a query with a
-/// phrase read past the ranked ones for those holding
-/// every term in the title, the URL path or the heaviest columns (counting stops at
-/// [`facets::COUNT_CAP`]): a phrase of two common words is checked at every match of
-/// both, and reading all of them cost 180 ms at 1 M pages (a set such as the URL path's
-/// may hold none of the phrase's hundreds of thousands of matches). A query of words
-/// finds its sets over the whole index instead, at little cost ([`FIRST_CAP`]).
+/// phrase read past the ranked ones for those holding every term in the title, the URL
+/// path or the heaviest columns (counting stops at [`facets::count_cap`]): a phrase of two
+/// common words is checked at every match of both, and reading all of them cost 180 ms at
+/// 1 M pages (a set such as the URL path's may hold none of the phrase's hundreds of
+/// thousands of matches). A query of words finds its sets in passes of their own
+/// ([`FIRST_CAP`]).
 pub const PHRASE_EXAMINED_CAP: usize = 50_000;
 
 /// Most matches of a query's included terms read from `sediment_heavy_index` (its rows'
@@ -938,7 +938,8 @@ impl Ranking<'_> {
     }
 }
 
-/// The columns of `sediment_heavy_index`, as columns of `full_text_entity_index`.
+/// The columns of `sediment_heavy_index` (title, description, big and small headlines, URL
+/// path, as `project summary` makes it), as columns of `full_text_entity_index`.
 const HEAVY_INDEX_COLUMNS: [usize; 5] = [2, 3, 6, 7, 10];
 
 /// The generations to rank beside the first ones when a query has more matches than are
