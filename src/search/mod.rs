@@ -824,6 +824,10 @@ impl Ranking<'_> {
             all.extend(ranked);
             true
         })?;
+        if more {
+            // The matches ranked so far: those added below are checked against them.
+            seen.extend(all.iter().map(|r| r.0));
+        }
         // A query with a phrase reads its matches' positions whatever it does with them:
         // one more pass over them counts them and ranks those likeliest to rank first
         // (up to FIRST_CAP each holding every term in the title, the URL path, the
@@ -841,7 +845,6 @@ impl Ranking<'_> {
         // (A deep page's main pass may have counted to the cap itself.)
         let counting_left = has_tally && !counter.beyond;
         if let (true, Some(after), true) = (more, counter.last, counting_left || flagging) {
-            seen.extend(all.iter().map(|r| r.0));
             let score = if flagging {
                 Score::First(&scoring)
             } else {
@@ -864,7 +867,6 @@ impl Ranking<'_> {
             })?;
         }
         if let Some(heavy) = heavy {
-            seen.extend(all.iter().map(|r| r.0));
             let candidates = heavy_candidates(conn, query, heavy, &seen)?;
             if !candidates.is_empty() {
                 let (mut sql, mut values) =
@@ -885,7 +887,6 @@ impl Ranking<'_> {
         } else if more && !flagging {
             // Too many to rank them all: add those likeliest to rank first, the matches
             // holding every term in the title, the URL path, or the heaviest columns.
-            seen.extend(all.iter().map(|r| r.0));
             for columns in &scoring.first {
                 let Some(condition) = query.fts_included_in(columns) else {
                     continue;
