@@ -19,6 +19,9 @@
 # apart), `spark-submit --master spark://127.0.0.1:PORT`, stopped on exit whatever happens;
 # MASTER="local standalone" runs both in each round. Each Spark store's export is checked
 # against the single-process store's.
+# WARCS=GLOB (relative to BENCH_DIR) takes those files as the corpus instead, e.g. the
+# synthetic page crawl of scripts/bench-scale-pages.sh: `WARCS='SCALE-PAGES-*.warc.gz'
+# scripts/bench-spark.sh DIR/warcs` (issue 36's 1 M-page crawl, ~5 GB in 5 files).
 # SEDIMENT_BIN=PATH measures that binary (no build).
 # Usage: [MASTER=local|standalone|"local standalone"] scripts/bench-spark.sh [BENCH_DIR [FILES COPIES]]
 #        (default /work/bench-data, MASTER=local)
@@ -28,7 +31,7 @@ given_bin="${SEDIMENT_BIN:-}"
 . scripts/env.sh
 . scripts/bench-lib.sh
 dir="${1:-/work/bench-data}"
-[ -f "$dir/base.warc.gz" ] || scripts/make-bench-warc.sh "$dir"
+[ -n "${WARCS:-}" ] || [ -f "$dir/base.warc.gz" ] || scripts/make-bench-warc.sh "$dir"
 work=$(mktemp -d /work/bench-spark.XXXXXX)
 masters="${MASTER:-local}"
 for m in $masters; do
@@ -52,7 +55,8 @@ if [ -n "${3:-}" ]; then
   done
   dir="$work/corpus"
 fi
-files=$(ls "$dir"/bench-*.warc.gz)
+# shellcheck disable=SC2086 # WARCS is a glob
+files=$(ls "$dir"/${WARCS:-bench-*.warc.gz})
 if [ -n "$given_bin" ]; then
   SEDIMENT_BIN=$(realpath "$given_bin")   # a binary given is measured as it is, not built
 else

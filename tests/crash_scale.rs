@@ -61,6 +61,11 @@ fn a_killed_bulk_load_of_several_batches_reruns_to_the_uninterrupted_store() {
         .and_then(|n| n.parse().ok())
         .unwrap_or(0);
     assert!(batches >= 2, "{stdout}");
+    // The uninterrupted load is timed and its store measured.
+    assert!(
+        stdout.contains("the load: ") && stdout.contains(" a capture"),
+        "{stdout}"
+    );
     assert_eq!(
         stdout
             .matches("the re-run equals the uninterrupted load")

@@ -529,12 +529,13 @@ impl<'s> BulkLoader<'s> {
         let in_batch = |digest: &Sha1Key, refs: &[Ref]| {
             self.store_was_empty
                 && (first_batch
-                    || !earlier_filters.iter().any(|f| {
-                        f.digests.may_hold(digest.as_bytes())
-                            || refs
-                                .iter()
-                                .any(|r| f.capture_keys.may_hold(batch.capture_key(r)))
-                    }))
+                    || !(BatchFilters::any_may_hold_digest(earlier_filters, digest)
+                        || (refs.iter()).any(|r| {
+                            BatchFilters::any_may_hold_capture(
+                                earlier_filters,
+                                batch.capture_key(r),
+                            )
+                        })))
         };
         let keep_digests = self.store_was_empty && last.is_none();
 
@@ -661,9 +662,17 @@ impl<'s> BulkLoader<'s> {
             }
         }
         if keep_digests {
+            let capture_range = match (by_capture.first(), by_capture.last()) {
+                (Some(first), Some(last)) => (
+                    batch.capture_key(first).to_vec(),
+                    batch.capture_key(last).to_vec(),
+                ),
+                _ => (Vec::new(), Vec::new()),
+            };
             earlier.push(BatchFilters {
                 digests: KeyFilter::new(batch_digests.iter().map(|d| d.as_bytes().as_slice())),
                 capture_keys: KeyFilter::new(by_capture.iter().map(|r| batch.capture_key(r))),
+                capture_range,
             });
         }
         match last {
@@ -1101,6 +1110,32 @@ fn write_merge_sst(
 struct BatchFilters {
     digests: KeyFilter,
     capture_keys: KeyFilter,
+    /// The batch's first and last capture keys. Input in SURT order (a CDX file, or one
+    /// sorted by host) gives each batch a key range past the earlier ones', and a key
+    /// outside a batch's range needs no probe of its filter.
+    capture_range: (Vec<u8>, Vec<u8>),
+}
+
+impl BatchFilters {
+    /// Whether an earlier batch may hold `digest`. The filters are asked together: the
+    /// key is hashed once and every filter's block is fetched before any is read, so that
+    /// their cache misses overlap. One after the other, the probes of a 100 M-line load's
+    /// later batches were 45 % of their writing (a miss per earlier batch and digest).
+    fn any_may_hold_digest(earlier: &[BatchFilters], digest: &Sha1Key) -> bool {
+        KeyFilter::any_may_hold(earlier.iter().map(|f| &f.digests), digest.as_bytes())
+    }
+
+    /// Whether an earlier batch may hold the capture key `key`: only those batches whose
+    /// range holds it are asked, together as [`BatchFilters::any_may_hold_digest`] asks.
+    fn any_may_hold_capture(earlier: &[BatchFilters], key: &[u8]) -> bool {
+        let in_range = |f: &&BatchFilters| {
+            key >= f.capture_range.0.as_slice() && key <= f.capture_range.1.as_slice()
+        };
+        KeyFilter::any_may_hold(
+            earlier.iter().filter(in_range).map(|f| &f.capture_keys),
+            key,
+        )
+    }
 }
 
 /// A blocked Bloom filter of the digests or capture keys of one batch (16 bits a key,
@@ -1125,24 +1160,46 @@ impl KeyFilter {
         filter
     }
 
+    #[cfg(test)]
     fn may_hold(&self, key: &[u8]) -> bool {
-        let (block, bits) = self.position(key);
-        let block = &self.blocks[block];
-        bits.into_iter().all(|(word, bit)| block[word] & bit != 0)
+        Self::any_may_hold(std::iter::once(self), key)
+    }
+
+    /// Whether any of `filters` may hold `key`: one hash, then every filter's block
+    /// prefetched before the first is tested.
+    fn any_may_hold<'f>(filters: impl Iterator<Item = &'f KeyFilter> + Clone, key: &[u8]) -> bool {
+        let hash = xxhash_rust::xxh3::xxh3_128(key);
+        for filter in filters.clone() {
+            prefetch(filter.blocks[filter.block(hash)].as_ptr().cast());
+        }
+        let bits = Self::bits(hash);
+        filters.into_iter().any(|filter| {
+            let block = &filter.blocks[filter.block(hash)];
+            bits.iter().all(|&(word, bit)| block[word] & bit != 0)
+        })
     }
 
     /// The block of a key and its bits there (word, mask). Hashed, not cut from the key:
     /// CDX digests are whatever the input says.
     fn position(&self, key: &[u8]) -> (usize, [(usize, u64); 7]) {
-        let h = xxhash_rust::xxh3::xxh3_128(key);
-        let block = ((h as u64 as u128 * self.blocks.len() as u128) >> 64) as usize;
-        let mut rest = (h >> 64) as u64;
-        let bits = std::array::from_fn(|_| {
+        let hash = xxhash_rust::xxh3::xxh3_128(key);
+        (self.block(hash), Self::bits(hash))
+    }
+
+    /// The block of a key's hash: its low half scaled to the filter's blocks.
+    fn block(&self, hash: u128) -> usize {
+        ((hash as u64 as u128 * self.blocks.len() as u128) >> 64) as usize
+    }
+
+    /// The 7 bits of a key's hash in its block (word, mask), from its high half: the same
+    /// in every filter.
+    fn bits(hash: u128) -> [(usize, u64); 7] {
+        let mut rest = (hash >> 64) as u64;
+        std::array::from_fn(|_| {
             let bit = (rest & 511) as usize;
             rest >>= 9;
             (bit / 64, 1u64 << (bit % 64))
-        });
-        (block, bits)
+        })
     }
 }
 
@@ -1446,6 +1503,47 @@ pub(crate) mod tests {
         assert!(stats.batches >= 5, "{} batches", stats.batches);
         let expected = derived_from_the_store(&dir.path().join("reference"), ts, &all);
         assert!(contents(&store) == expected);
+    }
+
+    /// Several batches' filters asked at once answer as each asked alone would, and a
+    /// capture key outside a batch's range is not asked of its filter at all.
+    #[test]
+    fn earlier_batches_are_asked_together_and_capture_keys_by_range_first() {
+        let keys = |from: u32, to: u32| -> Vec<Vec<u8>> {
+            (from..to)
+                .map(|i| format!("com,example)/{i:06}").into_bytes())
+                .collect()
+        };
+        let batch = |keys: &[Vec<u8>], range: (&[u8], &[u8])| BatchFilters {
+            digests: KeyFilter::new(keys.iter().map(|k| k.as_slice())),
+            capture_keys: KeyFilter::new(keys.iter().map(|k| k.as_slice())),
+            capture_range: (range.0.to_vec(), range.1.to_vec()),
+        };
+        let (first, second) = (keys(0, 1_000), keys(1_000, 2_000));
+        let earlier = [
+            batch(&first, (&first[0], &first[999])),
+            batch(&second, (&second[0], &second[999])),
+        ];
+        for i in (0..4_000).step_by(7) {
+            let key = format!("com,example)/{i:06}").into_bytes();
+            let alone = earlier.iter().any(|f| f.capture_keys.may_hold(&key));
+            let together = KeyFilter::any_may_hold(earlier.iter().map(|f| &f.capture_keys), &key);
+            assert_eq!(together, alone, "{i}");
+            assert_eq!(
+                BatchFilters::any_may_hold_capture(&earlier, &key),
+                alone,
+                "{i}"
+            );
+            if i < 2_000 {
+                assert!(together, "{i} is held");
+            }
+        }
+        // A filter that holds a key its range leaves out (no batch is made so; it shows
+        // that the range is asked first).
+        let narrow = [batch(&first, (&first[500], &first[999]))];
+        assert!(narrow[0].capture_keys.may_hold(&first[10]));
+        assert!(!BatchFilters::any_may_hold_capture(&narrow, &first[10]));
+        assert!(BatchFilters::any_may_hold_capture(&narrow, &first[600]));
     }
 
     #[test]
