@@ -22,7 +22,8 @@
 #     reported, and RocksDB's block cache and filter settings are those of `serve`.
 # Usage: scripts/bench-serve-disk.sh STORE [WORKDIR]
 # Env: SAMPLE_CDX (a file of CDX lines to take the sample from instead of step 1's export,
-# e.g. every 1000th line of the generator's stream: no disk for the export), MEMORY_MB, CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
+# e.g. every 1000th line of the generator's stream: no disk for the export), SAMPLE_JSONL
+# (an earlier run's WORKDIR/sample.jsonl, to serve the same sample again), MEMORY_MB, CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
 # (10000), SEDIMENT_BIN and LOAD_BIN (binaries to use instead of building them), PORT (8391).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -73,7 +74,11 @@ with open(f"{work}/exact.txt", "w") as exact, open(f"{work}/prefix.txt", "w") as
             sha1.write(f"/sha1/{key}\n")
 ' "$work"
 }
-if [ -n "${SAMPLE_CDX:-}" ]; then
+if [ -n "${SAMPLE_JSONL:-}" ]; then
+  # The sample of an earlier run's step 1 (WORKDIR/sample.jsonl), its count already checked.
+  write_requests < "$SAMPLE_JSONL"
+  echo "sample: $(wc -l < "$work/exact.txt") captures from $SAMPLE_JSONL"
+elif [ -n "${SAMPLE_CDX:-}" ]; then
   # CDX lines (11 fields: urlkey timestamp url mime status digest ...), all of them taken.
   awk '{ printf "[\"%s\", \"%s\", \"%s\", \"%s\"]\n", $3, $5, $4, $6 }' "$SAMPLE_CDX" | write_requests
   echo "sample: $(wc -l < "$work/exact.txt") captures from $SAMPLE_CDX"
@@ -91,6 +96,7 @@ import duckdb, json, sys
 parquet, sample, work = sys.argv[1], int(sys.argv[2]), sys.argv[3]
 con = duckdb.connect()
 con.execute("SET threads TO 2")
+con.execute("SET enable_progress_bar = false")  # it goes to stdout, among the rows
 files = f"read_parquet(\"{parquet}/**/*.parquet\", hive_partitioning = true)".replace(chr(34), chr(39))
 count = con.execute(f"SELECT count(*) FROM {files}").fetchone()[0]
 open(f"{work}/parquet.count", "w").write(f"{count}\n")

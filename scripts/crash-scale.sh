@@ -14,7 +14,13 @@
 #    begins with `A` in base32 (1/32 of the digests, from every batch: digests are random)
 #    and every capture of ten hosts taken at even steps of the input (a whole 100 M export
 #    is ~10 minutes here, and it is made four times).
-# The uninterrupted load is timed (wall, CPU, peak RSS) and its store's bytes reported.
+# The uninterrupted load is timed (wall, CPU, peak RSS) and its store's bytes reported; so
+# is each re-run (wall, CPU, peak RSS).
+# REFERENCE=DIR takes a store of an uninterrupted load of the same N and SEED made before
+# (`KEEP=1 scripts/bench-scale.sh N`) instead of loading one (fingerprinted, then removed
+# when DROP_REFERENCE=1: at 100 M two stores do not fit beside each other); TAIL_SECONDS
+# (default 600) is then the time its load took after the input was read, which the late
+# kill aims into. MOMENTS (default "15 50 late") chooses the kills, in that order.
 # BULK_MEMORY_MB (default: N / 5,000, so that a load is several batches and a kill can land
 # between them, at most a quarter of the memory available, as the loader's own default) is
 # passed as --bulk-memory-mb. One store is on disk at a time (the reference is fingerprinted
@@ -38,18 +44,17 @@ if [ -z "${GEN_BIN:-}" ]; then
   cargo build --release --quiet --bin sediment --example gen_scale_cdx
   GEN_BIN="$CARGO_TARGET_DIR/release/examples/gen_scale_cdx"
 fi
-corpus="${SEDIMENT_CORPUS:-../shared/corpus}"
-paths=()
-for f in "$corpus"/sandcrawler/*.cdx "$corpus"/pywb/sample_archive/cdx/*.cdx; do
-  [ -s "$f" ] && paths+=("$f")
-done
-[ ${#paths[@]} -gt 0 ] || { echo "no CDX files under $corpus to take URL paths from" >&2; exit 1; }
+# The path files of scripts/bench-scale.sh: the same N and SEED give the same lines, so its
+# store can be the REFERENCE.
+. scripts/bench-lib.sh
+mapfile -t paths < <(scale_path_files)
+[ ${#paths[@]} -gt 0 ] || { echo "no CDX files under ${SEDIMENT_CORPUS:-../shared/corpus} to take URL paths from" >&2; exit 1; }
 rm -rf "$work"
 mkdir -p "$work"
 
-load() { # STORE: the whole load, in the background (timed=1: under /usr/bin/time -v)
+load() { # STORE: the whole load, in the background (timed=FILE: under /usr/bin/time -v)
   local time=()
-  [ -n "${timed:-}" ] && time=(/usr/bin/time -v -o "$work/reference.time")
+  [ -n "${timed:-}" ] && time=(/usr/bin/time -v -o "$timed")
   ( "$GEN_BIN" "$n" --seed "$seed" "${paths[@]}" |
       exec "${time[@]}" "$SEDIMENT_BIN" --store "$1" backfill-cdx --bulk --bulk-memory-mb "$memory_mb" --quiet - \
         2>> "$work/load.log" ) &
@@ -95,31 +100,42 @@ echo "crash at scale: N = $n, --bulk-memory-mb $memory_mb; $(nproc) cores; $(dat
   > "$work/input.bytes"
 input_bytes=$(cat "$work/input.bytes")
 echo "fingerprint: $fingerprint_mode"
-started=$(date +%s.%N)
-timed=1 load "$work/reference"
-pid=$(loader_of "$work/reference")
-read_all=""
-while kill -0 "$pid" 2> /dev/null; do
-  [ -z "$read_all" ] && [ "$(read_bytes "$pid")" -ge "$input_bytes" ] && read_all=$(date +%s.%N)
-  sleep 0.02
-done
-wait
-ended=$(date +%s.%N)
-took=$(echo "$ended - $started" | bc -l)
-tail_time=$(echo "$ended - ${read_all:-$ended}" | bc -l)
-fingerprint "$work/reference" > "$work/reference.txt"
-bytes=$(du -sb "$work/reference" | cut -f1)
-rm -rf "$work/reference"
-batches=$(grep -o 'bulk_batches [0-9]*' "$work/load.log" | tail -1 | cut -d' ' -f2)
-printf 'uninterrupted load: %.1f s (%.1f s of it after the input was read), %s batches\n' "$took" "$tail_time" "${batches:-1}"
-awk -F': ' -v bytes="$bytes" -v n="$n" '
-  /User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
-  END { printf "  the load: %.1f s CPU (user %.1f, sys %.1f), peak RSS %d MB; store %d bytes, %.1f a capture\n",
-        user + sys, user, sys, rss / 1024, bytes, bytes / n }' "$work/reference.time"
+cpu_and_rss() { # TIME_FILE (/usr/bin/time -v's): "X s CPU (user U, sys S), peak RSS R MB"
+  awk -F': ' '/User time/ { user = $2 } /System time/ { sys = $2 } /Maximum resident/ { rss = $2 }
+    END { printf "%.1f s CPU (user %.1f, sys %.1f), peak RSS %d MB", user + sys, user, sys, rss / 1024 }' "$1"
+}
+if [ -n "${REFERENCE:-}" ]; then
+  [ -d "$REFERENCE" ] || { echo "REFERENCE: no store at $REFERENCE" >&2; exit 2; }
+  tail_time="${TAIL_SECONDS:-600}"
+  fingerprint "$REFERENCE" > "$work/reference.txt"
+  echo "uninterrupted load: the store at $REFERENCE, loaded before (its tail taken as $tail_time s)"
+  [ -n "${DROP_REFERENCE:-}" ] && rm -rf "$REFERENCE"
+else
+  started=$(date +%s.%N)
+  timed="$work/reference.time" load "$work/reference"
+  pid=$(loader_of "$work/reference")
+  read_all=""
+  while kill -0 "$pid" 2> /dev/null; do
+    [ -z "$read_all" ] && [ "$(read_bytes "$pid")" -ge "$input_bytes" ] && read_all=$(date +%s.%N)
+    sleep 0.02
+  done
+  wait
+  ended=$(date +%s.%N)
+  took=$(echo "$ended - $started" | bc -l)
+  tail_time=$(echo "$ended - ${read_all:-$ended}" | bc -l)
+  fingerprint "$work/reference" > "$work/reference.txt"
+  bytes=$(du -sb "$work/reference" | cut -f1)
+  rm -rf "$work/reference"
+  batches=$(grep -o 'bulk_batches [0-9]*' "$work/load.log" | tail -1 | cut -d' ' -f2)
+  printf 'uninterrupted load: %.1f s (%.1f s of it after the input was read), %s batches\n' "$took" "$tail_time" "${batches:-1}"
+  printf '  the load: %s; store %d bytes, %.1f a capture\n' "$(cpu_and_rss "$work/reference.time")" \
+    "$bytes" "$(echo "$bytes / $n" | bc -l)"
+fi
 sed 's/^/  /' "$work/reference.txt"
 
 failures=0
-for moment in 15 50 late; do
+moments="${MOMENTS:-15 50 late}"
+for moment in $moments; do
   store="$work/killed-$moment"
   # Late kills aim at a quarter of the way through what follows the input; when the load
   # finished first (its tail varies with the machine's load), again with less delay.
@@ -152,12 +168,15 @@ for moment in 15 50 late; do
     failures=$((failures + 1))
     continue
   fi
-  load "$store"
+  rerun_started=$(date +%s.%N)
+  timed="$work/rerun-$moment.time" load "$store"
   wait
+  rerun_took=$(echo "$(date +%s.%N) - $rerun_started" | bc -l)
   fingerprint "$store" > "$work/killed-$moment.txt"
   if cmp -s "$work/reference.txt" "$work/killed-$moment.txt"; then
     printf 'killed at %-5s a reader saw %s; the re-run equals the uninterrupted load\n' \
       "$moment:" "${seen:+$seen captures}${seen:-no version (none was published yet)}"
+    printf '  the re-run: %.1f s, %s\n' "$rerun_took" "$(cpu_and_rss "$work/rerun-$moment.time")"
   else
     echo "FAILED at $moment %: the re-run differs from the uninterrupted load:" >&2
     diff "$work/reference.txt" "$work/killed-$moment.txt" >&2 || true
@@ -165,8 +184,9 @@ for moment in 15 50 late; do
   fi
   rm -rf "$store"
 done
+count=$(echo $moments | wc -w)
 if [ "$failures" -gt 0 ]; then
-  echo "crash at scale: $failures of 3 FAILED" >&2
+  echo "crash at scale: $failures of $count FAILED" >&2
   exit 1
 fi
-echo "crash at scale: 3 of 3 kills passed"
+echo "crash at scale: $count of $count kills passed"
