@@ -62,14 +62,29 @@ load() { # STORE: the whole load, in the background (timed=FILE: under /usr/bin/
 loader_of() { # STORE: the pid of the `sediment` loading it (waits for it to start)
   local pid=""
   for _ in $(seq 1 500); do
-    pid=$(pgrep -f -- "--store $1 backfill-cdx --bulk" | head -1 || true)
+    # Anchored: not the /usr/bin/time that runs a timed load.
+    pid=$(pgrep -f -- "^$SEDIMENT_BIN --store $1 backfill-cdx --bulk" | head -1 || true)
     [ -n "$pid" ] && break
     sleep 0.01
   done
   echo "$pid"
 }
-read_bytes() { # PID: bytes it has read (0 once it is gone)
-  awk '$1 == "rchar:" { print $2 }' "/proc/$1/io" 2> /dev/null || echo 0
+feeder_of() { # PID: the process writing into its standard input (the generator)
+  local pipe p
+  pipe=$(readlink "/proc/$1/fd/0" 2> /dev/null) || return 0
+  for p in /proc/[0-9]*; do
+    [ "${p#/proc/}" != "$1" ] && [ "$(readlink "$p/fd/1" 2> /dev/null)" = "$pipe" ] &&
+      { echo "${p#/proc/}"; return 0; }
+  done
+  return 0
+}
+input_read() { # FEEDER_PID: the input the loader has been given so far: what the generator
+  # wrote into the pipe (all of it once the generator is gone). Not the loader's own read
+  # bytes: those count its reads of the store too, and passed the input's size at 100 M
+  # while a fifth of the input was still to come.
+  local written
+  written=$(awk '$1 == "wchar:" { print $2 }' "/proc/$1/io" 2> /dev/null || true)
+  echo "${written:-$input_bytes}"
 }
 counted() { # COMMAND...: "N lines, sha256 HASH" of what it writes (an empty sample fails)
   local hash lines
@@ -114,9 +129,10 @@ else
   started=$(date +%s.%N)
   timed="$work/reference.time" load "$work/reference"
   pid=$(loader_of "$work/reference")
+  feeder=$(feeder_of "$pid")
   read_all=""
   while kill -0 "$pid" 2> /dev/null; do
-    [ -z "$read_all" ] && [ "$(read_bytes "$pid")" -ge "$input_bytes" ] && read_all=$(date +%s.%N)
+    [ -z "$read_all" ] && [ "$(input_read "$feeder")" -ge "$input_bytes" ] && read_all=$(date +%s.%N)
     sleep 0.02
   done
   wait
@@ -143,9 +159,10 @@ for moment in $moments; do
     rm -rf "$store"
     load "$store"
     pid=$(loader_of "$store")
+    feeder=$(feeder_of "$pid")
     target=$input_bytes
     [ "$moment" != late ] && target=$((input_bytes * moment / 100))
-    while kill -0 "$pid" 2> /dev/null && [ "$(read_bytes "$pid")" -lt "$target" ]; do sleep 0.01; done
+    while kill -0 "$pid" 2> /dev/null && [ "$(input_read "$feeder")" -lt "$target" ]; do sleep 0.01; done
     [ "$moment" = late ] && [ "$fraction" != 0 ] && sleep "$(echo "$tail_time / $fraction" | bc -l)"
     if kill -9 "$pid" 2> /dev/null; then
       killed=1
