@@ -23,7 +23,8 @@
 # Usage: scripts/bench-serve-disk.sh STORE [WORKDIR]
 # Env: SAMPLE_CDX (a file of CDX lines to take the sample from instead of step 1's export,
 # e.g. every 1000th line of the generator's stream: no disk for the export), SAMPLE_JSONL
-# (an earlier run's WORKDIR/sample.jsonl, to serve the same sample again), MEMORY_MB, CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
+# (an earlier run's WORKDIR/sample.jsonl, to serve the same sample again), KINDS (the
+# requests to run, of "exact prefix sha1"), MEMORY_MB, CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
 # (10000), SEDIMENT_BIN and LOAD_BIN (binaries to use instead of building them), PORT (8391).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -136,7 +137,7 @@ alive() {
 alive
 base="http://127.0.0.1:$port"
 "$LOAD_BIN" "$base" "$work/exact.txt" "$clients" "$warmup" > /dev/null || true
-for kind in exact prefix sha1; do
+for kind in ${KINDS:-exact prefix sha1}; do
   alive
   cpu_before=$(awk '{ print $14 + $15 }' "/proc/$server/stat")
   result=$("$LOAD_BIN" "$base" "$work/$kind.txt" "$clients" "$requests" || echo "FAILED")

@@ -11,41 +11,49 @@ use serde_json::json;
 use super::cdx::key_from_path;
 use super::{Shared, body, error};
 use crate::jsonl::write_row;
+use crate::key::Sha1Key;
 use crate::store::Store;
 use crate::store::backend::Space;
 use crate::store::cells::Projection;
 
+/// `GET /sha1/KEY`. The row is read right on the connection's task, as `/cdx` reads its
+/// small answers (see `cdx::INLINE_ANSWER`): a row is one version of each of a few
+/// columns, a block or two of each family, and handing it to a blocking thread and back
+/// cost more than reading it (at 100 M captures, 16 clients: context switches of the
+/// blocking pool were 7 % of the server's CPU, issue 36). The largest cell a row can have
+/// is the TEI of one document, which the GROBID stage only makes for files within its
+/// size limit.
 pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
         Err(response) => return *response,
     };
-    let read = tokio::task::spawn_blocking(move || -> anyhow::Result<Option<Vec<u8>>> {
-        let store = state.store.get();
-        let Some(row) = store.read_row(&key, &Projection::all(store.schema()))? else {
-            return Ok(None);
-        };
-        let mut out = Vec::new();
-        let mut bad_cells = Vec::new();
-        write_row(store.schema(), &row, false, &mut out, &mut bad_cells);
-        if !bad_cells.is_empty() {
-            state.problem(&format!(
-                "row {key}: cells left out: {}",
-                bad_cells.join(", ")
-            ));
-        }
-        Ok(Some(out))
-    })
-    .await;
-    match read {
-        Ok(Ok(Some(line))) => {
+    match read_row_line(&state, &key) {
+        Ok(Some(line)) => {
             let length = line.len();
             body::response("application/json", line.into(), Some(length))
         }
-        Ok(Ok(None)) => error(StatusCode::NOT_FOUND, format!("no row with key {key}")),
-        Ok(Err(e)) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
-        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, e.to_string()),
+        Ok(None) => error(StatusCode::NOT_FOUND, format!("no row with key {key}")),
+        Err(e) => error(StatusCode::INTERNAL_SERVER_ERROR, format!("{e:#}")),
     }
+}
+
+/// The row of `key` as a line of `sediment export`; `None` when the store has no row.
+fn read_row_line(state: &Shared, key: &Sha1Key) -> anyhow::Result<Option<Vec<u8>>> {
+    let store = state.store.get();
+    let Some(row) = store.read_row(key, &Projection::all(store.schema()))? else {
+        return Ok(None);
+    };
+    let mut out = Vec::new();
+    let mut bad_cells = Vec::new();
+    write_row(store.schema(), &row, false, &mut out, &mut bad_cells);
+    if !bad_cells.is_empty() {
+        state.problem(&format!(
+            "row {key}: cells left out: {}",
+            bad_cells.join(", ")
+        ));
+    }
+    Ok(Some(out))
 }
 
 pub async fn health(State(state): State<Shared>) -> Response {

@@ -23,6 +23,7 @@ use crate::store::captures::{
 };
 use crate::store::cells::{ROW_LEN, cell_key_into};
 use crate::store::keys::{IndexEntry, merge_index_entries, push_capture_key};
+use crate::store::rocks::LEVEL_BASE_BYTES;
 use crate::store::sst::{
     ScratchDir, SstWriter, ingest_files, part_len_per_thread, part_ranges, scratch_dir,
 };
@@ -361,6 +362,10 @@ pub struct BulkStats {
     pub compacted: u64,
 }
 
+/// The base level's size while a bulk load runs (see [`BulkLoader::new`]): larger than any
+/// family, far from overflowing RocksDB's level arithmetic.
+const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
+
 /// The families a bulk load ingests into.
 pub(crate) const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
 
@@ -389,7 +394,13 @@ fn compact_overlapping(store: &Store) -> Result<u64> {
         }
         // As when they were paused: the options of this process only, and a failure to
         // write them down (a full disk) costs nothing the store holds.
-        let _ = db.set_options_cf(cf, &[("disable_auto_compactions", "false")]);
+        let _ = db.set_options_cf(
+            cf,
+            &[
+                ("disable_auto_compactions", "false"),
+                ("max_bytes_for_level_base", &LEVEL_BASE_BYTES.to_string()),
+            ],
+        );
     }
     Ok(compacted)
 }
@@ -405,10 +416,25 @@ impl<'s> BulkLoader<'s> {
         // process: a store opened again has its usual options. RocksDB writes the changed
         // options to a file: where that fails (a full disk), the load goes on without the
         // pause and fails, if it does, where it writes its own files.
+        //
+        // While it loads, a family's first level below L0 is as large as RocksDB allows, so
+        // that L0 is compacted straight into the last level, where the first batch went: with
+        // the usual 256 MiB, a family of a few gigabytes has its base one level higher, and
+        // the compaction at the end wrote each family twice, L0 into L5 and L5 into L6 (43 GB
+        // written for a 32 GB store of 100 M captures, issue 36). RocksDB places an ingested
+        // file no higher than L0 and no lower than that base, so the batches after the first
+        // go to L0 either way.
         for cf in BULK_FAMILIES {
-            let _ = rocks
-                .db()
-                .set_options_cf(rocks.cf(cf), &[("disable_auto_compactions", "true")]);
+            let _ = rocks.db().set_options_cf(
+                rocks.cf(cf),
+                &[
+                    ("disable_auto_compactions", "true"),
+                    (
+                        "max_bytes_for_level_base",
+                        &LOADING_LEVEL_BASE_BYTES.to_string(),
+                    ),
+                ],
+            );
         }
         Ok(BulkLoader {
             store,
@@ -1477,6 +1503,60 @@ pub(crate) mod tests {
         writer.finish().unwrap();
         materialize_dirty(&normal_store, ts).unwrap();
         assert_eq!(contents(&bulk_store), contents(&normal_store));
+    }
+
+    /// The compaction at the end of a load of many batches writes L0 straight into the last
+    /// level, where the first batch went, and no level between: the families here are a
+    /// few hundred kilobytes, so their base level is made small enough (1 KiB) for them to
+    /// look as a 100 M-capture load's families do to the usual 256 MiB (base L5 or higher,
+    /// where the compaction would go first).
+    #[test]
+    fn the_compaction_at_the_end_writes_no_level_between_l0_and_the_last() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let mut all = captures();
+        for i in 0..3000u32 {
+            let mut capture = all[i as usize % 400].clone();
+            let mut digest = [0xDD; 20];
+            digest[..4].copy_from_slice(&i.to_be_bytes());
+            capture.digest = Some(Sha1Key(digest));
+            capture.offset = Some(3_000_000 + u64::from(i));
+            capture.line = capture.line.map(|_| 3_000_000 + u64::from(i));
+            all.push(capture);
+        }
+        let store = Store::open(&dir.path().join("bulk")).unwrap();
+        let rocks = store.rocks("the test").unwrap();
+        for cf in BULK_FAMILIES {
+            rocks
+                .db()
+                .set_options_cf(rocks.cf(cf), &[("max_bytes_for_level_base", "1024")])
+                .unwrap();
+        }
+        let stats = load_in_batches(&store, ts, &all, 6, 50);
+        assert!(stats.batches >= 4, "{} batches", stats.batches);
+        assert!(stats.compacted >= 3, "{} compacted", stats.compacted);
+        for cf in BULK_FAMILIES {
+            let levels_written = compaction_output_levels(&store, cf);
+            assert!(
+                levels_written.iter().all(|&level| level == 0 || level == 6),
+                "{cf}: compactions wrote levels {levels_written:?}"
+            );
+        }
+    }
+
+    /// The levels that RocksDB's compaction statistics of family `cf` list (a level appears
+    /// once a compaction wrote it or it holds files; L0 for the files ingested there).
+    fn compaction_output_levels(store: &Store, cf: &str) -> Vec<u32> {
+        let rocks = store.rocks("the test").unwrap();
+        let text = rocks
+            .db()
+            .property_value_cf(rocks.cf(cf), "rocksdb.cfstats")
+            .unwrap()
+            .unwrap();
+        text.lines()
+            .filter_map(|line| line.trim_start().strip_prefix('L'))
+            .filter_map(|rest| rest.split_whitespace().next()?.parse().ok())
+            .collect()
     }
 
     /// A capture key described under two digests in one batch: both rows are derived

@@ -114,8 +114,14 @@ fn base_cf_options(cache: &Cache, keyed_by_row: bool) -> Options {
     opts.set_write_buffer_size(64 << 20);
     opts.set_max_write_buffer_number(4);
     opts.set_target_file_size_base(64 << 20);
+    opts.set_max_bytes_for_level_base(LEVEL_BASE_BYTES);
     opts
 }
+
+/// The target size of a family's first level below L0 (RocksDB's default, said here so
+/// that a bulk load can raise it while it loads and set it back after, see
+/// `store::bulk`).
+pub(crate) const LEVEL_BASE_BYTES: u64 = 256 << 20;
 
 /// Options for SST files written outside the store (bulk load) into a column family
 /// keyed by row or not ([`keyed_by_row`]): the same compression, table format and filters
