@@ -1442,14 +1442,9 @@ pub(crate) mod tests {
         assert_eq!(bulk, normal);
     }
 
-    /// A load of many batches into an empty store equals the write path, and reads the
-    /// store only for the digests an earlier batch had (and the few a Bloom filter
-    /// mistakes for them), not for every digest of every batch after the first.
-    #[test]
-    fn batches_after_the_first_read_the_store_only_for_digests_seen_before() {
-        let dir = tempfile::tempdir().unwrap();
-        let ts = 1_600_000_000_000;
-        // The 400 captures of 40 shared digests, then 3,000 captures of distinct digests.
+    /// The 400 captures of [`captures`] (40 shared digests), then 3,000 captures of
+    /// distinct digests.
+    fn captures_and_distinct_digests() -> Vec<Capture> {
         let mut all = captures();
         for i in 0..3000u32 {
             let mut capture = all[i as usize % 400].clone();
@@ -1462,6 +1457,17 @@ pub(crate) mod tests {
             capture.line = capture.line.map(|_| 2_000_000 + u64::from(i));
             all.push(capture);
         }
+        all
+    }
+
+    /// A load of many batches into an empty store equals the write path, and reads the
+    /// store only for the digests an earlier batch had (and the few a Bloom filter
+    /// mistakes for them), not for every digest of every batch after the first.
+    #[test]
+    fn batches_after_the_first_read_the_store_only_for_digests_seen_before() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let all = captures_and_distinct_digests();
         let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
         let stats = load_in_batches(&bulk_store, ts, &all, 10, 50);
         assert!(stats.batches >= 8, "{} batches", stats.batches);
@@ -1514,16 +1520,7 @@ pub(crate) mod tests {
     fn the_compaction_at_the_end_writes_no_level_between_l0_and_the_last() {
         let dir = tempfile::tempdir().unwrap();
         let ts = 1_600_000_000_000;
-        let mut all = captures();
-        for i in 0..3000u32 {
-            let mut capture = all[i as usize % 400].clone();
-            let mut digest = [0xDD; 20];
-            digest[..4].copy_from_slice(&i.to_be_bytes());
-            capture.digest = Some(Sha1Key(digest));
-            capture.offset = Some(3_000_000 + u64::from(i));
-            capture.line = capture.line.map(|_| 3_000_000 + u64::from(i));
-            all.push(capture);
-        }
+        let all = captures_and_distinct_digests();
         let store = Store::open(&dir.path().join("bulk")).unwrap();
         let rocks = store.rocks("the test").unwrap();
         for cf in BULK_FAMILIES {
