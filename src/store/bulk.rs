@@ -1534,8 +1534,10 @@ pub(crate) mod tests {
         assert!(stats.compacted >= 3, "{} compacted", stats.compacted);
         for cf in BULK_FAMILIES {
             let levels_written = compaction_output_levels(&store, cf);
+            // L6 holds the family: a statistics text this reads no level of fails here.
             assert!(
-                levels_written.iter().all(|&level| level == 0 || level == 6),
+                levels_written.contains(&6)
+                    && levels_written.iter().all(|&level| level == 0 || level == 6),
                 "{cf}: compactions wrote levels {levels_written:?}"
             );
         }
