@@ -16,19 +16,28 @@ use crate::store::Store;
 use crate::store::backend::Space;
 use crate::store::cells::Projection;
 
-/// `GET /sha1/KEY`. The row is read right on the connection's task, as `/cdx` reads its
-/// small answers (see `cdx::INLINE_ANSWER`): a row is one version of each of a few
-/// columns, a block or two of each family, and handing it to a blocking thread and back
-/// cost more than reading it (at 100 M captures, 16 clients: context switches of the
-/// blocking pool were 7 % of the server's CPU, issue 36). The largest cell a row can have
-/// is the TEI of one document, which the GROBID stage only makes for files within its
-/// size limit.
+/// `GET /sha1/KEY`. On the embedded store the row is read right on the connection's task,
+/// as `/cdx` reads its small answers (see `cdx::INLINE_ANSWER`): a row is one version of
+/// each of a few columns, a block or two of each family, and handing it to a blocking
+/// thread and back cost more than reading it (at 100 M captures, 16 clients: context
+/// switches of the blocking pool were 7 % of the server's CPU, issue 36). The largest cell
+/// a row can have is the TEI of one document, which the GROBID stage only makes for files
+/// within its size limit. A remote backend's reads block on the network (and on a runtime
+/// of their own, which cannot start inside this one): they go to a blocking thread.
 pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
         Err(response) => return *response,
     };
-    match read_row_line(&state, &key) {
+    let in_place = state.store.get().backend().as_rocks().is_some();
+    let read = if in_place {
+        read_row_line(&state, &key)
+    } else {
+        tokio::task::spawn_blocking(move || read_row_line(&state, &key))
+            .await
+            .unwrap_or_else(|e| Err(anyhow::Error::new(e)))
+    };
+    match read {
         Ok(Some(line)) => {
             let length = line.len();
             body::response("application/json", line.into(), Some(length))
