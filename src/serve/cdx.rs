@@ -6,7 +6,7 @@ use axum::extract::{Path, RawQuery, State};
 use axum::http::StatusCode;
 use axum::response::Response;
 
-use super::{Shared, body, error};
+use super::{Shared, body, error, reads_in_place};
 use crate::capture::Capture;
 use crate::key::Sha1Key;
 use crate::store::captures::captures_of_digest as read_captures_of_digest;
@@ -73,9 +73,7 @@ pub async fn cdx(State(state): State<Shared>, RawQuery(raw): RawQuery) -> Respon
         _ => query.output.content_type(),
     };
     let store = state.store.get();
-    // In place only on the embedded store: a remote backend's reads block on the network
-    // (and on a runtime of their own), which a connection task must never do.
-    let in_place = query.paging.is_none() && store.backend().as_rocks().is_some();
+    let in_place = query.paging.is_none() && reads_in_place(&store);
     if in_place {
         let source = Budgeted {
             inner: &StoreCaptures::new(&store),

@@ -127,6 +127,14 @@ pub fn busy(message: impl Into<String>) -> Response {
 }
 
 /// A plain-text error response; the message tells the client what is wrong.
+/// Whether a handler may read `store` right on the connection's task: only the embedded
+/// store, whose reads are bounded local ones. A remote backend's reads block on the
+/// network (and on a runtime of their own, which cannot start inside this one), which a
+/// connection task must never do: they go to a blocking thread.
+fn reads_in_place(store: &crate::store::Store) -> bool {
+    store.backend().as_rocks().is_some()
+}
+
 pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
     let mut text = message.into();
     text.push('\n');

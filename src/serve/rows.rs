@@ -9,7 +9,7 @@ use axum::response::{IntoResponse, Response};
 use serde_json::json;
 
 use super::cdx::key_from_path;
-use super::{Shared, body, error};
+use super::{Shared, body, error, reads_in_place};
 use crate::jsonl::write_row;
 use crate::key::Sha1Key;
 use crate::store::Store;
@@ -22,18 +22,18 @@ use crate::store::cells::Projection;
 /// thread and back cost more than reading it (at 100 M captures, 16 clients: context
 /// switches of the blocking pool were 7 % of the server's CPU, issue 36). The largest cell
 /// a row can have is the TEI of one document, which the GROBID stage only makes for files
-/// within its size limit. A remote backend's reads block on the network (and on a runtime
-/// of their own, which cannot start inside this one): they go to a blocking thread.
+/// within its size limit. On a remote backend it goes to a blocking thread
+/// (`serve::reads_in_place`).
 pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Response {
     let key = match key_from_path(&key) {
         Ok(key) => key,
         Err(response) => return *response,
     };
-    let in_place = state.store.get().backend().as_rocks().is_some();
-    let read = if in_place {
-        read_row_line(&state, &key)
+    let store = state.store.get();
+    let read = if reads_in_place(&store) {
+        read_row_line(&state, &store, &key)
     } else {
-        tokio::task::spawn_blocking(move || read_row_line(&state, &key))
+        tokio::task::spawn_blocking(move || read_row_line(&state, &store, &key))
             .await
             .unwrap_or_else(|e| Err(anyhow::Error::new(e)))
     };
@@ -48,8 +48,7 @@ pub async fn row(State(state): State<Shared>, Path(key): Path<String>) -> Respon
 }
 
 /// The row of `key` as a line of `sediment export`; `None` when the store has no row.
-fn read_row_line(state: &Shared, key: &Sha1Key) -> anyhow::Result<Option<Vec<u8>>> {
-    let store = state.store.get();
+fn read_row_line(state: &Shared, store: &Store, key: &Sha1Key) -> anyhow::Result<Option<Vec<u8>>> {
     let Some(row) = store.read_row(key, &Projection::all(store.schema()))? else {
         return Ok(None);
     };
