@@ -100,6 +100,21 @@ fn replaywebpage_in_headless_chromium_renders_a_page_of_an_exported_package() {
     std::fs::copy(app.join("ui.js"), site.join("ui.js")).unwrap();
     std::fs::copy(app.join("ui.js"), site.join("replay/ui.js")).unwrap();
     std::fs::copy(app.join("sw.js"), site.join("replay/sw.js")).unwrap();
+    // What the frame gets before the service worker controls it. The app reloads the frame
+    // three times, 100 ms apart, waiting for the worker; on a busy machine the worker takes
+    // longer to activate, and the frame would stay on the server's directory listing (seen
+    // in CI). This page reloads itself once a worker is active for the scope, after which
+    // the worker answers `/replay/` and this page is not asked for again.
+    std::fs::write(
+        site.join("replay/index.html"),
+        "<!doctype html><html><head><meta charset=\"utf-8\"><script>\
+         const sw = navigator.serviceWorker;\
+         if (sw && !sw.controller) {\
+           sw.addEventListener('controllerchange', () => location.reload());\
+           sw.ready.then(() => setTimeout(() => { if (!sw.controller) location.reload(); }, 500));\
+         }</script></head><body></body></html>",
+    )
+    .unwrap();
     std::fs::write(
         site.join("index.html"),
         "<!doctype html><html><head><meta charset=\"utf-8\"><script src=\"./ui.js\"></script></head>\
