@@ -374,6 +374,9 @@ fn exported_keys(store: &Path) -> BTreeSet<String> {
         .collect()
 }
 
+/// Where `ldb` and `sst_dump` (RocksDB 7.8) come from.
+const ROCKSDB_TOOLS: &str = "Debian's rocksdb-tools, which scripts/setup.sh installs";
+
 #[test]
 fn ldb_sst_dump_and_rocksdict_read_the_store() {
     let (Some(cdx), Some(warc)) = (
@@ -382,7 +385,6 @@ fn ldb_sst_dump_and_rocksdict_read_the_store() {
     ) else {
         return;
     };
-    const ROCKSDB_TOOLS: &str = "Debian's rocksdb-tools, which scripts/setup.sh installs";
     if !common::have_program("ldb", ROCKSDB_TOOLS)
         || !common::have_program("sst_dump", ROCKSDB_TOOLS)
         || !common::have_python(&["rocksdict"])
@@ -486,6 +488,68 @@ for name in ("capture", "capture_by_digest"):
             .count()
             > 5
     );
+}
+
+/// `sst_dump --show_properties --command=check --verify_checksum` of one SST file:
+/// (compression algorithm, entries); fails the test on any error or corruption.
+fn sst_compression_and_entries(sst: &Path) -> (String, u64) {
+    let out = Command::new("sst_dump")
+        .arg(format!("--file={}", sst.display()))
+        .args(["--show_properties", "--command=check", "--verify_checksum"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        out.status.success() && !text.contains("Corrupt"),
+        "sst_dump {}: {text}{}",
+        sst.display(),
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let field = |name: &str| {
+        text.lines()
+            .find_map(|l| l.trim().strip_prefix(name))
+            .unwrap_or_else(|| panic!("no {name:?} in sst_dump's output: {text}"))
+            .trim()
+            .to_string()
+    };
+    (
+        field("SST file compression algo:"),
+        field("# entries:").parse().unwrap(),
+    )
+}
+
+#[test]
+fn a_bulk_load_writes_the_capture_spaces_in_zstd_which_rocksdb_7_reads() {
+    let Some(cdx) = corpus("sandcrawler/example.cdx") else {
+        return;
+    };
+    if !common::have_program("sst_dump", ROCKSDB_TOOLS) {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let store = dir.path().join("store");
+    ok(&store, &["backfill-cdx", "--bulk", cdx.to_str().unwrap()]);
+    let captures: u64 = ok(&store, &["stats"])
+        .lines()
+        .find_map(|l| l.strip_prefix("captures"))
+        .unwrap()
+        .trim()
+        .parse()
+        .unwrap();
+    assert!(captures > 5);
+    // Every table file of the published version, through RocksDB 7.8's reader (Debian's),
+    // checksums verified: ZSTD for the capture index and the by-digest index (one entry
+    // a capture each, as the loader writes them), Snappy for every other family.
+    let mut entries = std::collections::BTreeMap::<String, u64>::new();
+    for file in std::fs::read_dir(store.join("current")).unwrap().flatten() {
+        if file.file_name().to_string_lossy().ends_with(".sst") {
+            let (algo, n) = sst_compression_and_entries(&file.path());
+            *entries.entry(algo).or_default() += n;
+        }
+    }
+    assert_eq!(entries.get("ZSTD"), Some(&(2 * captures)), "{entries:?}");
+    assert!(entries.get("Snappy").is_some_and(|&n| n > 0), "{entries:?}");
+    assert_eq!(entries.len(), 2, "{entries:?}");
 }
 
 #[test]

@@ -31,7 +31,7 @@ fn schema_command_prints_every_column() {
 }
 
 #[test]
-fn every_family_is_snappy_compressed_in_the_options_file() {
+fn every_family_is_snappy_compressed_in_the_options_file_the_capture_spaces_bottom_zstd() {
     let dir = tempfile::tempdir().unwrap();
     let store_dir = dir.path().join("s");
     drop(Store::open(&store_dir).unwrap());
@@ -44,6 +44,7 @@ fn every_family_is_snappy_compressed_in_the_options_file() {
     let text = std::fs::read_to_string(options.path()).unwrap();
     let mut family = None;
     let mut compression: BTreeMap<String, String> = BTreeMap::new();
+    let mut bottommost: BTreeMap<String, String> = BTreeMap::new();
     for line in text.lines() {
         if let Some(name) = line
             .strip_prefix("[CFOptions \"")
@@ -52,6 +53,10 @@ fn every_family_is_snappy_compressed_in_the_options_file() {
             family = Some(name.to_string());
         } else if let (Some(f), Some(value)) = (&family, line.trim().strip_prefix("compression=")) {
             compression.insert(f.clone(), value.to_string());
+        } else if let (Some(f), Some(value)) =
+            (&family, line.trim().strip_prefix("bottommost_compression="))
+        {
+            bottommost.insert(f.clone(), value.to_string());
         }
     }
     for name in [
@@ -67,6 +72,18 @@ fn every_family_is_snappy_compressed_in_the_options_file() {
             compression.get(name).map(String::as_str),
             Some("kSnappyCompression"),
             "family {name} in {compression:?}"
+        );
+        // The bottom level, where a family's data stays: ZSTD for the two capture key
+        // spaces only, the seed's families keep Snappy there too.
+        let bottom = if name.starts_with("capture") {
+            "kZSTD"
+        } else {
+            "kSnappyCompression"
+        };
+        assert_eq!(
+            bottommost.get(name).map(String::as_str),
+            Some(bottom),
+            "family {name} in {bottommost:?}"
         );
     }
 }

@@ -10,7 +10,9 @@
 //!
 //! Every family uses Snappy block compression and block-based table format version 5,
 //! which RocksDB 7.x (Debian stable's `ldb`, `sst_dump`) and PyPI's `rocksdict` read; the
-//! table families need no merge operator to be read.
+//! table families need no merge operator to be read. The two capture key spaces keep their
+//! bottom level (and the files a bulk load ingests) in ZSTD instead: they are most of a
+//! big store, and ZSTD takes a fifth off them (see [`zstd_at_the_bottom`]).
 //!
 //! One writer at a time opens the live database under the writer lock; readers open the
 //! newest published version (a checkpoint) read-only. See [`super::directory`].
@@ -118,16 +120,44 @@ fn base_cf_options(cache: &Cache, keyed_by_row: bool) -> Options {
     opts
 }
 
+/// Whether column family `cf` keeps its bottom level in ZSTD: the capture key spaces,
+/// which are ~60 % of a store of generated captures (issue 36: 105 and 75 of ~300 bytes
+/// a capture in Snappy). ZSTD at level 1 takes 20 % off both for 1.4× Snappy's time to
+/// compress (`sst_dump --command=recompress` of a 1 M store's files, BENCHMARKS.md); the
+/// families of the seed's table keep Snappy, as it asks. Only the bottom level, where the
+/// data stays: memtable flushes and the levels above keep Snappy's speed.
+pub(crate) fn zstd_at_the_bottom(cf: &str) -> bool {
+    cf == Space::Capture.name() || cf == Space::ByDigest.name()
+}
+
+/// ZSTD for a family's bottom level and for the SST files written for it outside the store
+/// (RocksDB's `SstFileWriter` takes the bottom level's compression, as ingested files are
+/// meant to land there). No dictionary: `SstFileWriter` would buffer a whole file
+/// uncompressed to train one, and what a dictionary adds beyond ZSTD's 20 % is 2 % on the
+/// capture index (BENCHMARKS.md).
+fn set_zstd_at_the_bottom(opts: &mut Options) {
+    opts.set_bottommost_compression_type(DBCompressionType::Zstd);
+    // Window bits (zlib's only), level, strategy (zlib's only), dictionary bytes; enabled.
+    opts.set_bottommost_compression_options(-14, ZSTD_LEVEL, 0, 0, true);
+}
+
+/// Level 1: level 3 (ZSTD's default) compressed the capture index 0.5 % smaller in 14 %
+/// more time.
+const ZSTD_LEVEL: i32 = 1;
+
 /// The target size of a family's first level below L0 (RocksDB's default, said here so
 /// that a bulk load can raise it while it loads and set it back after, see
 /// `store::bulk`).
 pub(crate) const LEVEL_BASE_BYTES: u64 = 256 << 20;
 
-/// Options for SST files written outside the store (bulk load) into a column family
-/// keyed by row or not ([`keyed_by_row`]): the same compression, table format and filters
-/// as that family's own files.
-pub(crate) fn base_cf_options_for_sst(keyed_by_row: bool) -> Options {
-    base_cf_options(&block_cache(8 << 20), keyed_by_row)
+/// Options for SST files written outside the store (bulk load) into column family `cf`:
+/// the same compression, table format and filters as that family's own bottom level.
+pub(crate) fn cf_options_for_sst(cf: &str) -> Options {
+    let mut opts = base_cf_options(&block_cache(8 << 20), keyed_by_row(cf));
+    if zstd_at_the_bottom(cf) {
+        set_zstd_at_the_bottom(&mut opts);
+    }
+    opts
 }
 
 /// Whether the keys of column family `cf` begin with a 20-byte row or digest that lookups
@@ -227,6 +257,9 @@ fn cf_descriptors(
     }
     for space in Space::ALL {
         let mut opts = base_cf_options(&cache, keyed_by_row(space.name()));
+        if zstd_at_the_bottom(space.name()) {
+            set_zstd_at_the_bottom(&mut opts);
+        }
         match space {
             // The names are those of the stores written before the storage interface.
             Space::Capture => opts

@@ -14,11 +14,13 @@ use anyhow::{Context, Result};
 use rocksdb::{IngestExternalFileOptions, SstFileWriter};
 
 use crate::store::Store;
-use crate::store::rocks::{RocksBackend, base_cf_options_for_sst, keyed_by_row};
+use crate::store::rocks::{RocksBackend, cf_options_for_sst, keyed_by_row, zstd_at_the_bottom};
 
-/// The options SST files are written with: their family's own, so that ingested files read
-/// as flushed ones do. Families keyed by row, and the capture space (whole-key filters).
-static SST_OPTIONS: [OnceLock<rocksdb::Options>; 2] = [OnceLock::new(), OnceLock::new()];
+/// The options SST files are written with: their family's own bottom level's, so that
+/// ingested files read as compacted ones do. By whether the family is keyed by row (its
+/// filters hold the row prefix) and whether its bottom level is ZSTD: the table families,
+/// the capture index (whole-key filters, ZSTD), the by-digest index (row prefix, ZSTD).
+static SST_OPTIONS: [OnceLock<rocksdb::Options>; 4] = [const { OnceLock::new() }; 4];
 
 /// An SST file of sorted entries, created on disk with its first entry (a writer that gets
 /// none leaves no file). A writer dropped before [`SstWriter::finish`] (an error on the
@@ -45,9 +47,8 @@ pub(crate) struct WrittenSst {
 impl SstWriter {
     /// A writer of a file for column family `cf`.
     pub(crate) fn new(path: impl Into<PathBuf>, cf: &str) -> Self {
-        let by_row = keyed_by_row(cf);
-        let options =
-            SST_OPTIONS[usize::from(by_row)].get_or_init(|| base_cf_options_for_sst(by_row));
+        let kind = usize::from(keyed_by_row(cf)) + 2 * usize::from(zstd_at_the_bottom(cf));
+        let options = SST_OPTIONS[kind].get_or_init(|| cf_options_for_sst(cf));
         SstWriter {
             path: path.into(),
             options,
