@@ -133,8 +133,9 @@ pub(crate) fn zstd_at_the_bottom(cf: &str) -> bool {
 /// ZSTD for a family's bottom level and for the SST files written for it outside the store
 /// (RocksDB's `SstFileWriter` takes the bottom level's compression, as ingested files are
 /// meant to land there). No dictionary: `SstFileWriter` would buffer a whole file
-/// uncompressed to train one, and what a dictionary adds beyond ZSTD's 20 % is 2 % on the
-/// capture index (BENCHMARKS.md).
+/// uncompressed to train one, and a dictionary took only 2 % more off the capture index
+/// (13 % off the by-digest index) for two to four times the time to compress
+/// (BENCHMARKS.md).
 fn set_zstd_at_the_bottom(opts: &mut Options) {
     opts.set_bottommost_compression_type(DBCompressionType::Zstd);
     // Window bits (zlib's only), level, strategy (zlib's only), dictionary bytes; enabled.
