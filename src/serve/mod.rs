@@ -126,7 +126,6 @@ pub fn busy(message: impl Into<String>) -> Response {
     response
 }
 
-/// A plain-text error response; the message tells the client what is wrong.
 /// Whether a handler may read `store` right on the connection's task: only the embedded
 /// store, whose reads are bounded local ones. A remote backend's reads block on the
 /// network (and on a runtime of their own, which cannot start inside this one), which a
@@ -135,6 +134,7 @@ fn reads_in_place(store: &crate::store::Store) -> bool {
     store.backend().as_rocks().is_some()
 }
 
+/// A plain-text error response; the message tells the client what is wrong.
 pub fn error(status: StatusCode, message: impl Into<String>) -> Response {
     let mut text = message.into();
     text.push('\n');

@@ -154,7 +154,13 @@ pub(crate) const LEVEL_BASE_BYTES: u64 = 256 << 20;
 /// Options for SST files written outside the store (bulk load) into column family `cf`:
 /// the same compression, table format and filters as that family's own bottom level.
 pub(crate) fn cf_options_for_sst(cf: &str) -> Options {
-    let mut opts = base_cf_options(&block_cache(8 << 20), keyed_by_row(cf));
+    cf_options(&block_cache(8 << 20), cf)
+}
+
+/// The options of column family `cf` before its merge operator and version cap: filters
+/// by whether it is keyed by row, ZSTD at the bottom for the capture key spaces.
+fn cf_options(cache: &Cache, cf: &str) -> Options {
+    let mut opts = base_cf_options(cache, keyed_by_row(cf));
     if zstd_at_the_bottom(cf) {
         set_zstd_at_the_bottom(&mut opts);
     }
@@ -252,15 +258,12 @@ fn cf_descriptors(
         base_cf_options(&cache, false),
     ));
     for family in &schema.families {
-        let mut opts = base_cf_options(&cache, true);
+        let mut opts = cf_options(&cache, &family.name);
         install_version_cap(&mut opts, family.max_versions);
         descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
     }
     for space in Space::ALL {
-        let mut opts = base_cf_options(&cache, keyed_by_row(space.name()));
-        if zstd_at_the_bottom(space.name()) {
-            set_zstd_at_the_bottom(&mut opts);
-        }
+        let mut opts = cf_options(&cache, space.name());
         match space {
             // The names are those of the stores written before the storage interface.
             Space::Capture => opts
