@@ -65,8 +65,9 @@ pub fn backfill_cdx(
         .map(|_| Mutex::new(Counts::default()))
         .collect();
 
+    let threads = thread_count(options.threads);
     let pool = rayon::ThreadPoolBuilder::new()
-        .num_threads(thread_count(options.threads))
+        .num_threads(threads)
         .build()?;
 
     // Waves of inputs, each committed (rows derived, inputs recorded, a version
@@ -78,7 +79,7 @@ pub fn backfill_cdx(
         let wave = Wave::new(run.commit_interval);
         let first = next_input.start;
         let bulk = match bulk_memory {
-            Some(memory) => Some(BulkLoader::new(store, run.ts, memory)?),
+            Some(memory) => Some(BulkLoader::new(store, run.ts, memory, threads)?),
             None => None,
         };
         let chunks = std::iter::from_fn(|| wave.next(&mut next_input)).flat_map(|index| {

@@ -147,6 +147,7 @@ impl<'s> IngestRun<'s> {
                     self.store,
                     self.ts,
                     default_memory_limit(),
+                    threads,
                 )?),
                 false => None,
             };
@@ -174,8 +175,8 @@ impl<'s> IngestRun<'s> {
                 self.report
                     .progress()
                     .set_message("writing and ingesting SST files");
-                // On the run's workers: `--threads 1` loads on one thread too.
-                let stats = pool.install(|| loader.finish())?;
+                // On as many threads as the run's (`--threads 1` loads on one thread too).
+                let stats = loader.finish()?;
                 self.count_bulk(&stats);
                 total.add(&stats.rows);
             }

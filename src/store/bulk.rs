@@ -11,7 +11,7 @@ use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
 
-use anyhow::Result;
+use anyhow::{Context, Result};
 use rayon::prelude::*;
 
 use crate::capture::{Capture, CaptureRef};
@@ -348,6 +348,14 @@ pub struct BulkLoader<'s> {
     store_was_empty: bool,
     /// The fewest entries an SST file of a key range gets (tests lower it to make many).
     min_part: usize,
+    /// The threads that write batches, the loader's own. A batch fills up on a worker of
+    /// the pool that parses, whose other workers then wait on `pending`: written on that
+    /// pool, a batch had one thread of it (every batch of the 100 M load but the last was
+    /// sorted, written and compressed on one core of two, issue 36).
+    pool: rayon::ThreadPool,
+    /// The names of the threads that wrote each batch (tests check them).
+    #[cfg(test)]
+    written_on: Mutex<Vec<Option<String>>>,
 }
 
 #[derive(Debug, Default, Clone, Copy)]
@@ -406,7 +414,13 @@ fn compact_overlapping(store: &Store) -> Result<u64> {
 }
 
 impl<'s> BulkLoader<'s> {
-    pub fn new(store: &'s Store, ts: u64, memory_limit: usize) -> Result<Self> {
+    /// A loader that writes batches of about `memory_limit` bytes on `threads` threads.
+    pub fn new(store: &'s Store, ts: u64, memory_limit: usize, threads: usize) -> Result<Self> {
+        let pool = rayon::ThreadPoolBuilder::new()
+            .num_threads(threads.max(1))
+            .thread_name(|i| format!("bulk-{i}"))
+            .build()
+            .context("cannot start the bulk load's threads")?;
         let rocks = store.rocks("a bulk load")?;
         let scratch_dir = scratch_dir(rocks, "bulk", ts)?;
         let store_was_empty = rocks.space_is_empty(CF_BY_DIGEST);
@@ -446,6 +460,9 @@ impl<'s> BulkLoader<'s> {
             scratch_dir,
             store_was_empty,
             min_part: 50_000,
+            pool,
+            #[cfg(test)]
+            written_on: Mutex::default(),
         })
     }
 
@@ -469,8 +486,15 @@ impl<'s> BulkLoader<'s> {
             pending.1 = 0;
             // Written with the pending set locked: the threads that parse wait instead of
             // filling a second batch while this one is written (at 30 M lines that doubled
-            // the peak RSS, issue 36).
-            self.write_batch(runs, None)?;
+            // the peak RSS, issue 36). Written on the loader's pool from a thread of no
+            // pool: this thread, a worker, would take parsing work while it waited, which
+            // would come back here for the lock it holds.
+            std::thread::scope(|scope| {
+                scope
+                    .spawn(|| self.pool.install(|| self.write_batch(runs, None)))
+                    .join()
+                    .unwrap_or_else(|panic| std::panic::resume_unwind(panic))
+            })?;
         }
         Ok(())
     }
@@ -491,7 +515,7 @@ impl<'s> BulkLoader<'s> {
 
     fn finish_last_batch(self, last: LastBatch) -> Result<BulkStats> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
-        self.write_batch(runs, Some(last))?;
+        self.pool.install(|| self.write_batch(runs, Some(last)))?;
         let mut stats = *self.writing.lock().unwrap_or_else(|e| e.into_inner());
         stats.compacted = compact_overlapping(self.store)?;
         Ok(stats)
@@ -503,6 +527,11 @@ impl<'s> BulkLoader<'s> {
         if runs.iter().all(CaptureRun::is_empty) {
             return Ok(());
         }
+        #[cfg(test)]
+        self.written_on
+            .lock()
+            .unwrap()
+            .push(std::thread::current().name().map(str::to_owned));
         let first_batch = stats.batches == 0;
         stats.batches += 1;
         let n = stats.batches;
@@ -1385,7 +1414,7 @@ pub(crate) mod tests {
     /// A store made by a bulk load of `captures` in one batch, in small SST files.
     pub(crate) fn bulk_store(path: &std::path::Path, ts: u64, captures: &[Capture]) -> Store {
         let store = Store::open(path).unwrap();
-        let loader = BulkLoader::new(&store, ts, 1 << 30)
+        let loader = BulkLoader::new(&store, ts, 1 << 30, 2)
             .unwrap()
             .with_min_part(7);
         let mut run = CaptureRun::default();
@@ -1411,7 +1440,7 @@ pub(crate) mod tests {
         for capture in captures {
             all.push(&capture.view());
         }
-        let loader = BulkLoader::new(store, ts, all.bytes() / batches).unwrap();
+        let loader = BulkLoader::new(store, ts, all.bytes() / batches, 2).unwrap();
         for chunk in captures.chunks(chunk) {
             let mut run = CaptureRun::default();
             for capture in chunk {
@@ -1440,6 +1469,19 @@ pub(crate) mod tests {
         let (bulk, normal) = (contents(&bulk_store), contents(&normal_store));
         assert!(bulk.iter().filter(|(cf, _, _)| *cf == "f").count() > 50);
         assert_eq!(bulk, normal);
+    }
+
+    /// A store of `captures` written by the write path, its rows derived.
+    fn written_the_normal_way(path: &std::path::Path, ts: u64, captures: &[Capture]) -> Store {
+        let store = Store::open(path).unwrap();
+        let mut writer = Writer::new(&store, ts);
+        for capture in captures {
+            writer.add_capture(&capture.view());
+            writer.end_record().unwrap();
+        }
+        writer.finish().unwrap();
+        materialize_dirty(&store, ts).unwrap();
+        store
     }
 
     /// The 400 captures of [`captures`] (40 shared digests), then 3,000 captures of
@@ -1500,15 +1542,50 @@ pub(crate) mod tests {
             stats.digests_read
         );
 
-        let normal_store = Store::open(&dir.path().join("normal")).unwrap();
-        let mut writer = Writer::new(&normal_store, ts);
-        for capture in &all {
-            writer.add_capture(&capture.view());
-            writer.end_record().unwrap();
-        }
-        writer.finish().unwrap();
-        materialize_dirty(&normal_store, ts).unwrap();
+        let normal_store = written_the_normal_way(&dir.path().join("normal"), ts, &all);
         assert_eq!(contents(&bulk_store), contents(&normal_store));
+    }
+
+    /// Batches filled by the workers of a pool that parses are written on the loader's own
+    /// threads, and every batch on all of them: on the parsing pool, the worker that filled
+    /// the batch wrote it alone while the others waited for it.
+    #[test]
+    fn batches_filled_on_a_parsing_pool_are_written_on_the_loaders_threads() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let all = captures_and_distinct_digests();
+        let store = Store::open(&dir.path().join("bulk")).unwrap();
+        let bytes = {
+            let mut run = CaptureRun::default();
+            all.iter().for_each(|capture| run.push(&capture.view()));
+            run.bytes()
+        };
+        let loader = BulkLoader::new(&store, ts, bytes / 6, 2).unwrap();
+        let parsing = rayon::ThreadPoolBuilder::new()
+            .num_threads(2)
+            .thread_name(|i| format!("parse-{i}"))
+            .build()
+            .unwrap();
+        parsing.install(|| {
+            all.chunks(40).par_bridge().for_each(|chunk| {
+                let mut run = CaptureRun::default();
+                chunk.iter().for_each(|capture| run.push(&capture.view()));
+                loader.add(run).unwrap();
+            })
+        });
+        let written_on = std::mem::take(&mut *loader.written_on.lock().unwrap());
+        let stats = loader.finish().unwrap();
+        assert!(stats.batches >= 5, "{} batches", stats.batches);
+        assert_eq!(written_on.len() + 1, stats.batches as usize);
+        for name in &written_on {
+            assert!(
+                name.as_deref().is_some_and(|n| n.starts_with("bulk-")),
+                "a batch written on {name:?}"
+            );
+        }
+
+        let normal_store = written_the_normal_way(&dir.path().join("normal"), ts, &all);
+        assert_eq!(contents(&store), contents(&normal_store));
     }
 
     /// The compaction at the end of a load of many batches writes L0 straight into the last
