@@ -344,6 +344,11 @@ pub struct BulkLoader<'s> {
     /// them, and its row is derived from memory instead of from the store (which random
     /// reads made 4.8 times slower per line past the first batch, issue 36).
     earlier: Mutex<Vec<BatchFilters>>,
+    /// The digests of a load into an empty store whose rows are derived from the store
+    /// when the load ends (their captures span batches), once, from the capture spaces
+    /// compacted: derived after each batch, from every batch's overlapping files, a digest
+    /// met in several batches was derived again in each (issue 36).
+    deferred: Mutex<Vec<Sha1Key>>,
     scratch_dir: ScratchDir,
     store_was_empty: bool,
     /// The fewest entries an SST file of a key range gets (tests lower it to make many).
@@ -377,15 +382,15 @@ const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
 /// The families a bulk load ingests into.
 pub(crate) const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
 
-/// Compacts each family of [`BULK_FAMILIES`] whose files lie on more than one level
-/// (overlapping key ranges, from batches or from what the store held), and turns their
-/// automatic compactions back on. A load of one batch into an empty store leaves every
-/// family on one level, and nothing is rewritten. Returns how many were compacted.
-fn compact_overlapping(store: &Store) -> Result<u64> {
+/// Compacts each of `families` whose files lie on more than one level (overlapping key
+/// ranges, from batches or from what the store held), and turns their automatic
+/// compactions back on. A load of one batch into an empty store leaves every family on one
+/// level, and nothing is rewritten. Returns how many were compacted.
+fn compact_overlapping(store: &Store, families: &[&str]) -> Result<u64> {
     let rocks = store.rocks("a bulk load")?;
     let db = rocks.db();
     let mut compacted = 0;
-    for name in BULK_FAMILIES {
+    for &name in families {
         let cf = rocks.cf(name);
         let levels = (0..7)
             .filter(|level| {
@@ -457,6 +462,7 @@ impl<'s> BulkLoader<'s> {
             pending: Mutex::new((Vec::new(), 0)),
             writing: Mutex::new(BulkStats::default()),
             earlier: Mutex::new(Vec::new()),
+            deferred: Mutex::new(Vec::new()),
             scratch_dir,
             store_was_empty,
             min_part: 50_000,
@@ -517,7 +523,15 @@ impl<'s> BulkLoader<'s> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
         self.pool.install(|| self.write_batch(runs, Some(last)))?;
         let mut stats = *self.writing.lock().unwrap_or_else(|e| e.into_inner());
-        stats.compacted = compact_overlapping(self.store)?;
+        // The capture spaces first: the rows deferred to the end are read from them.
+        stats.compacted = compact_overlapping(self.store, &[CF_CAPTURE, CF_BY_DIGEST])?;
+        let mut deferred =
+            std::mem::take(&mut *self.deferred.lock().unwrap_or_else(|e| e.into_inner()));
+        deferred.sort_unstable();
+        deferred.dedup();
+        self.pool
+            .install(|| self.rows_from_store(&deferred, "end", &mut stats))?;
+        stats.compacted += compact_overlapping(self.store, &["f", "file"])?;
         Ok(stats)
     }
 
@@ -678,43 +692,15 @@ impl<'s> BulkLoader<'s> {
             self.ingest(cf, paths)?;
         }
 
-        // The rows of the digests the store also holds captures of, derived from the
-        // store (which now includes the batch), in digest ranges, one pair of SST files
-        // per range.
-        stats.digests_read += deferred.len() as u64;
-        let part = part_len_per_thread(deferred.len(), self.min_part, 8);
-        let from_store: Vec<Rows> = deferred
-            .par_chunks(part.max(1))
-            .enumerate()
-            .map(|(i, keys)| -> Result<Rows> {
-                let mut rows = RowFiles::new(
-                    &self.scratch_dir,
-                    &format!("{n}-store-{i}"),
-                    schema,
-                    &columns,
-                    self.ts,
-                );
-                let mut scanner = self.store.prefix_scanner(Space::ByDigest);
-                for key in keys {
-                    let has_row = derive_from_store(self.store, &mut scanner, key, &mut rows.row);
-                    rows.write(key, has_row)?;
-                }
-                rows.finish()
-            })
-            .collect::<Result<_>>()?;
         // Rows derived from the batch first, then those from the store: each set's files
         // have key ranges of their own, but the two sets interleave.
-        for rows in [rows, from_store] {
-            let (mut f_files, mut file_files) = (Vec::new(), Vec::new());
-            for written in rows {
-                stats.rows.add(&written.stats);
-                f_files.extend(written.f);
-                file_files.extend(written.file);
-            }
-            for (family, paths) in [("f", f_files), ("file", file_files)] {
-                stats.sst_files += paths.len() as u64;
-                self.ingest(family, paths)?;
-            }
+        self.ingest_rows(rows, &mut stats)?;
+        // The rows of the digests the store also holds captures of, derived from the store
+        // (which now includes the batch); into an empty store, once, when the load ends.
+        if self.store_was_empty {
+            (self.deferred.lock().unwrap_or_else(|e| e.into_inner())).extend(deferred);
+        } else {
+            self.rows_from_store(&deferred, &n.to_string(), &mut stats)?;
         }
         if keep_digests {
             let capture_range = match (by_capture.first(), by_capture.last()) {
@@ -738,6 +724,54 @@ impl<'s> BulkLoader<'s> {
             }
             Some(LastBatch::LeaveToExit) => std::mem::forget(runs),
             None => {}
+        }
+        Ok(())
+    }
+
+    /// Derives the rows of `digests` (sorted) from the store, in digest ranges written in
+    /// parallel, one pair of SST files a range named after `label`, and ingests them.
+    fn rows_from_store(
+        &self,
+        digests: &[Sha1Key],
+        label: &str,
+        stats: &mut BulkStats,
+    ) -> Result<()> {
+        stats.digests_read += digests.len() as u64;
+        let columns = DerivedColumns::resolve(self.store)?;
+        let part = part_len_per_thread(digests.len(), self.min_part, 8);
+        let from_store: Vec<Rows> = digests
+            .par_chunks(part.max(1))
+            .enumerate()
+            .map(|(i, keys)| -> Result<Rows> {
+                let mut rows = RowFiles::new(
+                    &self.scratch_dir,
+                    &format!("{label}-store-{i}"),
+                    self.store.schema(),
+                    &columns,
+                    self.ts,
+                );
+                let mut scanner = self.store.prefix_scanner(Space::ByDigest);
+                for key in keys {
+                    let has_row = derive_from_store(self.store, &mut scanner, key, &mut rows.row);
+                    rows.write(key, has_row)?;
+                }
+                rows.finish()
+            })
+            .collect::<Result<_>>()?;
+        self.ingest_rows(from_store, stats)
+    }
+
+    /// Ingests the `f` and `file` files of `rows`.
+    fn ingest_rows(&self, rows: Vec<Rows>, stats: &mut BulkStats) -> Result<()> {
+        let (mut f_files, mut file_files) = (Vec::new(), Vec::new());
+        for written in rows {
+            stats.rows.add(&written.stats);
+            f_files.extend(written.f);
+            file_files.extend(written.file);
+        }
+        for (family, paths) in [("f", f_files), ("file", file_files)] {
+            stats.sst_files += paths.len() as u64;
+            self.ingest(family, paths)?;
         }
         Ok(())
     }
@@ -1542,6 +1576,30 @@ pub(crate) mod tests {
             stats.digests_read
         );
 
+        let normal_store = written_the_normal_way(&dir.path().join("normal"), ts, &all);
+        assert_eq!(contents(&bulk_store), contents(&normal_store));
+    }
+
+    /// A digest whose captures come in every batch has its row derived from the store
+    /// once, when the load ends, and the row holds every capture: derived after each batch,
+    /// it was read again in each.
+    #[test]
+    fn a_digest_met_in_every_batch_is_read_from_the_store_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let ts = 1_600_000_000_000;
+        let mut all = captures_and_distinct_digests();
+        let everywhere = Sha1Key([0xAB; 20]);
+        for capture in all.iter_mut().skip(400).step_by(100) {
+            capture.digest = Some(everywhere.clone());
+        }
+        let bulk_store = Store::open(&dir.path().join("bulk")).unwrap();
+        let stats = load_in_batches(&bulk_store, ts, &all, 10, 50);
+        assert!(stats.batches >= 8, "{} batches", stats.batches);
+        // The same load without it reads the same digests but that one.
+        let without = Store::open(&dir.path().join("without")).unwrap();
+        let without = load_in_batches(&without, ts, &captures_and_distinct_digests(), 10, 50);
+        assert_eq!(without.batches, stats.batches);
+        assert_eq!(stats.digests_read, without.digests_read + 1);
         let normal_store = written_the_normal_way(&dir.path().join("normal"), ts, &all);
         assert_eq!(contents(&bulk_store), contents(&normal_store));
     }
