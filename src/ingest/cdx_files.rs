@@ -18,7 +18,7 @@ use crate::input::{
 };
 use crate::report::{Counts, Location, Report, StrictStop};
 use crate::store::Store;
-use crate::store::bulk::{BulkLoader, CaptureRun};
+use crate::store::bulk::BulkLoader;
 use crate::store::writer::Writer;
 
 const COMMAND: &str = "backfill-cdx";
@@ -93,7 +93,7 @@ pub fn backfill_cdx(
                     let mut counts = Counts::default();
                     match &bulk {
                         Some(loader) => {
-                            let mut captures = CaptureRun::for_input(chunk.data.len());
+                            let mut captures = loader.run_for_input(chunk.data.len());
                             parse_chunk(&chunk, filter, report, &mut counts, |capture| {
                                 captures.push(capture);
                                 Ok(())

@@ -77,7 +77,11 @@ impl CaptureSink for InputSink<'_, '_> {
         if let Some(bulk) = &mut self.bulk
             && bulk.run.bytes() >= RUN_BYTES
         {
-            bulk.loader.add(std::mem::take(&mut bulk.run))?;
+            // A run is handed over at RUN_BYTES of captures, which take a little more than
+            // the CDX lines they would be.
+            let next = bulk.loader.run_for_input(RUN_BYTES / 2);
+            let run = std::mem::replace(&mut bulk.run, next);
+            bulk.loader.add(run)?;
         }
         self.writer.end_record()
     }
