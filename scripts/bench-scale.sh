@@ -6,7 +6,8 @@
 # Nothing is written to disk but the store.
 # Per step: wall time, CPU time (user + sys), peak RSS (/usr/bin/time -v) and disk use
 # (the store, and each column family's SST files from the MANIFEST, with `ldb` of
-# rocksdb-tools when installed). Checked: the store holds exactly N captures (`stats`).
+# rocksdb-tools when installed). Checked: the store holds exactly N captures (`stats`);
+# reported: whether the load's peak RSS stayed within the memory limit it was given.
 # Steps: the generator alone into /dev/null (it must be far faster than the load), then
 # the load, then `stats`.
 # Usage: scripts/bench-scale.sh N [WORKDIR]   (N as 10000000 or 10_000_000; 100 M works
@@ -45,6 +46,13 @@ bulk_args=(--bulk)
   /usr/bin/time -v -o "$work/load.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx "${bulk_args[@]}" - 2> "$work/load.log"
 time_summary "backfill-cdx --bulk - (the load)" "$work/load.time"
 tail -1 "$work/load.log"
+# Issue 36: the load's peak resident memory within the memory limit it was given.
+limit_mb=$(grep -o 'bulk_memory_mb [0-9]*' "$work/load.log" | tail -1 | cut -d' ' -f2)
+peak_mb=$(awk -F: '/Maximum resident/ { print int($2 / 1024) }' "$work/load.time")
+if [ -n "$limit_mb" ]; then
+  verdict=within; [ "$peak_mb" -le "$limit_mb" ] || verdict=OVER
+  echo "peak RSS $peak_mb MB, memory limit $limit_mb MB: $verdict"
+fi
 
 /usr/bin/time -v -o "$work/stats.time" "$SEDIMENT_BIN" --store "$store" stats > "$work/stats.txt" 2>&1
 time_summary "stats" "$work/stats.time"

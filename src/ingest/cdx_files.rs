@@ -56,6 +56,10 @@ pub fn backfill_cdx(
 ) -> Result<()> {
     let filter = &options.filter;
     let bulk_memory = options.bulk_memory;
+    if let Some(memory) = bulk_memory {
+        // The memory limit of a bulk load, for a check of its peak resident memory.
+        report.count("bulk_memory_mb", (memory >> 20) as u64);
+    }
     let mut run = IngestRun::new(store, report, COMMAND, filter.describe());
     run.commit_interval = options.commit_every;
     report.start_progress(None, "lines");
