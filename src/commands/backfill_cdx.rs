@@ -40,8 +40,9 @@ pub struct Args {
     /// batched writes (same resulting store).
     #[arg(long)]
     pub bulk: bool,
-    /// Memory for one bulk batch, in MB (a larger load is written in several batches);
-    /// default: a quarter of the available memory.
+    /// Memory for a bulk load, in MB: its batches (a larger load is written in several),
+    /// the store's block cache and the rest of the process; default: a quarter of the
+    /// available memory.
     #[arg(long, value_name = "MB")]
     pub bulk_memory_mb: Option<usize>,
     #[command(flatten)]
