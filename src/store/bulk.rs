@@ -356,9 +356,6 @@ pub struct BulkLoader<'s> {
     ts: u64,
     memory_limit: usize,
     pending: Mutex<(Vec<CaptureRun>, usize)>,
-    /// The bytes of the earlier batches' filters (`earlier`), which the next batches'
-    /// share of the memory limit leaves out.
-    filter_bytes: std::sync::atomic::AtomicUsize,
     /// Serializes batch writes (a batch holds the whole pending set).
     writing: Mutex<BulkStats>,
     /// The digests and capture keys of the batches written so far, when the store was
@@ -492,7 +489,6 @@ impl<'s> BulkLoader<'s> {
             ts,
             memory_limit,
             pending: Mutex::new((Vec::new(), 0)),
-            filter_bytes: Default::default(),
             writing: Mutex::new(BulkStats::default()),
             earlier: Mutex::new(Vec::new()),
             deferred: Mutex::new(Vec::new()),
@@ -551,7 +547,11 @@ impl<'s> BulkLoader<'s> {
     /// The bytes a batch may take: what the memory limit leaves beside the rest of the
     /// process and the earlier batches' filters, and never less than a quarter of it.
     fn batch_limit(&self) -> usize {
-        let beside = BESIDE_BATCHES + self.filter_bytes.load(std::sync::atomic::Ordering::Relaxed);
+        let earlier = self.earlier.lock().unwrap_or_else(|e| e.into_inner());
+        let filter_bytes: usize = (earlier.iter())
+            .map(|f| f.digests.bytes() + f.capture_keys.bytes())
+            .sum();
+        let beside = BESIDE_BATCHES + filter_bytes;
         self.memory_limit
             .saturating_sub(beside)
             .max(self.memory_limit / 4)
@@ -767,10 +767,6 @@ impl<'s> BulkLoader<'s> {
                 capture_keys: KeyFilter::new(by_capture.iter().map(|r| batch.capture_key(r))),
                 capture_range,
             });
-            let filter_bytes = (earlier.iter())
-                .map(|f| f.digests.bytes() + f.capture_keys.bytes())
-                .sum();
-            (self.filter_bytes).store(filter_bytes, std::sync::atomic::Ordering::Relaxed);
         }
         match last {
             // Giving a batch's memory back takes a while (a tenth of a second for 2 M
