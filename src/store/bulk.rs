@@ -13,6 +13,7 @@ use std::cmp::Ordering;
 use std::collections::HashSet;
 use std::path::PathBuf;
 use std::sync::Mutex;
+use std::sync::atomic::{AtomicU64, Ordering as AtomicOrdering};
 
 use anyhow::{Context, Result};
 use rayon::prelude::*;
@@ -42,6 +43,9 @@ pub struct CaptureRun {
     entries: Vec<Entry>,
     /// The sources of the run's captures (one, unless a chunk spans inputs).
     sources: Vec<String>,
+    /// The most bytes the run held before it was last emptied: its buffers' pages that
+    /// stay resident when it is used again.
+    touched: usize,
 }
 
 #[derive(Clone, Copy)]
@@ -70,6 +74,7 @@ impl CaptureRun {
             data: Vec::with_capacity(input_bytes * 3),
             entries: Vec::with_capacity(input_bytes / 150),
             sources: Vec::new(),
+            touched: 0,
         }
     }
 
@@ -105,6 +110,7 @@ impl CaptureRun {
 
     /// Empties the run, keeping its buffers for the next.
     fn clear(&mut self) {
+        self.touched = self.resident();
         self.data.clear();
         self.entries.clear();
         self.sources.clear();
@@ -113,6 +119,11 @@ impl CaptureRun {
     /// The memory the run's captures take.
     pub fn bytes(&self) -> usize {
         self.data.len() + self.entries.len() * std::mem::size_of::<Entry>()
+    }
+
+    /// The memory the run holds: its captures', or more when it held more before.
+    fn resident(&self) -> usize {
+        self.bytes().max(self.touched)
     }
 
     fn slice(&self, (start, len): (u32, u32)) -> &[u8] {
@@ -351,11 +362,20 @@ const ORDER_BYTES_PER_CAPTURE: usize = 2 * size_of::<Ref>() + size_of::<(u64, Re
 /// a limit of 5.9 GB (issue 36).
 const BESIDE_BATCHES: usize = WRITER_BLOCK_CACHE + (128 << 20);
 
+/// What a capture's batch adds to the earlier batches' filters when it is written (two
+/// filters of 16 bits a key, [`KeyFilter`]).
+const FILTER_BYTES_PER_CAPTURE: usize = 4;
+
+/// What [`BulkLoader::measured_full`] keeps free beyond what it counts: the SST writers'
+/// buffers, the rows being derived, the digests deferred to the end.
+const MEASURED_MARGIN: usize = 64 << 20;
+
 pub struct BulkLoader<'s> {
     store: &'s Store,
     ts: u64,
     memory_limit: usize,
-    pending: Mutex<(Vec<CaptureRun>, usize)>,
+    /// The runs of the batch being filled, the bytes they count and their captures.
+    pending: Mutex<(Vec<CaptureRun>, usize, usize)>,
     /// Serializes batch writes (a batch holds the whole pending set).
     writing: Mutex<BulkStats>,
     /// The digests and capture keys of the batches written so far, when the store was
@@ -374,7 +394,13 @@ pub struct BulkLoader<'s> {
     /// did not fit: the load's resident memory grew with every batch, 6.2 GB for the first
     /// of the 100 M load, 10.7 GB at the end (issue 36); and a new run's pages are zeroed
     /// by the kernel as they are first written (15 % of the time the parsing threads ran).
-    spare: Mutex<Vec<CaptureRun>>,
+    /// Those a batch did not use again are given back before it is written: kept, the
+    /// runs of the first batch that the smaller batches after it did not need were 220 MB
+    /// of the 100 M load's resident memory by the fifth batch (issue 36).
+    spare: Mutex<Spare>,
+    /// Whether a batch is also cut by the process's resident memory measured
+    /// ([`BulkLoader::measured_full`]); tests that cut batches by their size turn it off.
+    measure_memory: bool,
     scratch_dir: ScratchDir,
     store_was_empty: bool,
     /// The fewest entries an SST file of a key range gets (tests lower it to make many).
@@ -407,6 +433,25 @@ pub struct BulkStats {
 /// The base level's size while a bulk load runs (see [`BulkLoader::new`]): larger than any
 /// family, far from overflowing RocksDB's level arithmetic.
 const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
+
+/// Stops family `cf` pinning the index and filter blocks of its level-0 files in the block
+/// cache (the store's option, for the reads of a live store) while this process loads:
+/// every batch after the first lands in L0, and its files' metadata, pinned, stayed in
+/// memory beyond the cache's capacity until the compaction at the end, ~75 MB more a
+/// batch at 100 M lines (the load's resident memory 6 % over its limit, issue 36), and a
+/// load of a billion would have had gigabytes of it. Unpinned, they come and go through
+/// the cache like data blocks. Fails rather than break the memory limit unseen.
+fn unpin_level0_metadata(rocks: &crate::store::rocks::RocksBackend, cf: &str) -> Result<()> {
+    (rocks.db())
+        .set_options_cf(
+            rocks.cf(cf),
+            &[(
+                "block_based_table_factory",
+                "{pin_l0_filter_and_index_blocks_in_cache=false}",
+            )],
+        )
+        .with_context(|| format!("cannot unpin the level-0 metadata of family {cf}"))
+}
 
 /// The families a bulk load ingests into.
 pub(crate) const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
@@ -483,16 +528,18 @@ impl<'s> BulkLoader<'s> {
                     ),
                 ],
             );
+            unpin_level0_metadata(rocks, cf)?;
         }
         Ok(BulkLoader {
             store,
             ts,
             memory_limit,
-            pending: Mutex::new((Vec::new(), 0)),
+            pending: Mutex::new((Vec::new(), 0, 0)),
             writing: Mutex::new(BulkStats::default()),
             earlier: Mutex::new(Vec::new()),
             deferred: Mutex::new(Vec::new()),
-            spare: Mutex::new(Vec::new()),
+            spare: Mutex::default(),
+            measure_memory: !cfg!(test),
             scratch_dir,
             store_was_empty,
             min_part: 50_000,
@@ -514,7 +561,7 @@ impl<'s> BulkLoader<'s> {
     /// An empty run for about `input_bytes` of CDX lines: one of an earlier batch when
     /// there is one ([`CaptureRun::for_input`] otherwise).
     pub fn run_for_input(&self, input_bytes: usize) -> CaptureRun {
-        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let spare = self.spare.lock().unwrap_or_else(|e| e.into_inner()).take();
         spare.unwrap_or_else(|| CaptureRun::for_input(input_bytes))
     }
 
@@ -524,11 +571,15 @@ impl<'s> BulkLoader<'s> {
             return Ok(());
         }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
-        pending.1 += run.bytes() + run.entries.len() * ORDER_BYTES_PER_CAPTURE;
+        pending.1 += run.resident() + run.entries.len() * ORDER_BYTES_PER_CAPTURE;
+        pending.2 += run.entries.len();
         pending.0.push(run);
-        if pending.1 >= self.batch_limit() {
+        if pending.1 >= self.batch_limit()
+            || (pending.1 >= self.memory_limit / 8 && self.measured_full(pending.2))
+        {
             let runs = std::mem::take(&mut pending.0);
-            pending.1 = 0;
+            (pending.1, pending.2) = (0, 0);
+            self.give_back_spare_runs();
             // Written with the pending set locked: the threads that parse wait instead of
             // filling a second batch while this one is written (at 30 M lines that doubled
             // the peak RSS, issue 36). Written on the loader's pool from a thread of no
@@ -557,6 +608,45 @@ impl<'s> BulkLoader<'s> {
             .max(self.memory_limit / 4)
     }
 
+    /// Whether the batch being filled, of `captures`, would take the process past its memory
+    /// limit if it were written now, by the process's resident memory measured: what the
+    /// model of [`BulkLoader::batch_limit`] leaves out (the allocator's free pieces, which
+    /// grew by ~25 MB a batch at 100 M lines, RocksDB's own, the chunks being parsed) is in
+    /// it. Counted on top: what a batch's write takes beyond its runs (its orders and
+    /// filters), what the block cache may still grow by, and a margin; the runs waiting to
+    /// be used again are taken out (the batch fills them without growing). Asked only of a
+    /// batch of an eighth of the limit or more: a process whose other memory leaves less
+    /// goes over its limit rather than write batches without end.
+    fn measured_full(&self, captures: usize) -> bool {
+        if !self.measure_memory {
+            return false;
+        }
+        let Some(resident) = resident_bytes() else {
+            return false;
+        };
+        let spare = (self.spare.lock().unwrap_or_else(|e| e.into_inner())).resident;
+        let cache_headroom = (self.store.rocks("a bulk load").ok())
+            .and_then(|rocks| {
+                (rocks.db())
+                    .property_int_value_cf(rocks.cf(CF_CAPTURE), "rocksdb.block-cache-usage")
+                    .ok()
+                    .flatten()
+            })
+            .map_or(WRITER_BLOCK_CACHE, |used| {
+                WRITER_BLOCK_CACHE.saturating_sub(used as usize)
+            });
+        let writing = captures * (ORDER_BYTES_PER_CAPTURE + FILTER_BYTES_PER_CAPTURE);
+        resident.saturating_sub(spare) + writing + cache_headroom + MEASURED_MARGIN
+            >= self.memory_limit
+    }
+
+    /// Frees the runs that wait to be used again: the batch about to be written did not
+    /// need them, and the batches after it are no larger.
+    fn give_back_spare_runs(&self) {
+        let spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
+        drop(spare);
+    }
+
     /// Writes what is pending and removes the scratch directory.
     pub fn finish(self) -> Result<BulkStats> {
         self.finish_last_batch(LastBatch::Free)
@@ -573,6 +663,7 @@ impl<'s> BulkLoader<'s> {
 
     fn finish_last_batch(self, last: LastBatch) -> Result<BulkStats> {
         let runs = std::mem::take(&mut self.pending.lock().unwrap_or_else(|e| e.into_inner()).0);
+        self.give_back_spare_runs();
         self.pool.install(|| self.write_batch(runs, Some(last)))?;
         let mut stats = *self.writing.lock().unwrap_or_else(|e| e.into_inner());
         // The capture spaces first: the rows deferred to the end are read from them.
@@ -658,7 +749,10 @@ impl<'s> BulkLoader<'s> {
                             )
                         })))
         };
+        // The batch's digests, for the batches that follow: filled as its by-digest ranges
+        // are written, made for one digest a capture (there are fewer).
         let keep_digests = self.store_was_empty && last.is_none();
+        let digest_filter = keep_digests.then(|| KeyFilter::for_keys(by_digest.len()));
 
         // Each key space is cut into ranges written in parallel, then ingested together:
         // SST writing (block building, Snappy) would otherwise run on one thread per key
@@ -706,8 +800,8 @@ impl<'s> BulkLoader<'s> {
                     let mut files = PartFiles::new(path.clone());
                     write_merge_sst(CF_BY_DIGEST, &path, refs, &digests, |window| {
                         for group in digest_groups(batch, &refs[window]) {
-                            if keep_digests {
-                                files.digests.push(group.0);
+                            if let Some(filter) = &digest_filter {
+                                filter.insert(group.0.as_bytes());
                             }
                             if !in_batch(&group.0, group.1) {
                                 files.deferred.push(group.0);
@@ -728,7 +822,6 @@ impl<'s> BulkLoader<'s> {
         let mut by_digest_ssts = Vec::new();
         let mut rows = Vec::new();
         let mut deferred = Vec::new();
-        let mut batch_digests = Vec::new();
         for (part, files) in parts.iter().zip(written) {
             let files = files?;
             match part {
@@ -737,7 +830,6 @@ impl<'s> BulkLoader<'s> {
             }
             rows.extend(files.rows);
             deferred.extend(files.deferred);
-            batch_digests.extend(files.digests);
         }
         for (cf, paths) in [(CF_CAPTURE, capture_ssts), (CF_BY_DIGEST, by_digest_ssts)] {
             stats.sst_files += paths.len() as u64;
@@ -763,7 +855,7 @@ impl<'s> BulkLoader<'s> {
                 _ => (Vec::new(), Vec::new()),
             };
             earlier.push(BatchFilters {
-                digests: KeyFilter::new(batch_digests.iter().map(|d| d.as_bytes().as_slice())),
+                digests: digest_filter.unwrap_or_else(|| KeyFilter::for_keys(0)),
                 capture_keys: KeyFilter::new(by_capture.iter().map(|r| batch.capture_key(r))),
                 capture_range,
             });
@@ -776,9 +868,11 @@ impl<'s> BulkLoader<'s> {
             }
             Some(LastBatch::LeaveToExit) => std::mem::forget(runs),
             None => {
-                let mut runs = runs;
-                runs.iter_mut().for_each(CaptureRun::clear);
-                (self.spare.lock().unwrap_or_else(|e| e.into_inner())).extend(runs);
+                let mut spare = self.spare.lock().unwrap_or_else(|e| e.into_inner());
+                for mut run in runs {
+                    run.clear();
+                    spare.put(run);
+                }
             }
         }
         Ok(())
@@ -839,6 +933,35 @@ impl<'s> BulkLoader<'s> {
     }
 }
 
+/// The emptied runs of written batches, and the memory they hold.
+#[derive(Default)]
+struct Spare {
+    runs: Vec<CaptureRun>,
+    resident: usize,
+}
+
+impl Spare {
+    fn put(&mut self, run: CaptureRun) {
+        self.resident += run.resident();
+        self.runs.push(run);
+    }
+
+    fn take(&mut self) -> Option<CaptureRun> {
+        let run = self.runs.pop()?;
+        self.resident -= run.resident();
+        Some(run)
+    }
+}
+
+/// The process's resident memory (`VmRSS` of `/proc/self/status`); `None` where there is
+/// no such file.
+fn resident_bytes() -> Option<usize> {
+    let status = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = status.lines().find(|l| l.starts_with("VmRSS:"))?;
+    let kb: usize = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kb * 1024)
+}
+
 /// What becomes of the last batch's memory once it is written.
 #[derive(Clone, Copy)]
 enum LastBatch {
@@ -863,8 +986,6 @@ struct PartFiles {
     rows: Option<Rows>,
     /// A by-digest part's digests whose rows are to be derived from the store, in order.
     deferred: Vec<Sha1Key>,
-    /// A by-digest part's digests, kept for the batches that follow.
-    digests: Vec<Sha1Key>,
 }
 
 impl PartFiles {
@@ -873,7 +994,6 @@ impl PartFiles {
             sst,
             rows: None,
             deferred: Vec::new(),
-            digests: Vec::new(),
         }
     }
 }
@@ -1287,29 +1407,45 @@ impl BatchFilters {
 
 /// A blocked Bloom filter of the digests or capture keys of one batch (16 bits a key,
 /// about 0.1 % false positives, which a load of 10 batches checks 10 times): each key
-/// sets 7 bits of one 512-bit block, so a lookup reads one cache line.
+/// sets 7 bits of one 512-bit block, so a lookup reads one cache line. Its words are
+/// atomic so that the threads writing a batch's by-digest ranges fill one filter as they
+/// go: kept in a list and filtered afterwards, a batch's digests were 20 bytes each on
+/// top of the batch (a quarter of a gigabyte a batch at 100 M lines, issue 36).
 struct KeyFilter {
-    blocks: Vec<[u64; 8]>,
+    blocks: Vec<[AtomicU64; 8]>,
 }
 
 impl KeyFilter {
     /// The memory the filter takes.
     fn bytes(&self) -> usize {
-        self.blocks.len() * size_of::<[u64; 8]>()
+        self.blocks.len() * size_of::<[AtomicU64; 8]>()
+    }
+
+    /// An empty filter for up to `keys` keys.
+    fn for_keys(keys: usize) -> KeyFilter {
+        let blocks = (keys * 16).div_ceil(512).max(1);
+        KeyFilter {
+            blocks: (0..blocks).map(|_| Default::default()).collect(),
+        }
     }
 
     fn new<'k>(keys: impl ExactSizeIterator<Item = &'k [u8]>) -> KeyFilter {
-        let blocks = (keys.len() * 16).div_ceil(512).max(1);
-        let mut filter = KeyFilter {
-            blocks: vec![[0; 8]; blocks],
-        };
-        for key in keys {
-            let (block, bits) = filter.position(key);
-            for (word, bit) in bits {
-                filter.blocks[block][word] |= bit;
+        let filter = KeyFilter::for_keys(keys.len());
+        keys.for_each(|key| filter.insert(key));
+        filter
+    }
+
+    /// Adds `key`; from any thread (more keys than the filter was made for only raise its
+    /// false positives).
+    fn insert(&self, key: &[u8]) {
+        let (block, bits) = self.position(key);
+        let block = &self.blocks[block];
+        for (word, bit) in bits {
+            // A bit already set (a digest met again) costs no locked instruction.
+            if block[word].load(AtomicOrdering::Relaxed) & bit == 0 {
+                block[word].fetch_or(bit, AtomicOrdering::Relaxed);
             }
         }
-        filter
     }
 
     #[cfg(test)]
@@ -1327,7 +1463,7 @@ impl KeyFilter {
         let bits = Self::bits(hash);
         filters.into_iter().any(|filter| {
             let block = &filter.blocks[filter.block(hash)];
-            bits.iter().all(|&(word, bit)| block[word] & bit != 0)
+            (bits.iter()).all(|&(word, bit)| block[word].load(AtomicOrdering::Relaxed) & bit != 0)
         })
     }
 
@@ -1683,6 +1819,64 @@ pub(crate) mod tests {
         assert_eq!(contents(&bulk_store), contents(&normal_store));
     }
 
+    /// While a load runs, the index and filter blocks of the batches' level-0 files are
+    /// not pinned in the block cache (beyond its capacity), as they are in a load that
+    /// keeps the store's option.
+    #[test]
+    fn level0_metadata_is_not_pinned_while_a_load_runs() {
+        let dir = tempfile::tempdir().unwrap();
+        let all = captures_and_distinct_digests();
+        let pinned_after_batches = |name: &str, keep_pinning: bool| -> u64 {
+            let store = Store::open(&dir.path().join(name)).unwrap();
+            let rocks = store.rocks("a test").unwrap();
+            let mut whole = CaptureRun::default();
+            all.iter().for_each(|capture| whole.push(&capture.view()));
+            // A limit this small leaves a quarter of it to a batch: four batches.
+            let loader = BulkLoader::new(&store, 1_600_000_000_000, whole.bytes(), 2)
+                .unwrap()
+                .with_min_part(20);
+            for cf in BULK_FAMILIES.into_iter().filter(|_| keep_pinning) {
+                (rocks.db())
+                    .set_options_cf(
+                        rocks.cf(cf),
+                        &[(
+                            "block_based_table_factory",
+                            "{pin_l0_filter_and_index_blocks_in_cache=true}",
+                        )],
+                    )
+                    .unwrap();
+            }
+            for chunk in all.chunks(50) {
+                let mut run = loader.run_for_input(1000);
+                chunk.iter().for_each(|capture| run.push(&capture.view()));
+                loader.add(run).unwrap();
+            }
+            let batches = loader.writing.lock().unwrap().batches;
+            assert!(batches >= 3, "{batches} batches");
+            // Every family's files opened and read, as the rows from the store read them.
+            for cf in BULK_FAMILIES {
+                (rocks
+                    .db()
+                    .iterator_cf(rocks.cf(cf), rocksdb::IteratorMode::Start))
+                .for_each(|item| drop(item.unwrap()));
+            }
+            (rocks.db())
+                .property_int_value_cf(rocks.cf(CF_CAPTURE), "rocksdb.block-cache-pinned-usage")
+                .unwrap()
+                .unwrap()
+        };
+        let (unpinned, pinned) = (
+            pinned_after_batches("unpinned", false),
+            pinned_after_batches("pinned", true),
+        );
+        // What stays pinned is every file's top-level index and filter (a few bytes of a
+        // large file's, about as much as its partitions in these small files).
+        assert!(
+            unpinned * 3 < pinned * 2,
+            "{unpinned} bytes pinned while loading, {pinned} with level 0 pinned"
+        );
+    }
+
     /// The runs of a written batch are handed out again, empty, with their buffers.
     #[test]
     fn the_runs_of_a_written_batch_are_used_again() {
@@ -1700,6 +1894,87 @@ pub(crate) mod tests {
         assert_eq!(again.data.capacity(), capacity);
         assert_eq!(loader.run_for_input(100).data.capacity(), 300);
         assert_eq!(loader.finish().unwrap().captures, all.len() as u64);
+    }
+
+    /// The runs of an earlier batch that the batch being written did not use again are
+    /// given back before it is written; a run used again counts with what it held.
+    #[test]
+    fn runs_a_batch_did_not_use_again_are_given_back() {
+        let dir = tempfile::tempdir().unwrap();
+        let store = Store::open(&dir.path().join("bulk")).unwrap();
+        let all = captures();
+        let fill = |mut run: CaptureRun, captures: &[Capture]| {
+            captures.iter().for_each(|c| run.push(&c.view()));
+            run
+        };
+        let one_run = fill(CaptureRun::default(), &all[..50]).bytes();
+        // So small a limit leaves a quarter of it to a batch: about four runs.
+        let loader = BulkLoader::new(&store, 1_600_000_000_000, 4 * 4 * one_run, 2).unwrap();
+        let batches = || loader.writing.lock().unwrap().batches;
+        let mut added = 0;
+        while batches() == 0 {
+            loader
+                .add(fill(loader.run_for_input(1000), &all[..50]))
+                .unwrap();
+            added += 1;
+        }
+        assert!(added >= 3, "the first batch had {added} runs");
+        assert_eq!(loader.spare.lock().unwrap().runs.len(), added);
+        // One of them used again for fewer captures: it counts with what it held.
+        let small = fill(loader.run_for_input(1000), &all[..5]);
+        assert!(small.resident() >= one_run && small.bytes() < one_run / 5);
+        loader.add(small).unwrap();
+        // A run of new memory as large as a batch: the second batch, of those two runs.
+        loader
+            .add(fill(CaptureRun::default(), &all[..250]))
+            .unwrap();
+        assert_eq!(batches(), 2);
+        assert_eq!(loader.spare.lock().unwrap().runs.len(), 2);
+        loader.finish().unwrap();
+    }
+
+    /// A batch is also cut by the memory the process holds: under a limit far below it,
+    /// every run added is a batch of its own once it is an eighth of the limit (a quarter
+    /// of it, where the batches' own count would cut them, is never reached); far above
+    /// it, none is until the load ends.
+    #[test]
+    fn a_batch_is_cut_by_the_memory_the_process_holds() {
+        let all = captures();
+        let runs = || {
+            all.chunks(100).map(|chunk| {
+                let mut run = CaptureRun::default();
+                chunk.iter().for_each(|c| run.push(&c.view()));
+                run
+            })
+        };
+        let counted =
+            |run: CaptureRun| run.resident() + run.entries.len() * ORDER_BYTES_PER_CAPTURE;
+        let (least, most) = (
+            runs().map(counted).min().unwrap(),
+            runs().map(counted).max().unwrap(),
+        );
+        let small = 4 * most + 4;
+        assert!(small / 8 <= least, "runs of {least} to {most} bytes");
+        for (limit, batches_before_the_end) in [(small, runs().count() as u64), (1 << 40, 0)] {
+            let dir = tempfile::tempdir().unwrap();
+            let store = Store::open(&dir.path().join("bulk")).unwrap();
+            let mut loader = BulkLoader::new(&store, 1_600_000_000_000, limit, 2).unwrap();
+            loader.measure_memory = true;
+            for run in runs() {
+                loader.add(run).unwrap();
+                let spare = loader.spare.lock().unwrap();
+                let held: usize = spare.runs.iter().map(CaptureRun::resident).sum();
+                assert_eq!(spare.resident, held);
+            }
+            assert_eq!(
+                loader.writing.lock().unwrap().batches,
+                batches_before_the_end,
+                "limit {limit}"
+            );
+            let stats = loader.finish().unwrap();
+            assert_eq!(stats.captures, all.len() as u64);
+            assert_eq!(stats.batches, batches_before_the_end.max(1));
+        }
     }
 
     /// Batches filled by the workers of a pool that parses are written on the loader's own
@@ -1724,7 +1999,7 @@ pub(crate) mod tests {
             .unwrap();
         parsing.install(|| {
             all.chunks(40).par_bridge().for_each(|chunk| {
-                let mut run = CaptureRun::default();
+                let mut run = loader.run_for_input(1000);
                 chunk.iter().for_each(|capture| run.push(&capture.view()));
                 loader.add(run).unwrap();
             })
@@ -1868,6 +2143,21 @@ pub(crate) mod tests {
         let held: Vec<Sha1Key> = (0..10_000).map(key).collect();
         let filter = KeyFilter::new(held.iter().map(|k| k.as_bytes().as_slice()));
         assert!(held.iter().all(|k| filter.may_hold(k.as_bytes())));
+        // Filled by threads at once, as a batch's by-digest ranges fill it: no key lost
+        // to another's write of the same word, and the same bits as one thread sets.
+        let together = KeyFilter::for_keys(held.len());
+        std::thread::scope(|scope| {
+            for share in held.chunks(held.len() / 4) {
+                let together = &together;
+                scope.spawn(move || share.iter().for_each(|k| together.insert(k.as_bytes())));
+            }
+        });
+        let words = |f: &KeyFilter| -> Vec<u64> {
+            (f.blocks.iter().flatten())
+                .map(|w| w.load(AtomicOrdering::Relaxed))
+                .collect()
+        };
+        assert_eq!(words(&together), words(&filter));
         let false_positives = (10_000..110_000)
             .filter(|&i| filter.may_hold(key(i).as_bytes()))
             .count();
