@@ -437,9 +437,9 @@ const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
 /// Stops family `cf` pinning the index and filter blocks of its level-0 files in the block
 /// cache (the store's option, for the reads of a live store) while this process loads:
 /// every batch after the first lands in L0, and its files' metadata, pinned, stayed in
-/// memory beyond the cache's capacity until the compaction at the end, ~75 MB more a
-/// batch at 100 M lines (the load's resident memory 6 % over its limit, issue 36), and a
-/// load of a billion would have had gigabytes of it. Unpinned, they come and go through
+/// memory beyond the cache's capacity until the compaction at the end, more with every
+/// batch (part of the 100 M load's resident memory 6 % over its limit, issue 36); a load
+/// of a billion would have had gigabytes of it. Unpinned, they come and go through
 /// the cache like data blocks. Fails rather than break the memory limit unseen.
 fn unpin_level0_metadata(rocks: &crate::store::rocks::RocksBackend, cf: &str) -> Result<()> {
     (rocks.db())
