@@ -440,17 +440,18 @@ const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
 /// memory beyond the cache's capacity until the compaction at the end, more with every
 /// batch (part of the 100 M load's resident memory 6 % over its limit, issue 36); a load
 /// of a billion would have had gigabytes of it. Unpinned, they come and go through
-/// the cache like data blocks. Fails rather than break the memory limit unseen.
-fn unpin_level0_metadata(rocks: &crate::store::rocks::RocksBackend, cf: &str) -> Result<()> {
-    (rocks.db())
-        .set_options_cf(
-            rocks.cf(cf),
-            &[(
-                "block_based_table_factory",
-                "{pin_l0_filter_and_index_blocks_in_cache=false}",
-            )],
-        )
-        .with_context(|| format!("cannot unpin the level-0 metadata of family {cf}"))
+/// the cache like data blocks. As with the compactions' pause, RocksDB writes the changed
+/// options to a file: where that fails (a full disk), the load goes on and fails, if it
+/// does, where it writes its own files, naming them; the resident memory measured still
+/// cuts its batches ([`BulkLoader::measured_full`]).
+fn unpin_level0_metadata(rocks: &crate::store::rocks::RocksBackend, cf: &str) {
+    let _ = (rocks.db()).set_options_cf(
+        rocks.cf(cf),
+        &[(
+            "block_based_table_factory",
+            "{pin_l0_filter_and_index_blocks_in_cache=false}",
+        )],
+    );
 }
 
 /// The families a bulk load ingests into.
@@ -528,7 +529,7 @@ impl<'s> BulkLoader<'s> {
                     ),
                 ],
             );
-            unpin_level0_metadata(rocks, cf)?;
+            unpin_level0_metadata(rocks, cf);
         }
         Ok(BulkLoader {
             store,
