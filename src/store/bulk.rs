@@ -374,8 +374,8 @@ pub struct BulkLoader<'s> {
     store: &'s Store,
     ts: u64,
     memory_limit: usize,
-    /// The runs of the batch being filled, the bytes they count and their captures.
-    pending: Mutex<(Vec<CaptureRun>, usize, usize)>,
+    /// The runs of the batch being filled and the bytes they count.
+    pending: Mutex<(Vec<CaptureRun>, usize)>,
     /// Serializes batch writes (a batch holds the whole pending set).
     writing: Mutex<BulkStats>,
     /// The digests and capture keys of the batches written so far, when the store was
@@ -433,26 +433,6 @@ pub struct BulkStats {
 /// The base level's size while a bulk load runs (see [`BulkLoader::new`]): larger than any
 /// family, far from overflowing RocksDB's level arithmetic.
 const LOADING_LEVEL_BASE_BYTES: u64 = 1 << 50;
-
-/// Stops family `cf` pinning the index and filter blocks of its level-0 files in the block
-/// cache (the store's option, for the reads of a live store) while this process loads:
-/// every batch after the first lands in L0, and its files' metadata, pinned, stayed in
-/// memory beyond the cache's capacity until the compaction at the end, more with every
-/// batch (part of the 100 M load's resident memory 6 % over its limit, issue 36); a load
-/// of a billion would have had gigabytes of it. Unpinned, they come and go through
-/// the cache like data blocks. As with the compactions' pause, RocksDB writes the changed
-/// options to a file: where that fails (a full disk), the load goes on and fails, if it
-/// does, where it writes its own files, naming them; the resident memory measured still
-/// cuts its batches ([`BulkLoader::measured_full`]).
-fn unpin_level0_metadata(rocks: &crate::store::rocks::RocksBackend, cf: &str) {
-    let _ = (rocks.db()).set_options_cf(
-        rocks.cf(cf),
-        &[(
-            "block_based_table_factory",
-            "{pin_l0_filter_and_index_blocks_in_cache=false}",
-        )],
-    );
-}
 
 /// The families a bulk load ingests into.
 pub(crate) const BULK_FAMILIES: [&str; 4] = [CF_CAPTURE, CF_BY_DIGEST, "f", "file"];
@@ -518,6 +498,12 @@ impl<'s> BulkLoader<'s> {
         // written for a 32 GB store of 100 M captures, issue 36). RocksDB places an ingested
         // file no higher than L0 and no lower than that base, so the batches after the first
         // go to L0 either way.
+        //
+        // Nor do the families pin the index and filter blocks of their L0 files in the block
+        // cache (the store's option, for the reads of a live store): pinned, every batch's
+        // files' metadata stayed beyond the cache's capacity until the compaction at the end,
+        // more with every batch (part of the 100 M load's resident memory 6 % over its
+        // limit, issue 36). Unpinned, they come and go through the cache like data blocks.
         for cf in BULK_FAMILIES {
             let _ = rocks.db().set_options_cf(
                 rocks.cf(cf),
@@ -527,15 +513,18 @@ impl<'s> BulkLoader<'s> {
                         "max_bytes_for_level_base",
                         &LOADING_LEVEL_BASE_BYTES.to_string(),
                     ),
+                    (
+                        "block_based_table_factory",
+                        "{pin_l0_filter_and_index_blocks_in_cache=false}",
+                    ),
                 ],
             );
-            unpin_level0_metadata(rocks, cf);
         }
         Ok(BulkLoader {
             store,
             ts,
             memory_limit,
-            pending: Mutex::new((Vec::new(), 0, 0)),
+            pending: Mutex::new((Vec::new(), 0)),
             writing: Mutex::new(BulkStats::default()),
             earlier: Mutex::new(Vec::new()),
             deferred: Mutex::new(Vec::new()),
@@ -573,13 +562,12 @@ impl<'s> BulkLoader<'s> {
         }
         let mut pending = self.pending.lock().unwrap_or_else(|e| e.into_inner());
         pending.1 += run.resident() + run.entries.len() * ORDER_BYTES_PER_CAPTURE;
-        pending.2 += run.entries.len();
         pending.0.push(run);
         if pending.1 >= self.batch_limit()
-            || (pending.1 >= self.memory_limit / 8 && self.measured_full(pending.2))
+            || (pending.1 >= self.memory_limit / 8 && self.measured_full(&pending.0))
         {
             let runs = std::mem::take(&mut pending.0);
-            (pending.1, pending.2) = (0, 0);
+            pending.1 = 0;
             self.give_back_spare_runs();
             // Written with the pending set locked: the threads that parse wait instead of
             // filling a second batch while this one is written (at 30 M lines that doubled
@@ -609,7 +597,7 @@ impl<'s> BulkLoader<'s> {
             .max(self.memory_limit / 4)
     }
 
-    /// Whether the batch being filled, of `captures`, would take the process past its memory
+    /// Whether the batch being filled, of `runs`, would take the process past its memory
     /// limit if it were written now, by the process's resident memory measured: what the
     /// model of [`BulkLoader::batch_limit`] leaves out (the allocator's free pieces, which
     /// grew by ~25 MB a batch at 100 M lines, RocksDB's own, the chunks being parsed) is in
@@ -618,7 +606,7 @@ impl<'s> BulkLoader<'s> {
     /// be used again are taken out (the batch fills them without growing). Asked only of a
     /// batch of an eighth of the limit or more: a process whose other memory leaves less
     /// goes over its limit rather than write batches without end.
-    fn measured_full(&self, captures: usize) -> bool {
+    fn measured_full(&self, runs: &[CaptureRun]) -> bool {
         if !self.measure_memory {
             return false;
         }
@@ -636,6 +624,7 @@ impl<'s> BulkLoader<'s> {
             .map_or(WRITER_BLOCK_CACHE, |used| {
                 WRITER_BLOCK_CACHE.saturating_sub(used as usize)
             });
+        let captures: usize = runs.iter().map(|run| run.entries.len()).sum();
         let writing = captures * (ORDER_BYTES_PER_CAPTURE + FILTER_BYTES_PER_CAPTURE);
         resident.saturating_sub(spare) + writing + cache_headroom + MEASURED_MARGIN
             >= self.memory_limit
@@ -644,8 +633,9 @@ impl<'s> BulkLoader<'s> {
     /// Frees the runs that wait to be used again: the batch about to be written did not
     /// need them, and the batches after it are no larger.
     fn give_back_spare_runs(&self) {
-        let spare = std::mem::take(&mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()));
-        drop(spare);
+        drop(std::mem::take(
+            &mut *self.spare.lock().unwrap_or_else(|e| e.into_inner()),
+        ));
     }
 
     /// Writes what is pending and removes the scratch directory.
