@@ -80,7 +80,8 @@ pub struct Args {
     /// Access log: `-` for standard error, `off`, or a file to append to.
     #[arg(long, default_value = "-")]
     pub access_log: String,
-    /// Worker threads (default: one per core).
+    /// Worker threads (default: four per core, so that reads waiting on the disk do not
+    /// leave the cores idle).
     #[arg(long)]
     pub threads: Option<usize>,
     /// Link search results and captures to a replay of the archived page (pywb,
