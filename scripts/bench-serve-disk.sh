@@ -24,7 +24,8 @@
 # Env: SAMPLE_CDX (a file of CDX lines to take the sample from instead of step 1's export,
 # e.g. every 1000th line of the generator's stream: no disk for the export), SAMPLE_JSONL
 # (an earlier run's WORKDIR/sample.jsonl, to serve the same sample again), KINDS (the
-# requests to run, of "exact prefix sha1"), MEMORY_MB, CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
+# requests to run, of "exact prefix sha1"), MEMORY_MB, BLOCK_CACHE_MB (serve's
+# --block-cache-mb; its default otherwise), CLIENTS (16), SAMPLE (100000), REQUESTS (100000 per kind), WARMUP
 # (10000), SEDIMENT_BIN and LOAD_BIN (binaries to use instead of building them), PORT (8391).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -119,8 +120,11 @@ fi
 
 # 2. The server inside the memory cap.
 cg=$(memory_cgroup sediment-serve-disk "$memory_mb")
+serve_args=(--bind "127.0.0.1:$port")
+[ -n "${BLOCK_CACHE_MB:-}" ] && serve_args+=(--block-cache-mb "$BLOCK_CACHE_MB")
+echo "serve ${serve_args[*]}"
 in_cgroup "$cg" \
-  "$SEDIMENT_BIN" --store "$store" serve --bind "127.0.0.1:$port" 2> "$work/serve.log" &
+  "$SEDIMENT_BIN" --store "$store" serve "${serve_args[@]}" 2> "$work/serve.log" &
 server=$!
 cleanup() { kill "$server" 2> /dev/null || true; wait "$server" 2> /dev/null || true; rmdir "$cg" 2> /dev/null || true; }
 trap cleanup EXIT
@@ -146,4 +150,4 @@ for kind in ${KINDS:-exact prefix sha1}; do
   printf '%-7s %s; server CPU %.3f ms a request\n' "$kind" "$result" \
     "$(echo "($cpu_after - $cpu_before) * 1000 / $(getconf CLK_TCK) / $requests" | bc -l)"
 done
-echo "cgroup peak memory (page cache included): $(cgroup_peak_mb "$cg") MB of $memory_mb MB"
+echo "cgroup peak memory (page cache included): $(cgroup_peak_mb "$cg") MB of $memory_mb MB; block cache $(curl -sf "$base/stats" | "$python" -c 'import json, sys; print(json.load(sys.stdin).get("block_cache_bytes", 0) >> 20)') MB"

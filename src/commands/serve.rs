@@ -84,6 +84,12 @@ pub struct Args {
     /// leave the cores idle).
     #[arg(long)]
     pub threads: Option<usize>,
+    /// RocksDB's block cache, in MiB: the store's blocks kept uncompressed in the server's
+    /// memory, shared by every version of the store it opens. The operating system's page
+    /// cache keeps more of the store, compressed, outside this bound: give the cache part
+    /// of the memory left over, not all of it (a quarter to a half).
+    #[arg(long, value_name = "MIB", default_value_t = DEFAULT_BLOCK_CACHE_MIB)]
+    pub block_cache_mb: usize,
     /// Link search results and captures to a replay of the archived page (pywb,
     /// OpenWayback, …): a URL template where `{timestamp}` becomes the capture's 14-digit
     /// time and `{url}` the archived URL, e.g. pywb's
@@ -92,6 +98,9 @@ pub struct Args {
     #[arg(long, value_name = "TEMPLATE")]
     pub replay_url: Option<String>,
 }
+
+/// The block cache of a writer and of other readers (256 MiB).
+const DEFAULT_BLOCK_CACHE_MIB: usize = crate::store::rocks::WRITER_BLOCK_CACHE >> 20;
 
 pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
     let config = Config {
@@ -118,6 +127,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         refresh_interval: Duration::from_secs(args.refresh.max(1)),
         access_log: AccessLog::open(&args.access_log)?,
         worker_threads: args.threads,
+        block_cache_bytes: args.block_cache_mb.max(1) << 20,
         replay_url: args.replay_url,
     };
     serve::run(config)?;

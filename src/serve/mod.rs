@@ -63,6 +63,8 @@ pub struct Config {
     pub refresh_interval: Duration,
     pub access_log: AccessLog,
     pub worker_threads: Option<usize>,
+    /// Bytes of RocksDB's block cache, one for every version of the store the server opens.
+    pub block_cache_bytes: usize,
     /// Wayback URL template (`{timestamp}`, `{url}`) results and captures link to.
     pub replay_url: Option<String>,
 }
@@ -274,7 +276,10 @@ async fn serve(config: Config) -> Result<()> {
         crate::search::open(db)?;
     }
     let store_path = config.store.clone();
-    let store = tokio::task::spawn_blocking(move || StoreHandle::open(&store_path)).await??;
+    let block_cache_bytes = config.block_cache_bytes;
+    let store =
+        tokio::task::spawn_blocking(move || StoreHandle::open(&store_path, block_cache_bytes))
+            .await??;
     let state = Arc::new(AppState {
         store,
         locator: WarcLocator::new(&config.warc_dirs),

@@ -102,6 +102,7 @@ pub async fn stats(State(state): State<Shared>) -> Response {
         "store": state.store.path().display().to_string(),
         "store_version": state.store.version(),
         "store_reloads": state.store.reloads(),
+        "block_cache_bytes": state.store.block_cache_usage(),
         "captures_estimate": estimated_keys(&store, Family::Captures),
         "cells_estimate_first_family": estimated_keys(&store, Family::Table(0)),
         "uptime_seconds": state.started.elapsed().as_secs(),

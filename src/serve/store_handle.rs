@@ -10,12 +10,13 @@ use std::sync::{Arc, RwLock};
 
 use anyhow::Result;
 
-use crate::store::Store;
+use crate::schema::Schema;
+use crate::store::{BlockCache, Store};
 
-/// Opens the newest published version of the store for reading: never blocks the
-/// writer, sees whole inputs only.
-pub fn open_newest(path: &Path) -> Result<Store> {
-    Store::open_reader(path)
+/// Opens the newest published version of the store for reading, its blocks in `cache`:
+/// never blocks the writer, sees whole inputs only.
+fn open_newest(path: &Path, cache: &BlockCache) -> Result<Store> {
+    Store::open_reader_sharing(path, Schema::embedded()?, cache)
 }
 
 /// The newest published version (a directory listing: cheap enough to poll).
@@ -32,15 +33,27 @@ pub struct StoreHandle {
     path: PathBuf,
     current: RwLock<Arc<Store>>,
     reloads: AtomicU64,
+    /// Shared by every version opened: a version swapped out while its last requests
+    /// finish does not hold a cache of its own beside the new one's.
+    cache: BlockCache,
 }
 
 impl StoreHandle {
-    pub fn open(path: &Path) -> Result<StoreHandle> {
+    /// Opens the newest version with a block cache of `block_cache_bytes` that every
+    /// version opened later shares.
+    pub fn open(path: &Path, block_cache_bytes: usize) -> Result<StoreHandle> {
+        let cache = BlockCache::new(block_cache_bytes);
         Ok(StoreHandle {
             path: path.to_path_buf(),
-            current: RwLock::new(Arc::new(open_newest(path)?)),
+            current: RwLock::new(Arc::new(open_newest(path, &cache)?)),
             reloads: AtomicU64::new(0),
+            cache,
         })
+    }
+
+    /// Bytes the block cache holds now.
+    pub fn block_cache_usage(&self) -> usize {
+        self.cache.usage()
     }
 
     pub fn path(&self) -> &Path {
@@ -73,7 +86,7 @@ impl StoreHandle {
         if self.version() == Some(newest) {
             return Ok(None);
         }
-        let store = Arc::new(open_newest(&self.path)?);
+        let store = Arc::new(open_newest(&self.path, &self.cache)?);
         let opened = version_of(&store);
         match self.current.write() {
             Ok(mut guard) => *guard = store,

@@ -295,9 +295,22 @@ pub fn prefix_end(prefix: &[u8]) -> Option<Vec<u8>> {
     None
 }
 
+/// The smallest key greater than every key with this prefix, for iterator bounds.
+pub fn row_upper_bound(prefix: &[u8]) -> Vec<u8> {
+    // All 0xff: no finite bound; a key longer than any row works for 20-byte rows.
+    prefix_end(prefix).unwrap_or_else(|| vec![0xff; Sha1Key::LEN + 1])
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn upper_bounds() {
+        assert_eq!(row_upper_bound(&[1, 2, 3]), vec![1, 2, 4]);
+        assert_eq!(row_upper_bound(&[1, 0xff]), vec![2]);
+        assert_eq!(row_upper_bound(&[0xff; 20]), vec![0xff; 21]);
+    }
 
     #[test]
     fn prefix_ends() {

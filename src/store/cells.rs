@@ -3,7 +3,8 @@
 
 use anyhow::Result;
 
-use super::backend::{CellFilter, RawCell, prefix_end};
+pub use super::backend::row_upper_bound;
+use super::backend::{CellFilter, RawCell};
 use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
 use crate::store::Store;
@@ -159,22 +160,5 @@ impl Store {
                     None => Ok(true),
                 },
             )
-    }
-}
-
-/// The smallest key greater than every key with this prefix, for iterator bounds.
-pub fn row_upper_bound(prefix: &[u8]) -> Vec<u8> {
-    // All 0xff: no finite bound; a key longer than any row works for 20-byte rows.
-    prefix_end(prefix).unwrap_or_else(|| vec![0xff; ROW_LEN + 1])
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn upper_bounds() {
-        assert_eq!(row_upper_bound(&[1, 2, 3]), vec![1, 2, 4]);
-        assert_eq!(row_upper_bound(&[1, 0xff]), vec![2]);
     }
 }

@@ -38,7 +38,7 @@ use std::time::Duration;
 use anyhow::{Result, bail};
 
 pub use backend::{Backend, Space};
-pub use rocks::RocksBackend;
+pub use rocks::{BlockCache, RocksBackend};
 
 use crate::schema::Schema;
 
@@ -197,9 +197,15 @@ impl Store {
         schema: Schema,
         block_cache_bytes: usize,
     ) -> Result<Store> {
+        Store::open_reader_sharing(path, schema, &BlockCache::new(block_cache_bytes))
+    }
+
+    /// Opens the store for reading with its blocks cached in `cache` (RocksDB), which
+    /// other readers may share: a server keeps one for every version it opens.
+    pub fn open_reader_sharing(path: &Path, schema: Schema, cache: &BlockCache) -> Result<Store> {
         let backend: Box<dyn Backend> = match shared_backend(path, &schema, false)? {
             Some(backend) => backend,
-            None => Box::new(RocksBackend::open_reader(path, &schema, block_cache_bytes)?),
+            None => Box::new(RocksBackend::open_reader(path, &schema, cache)?),
         };
         let store = Store::new(backend, schema, path, false);
         store.check_layout()?;

@@ -36,6 +36,7 @@ use rocksdb::{
 use super::Create;
 use super::backend::{
     Backend, Batch, CellFilter, KeyVisitor, Op, RawCell, RowVisitor, Space, prefix_end,
+    row_upper_bound,
 };
 use super::directory;
 use crate::key::Sha1Key;
@@ -195,6 +196,26 @@ fn set_row_prefix(opts: &mut Options) {
     opts.set_prefix_extractor(rocksdb::SliceTransform::create_fixed_prefix(ROW_LEN));
 }
 
+/// The block cache of a reader, which several opened versions of a store can share: a
+/// server that opens each newly published version keeps one cache for all of them, so its
+/// memory stays within the one bound, and blocks cached for a version are found again by
+/// the next (RocksDB keys a cached block by its SST file's unique id, which the hard links
+/// of a published version keep).
+#[derive(Clone)]
+pub struct BlockCache(Cache);
+
+impl BlockCache {
+    /// A cache of at most `bytes` (RocksDB allocates as blocks are read).
+    pub fn new(bytes: usize) -> BlockCache {
+        BlockCache(block_cache(bytes))
+    }
+
+    /// The bytes of the blocks it holds now.
+    pub fn usage(&self) -> usize {
+        self.0.get_usage()
+    }
+}
+
 /// An LRU block cache of `bytes`, in shards of at least 32 MiB: RocksDB's default of
 /// 512 KiB shards keeps no block larger than a shard's high-priority half, so the whole
 /// index and filter blocks of files written before they were partitioned were read again
@@ -247,23 +268,22 @@ const MEMTABLES_BYTES: usize = 128 << 20;
 fn cf_descriptors(
     schema: &Schema,
     existing: &[String],
-    block_cache_bytes: usize,
+    cache: &Cache,
 ) -> Vec<ColumnFamilyDescriptor> {
-    let cache = block_cache(block_cache_bytes);
     let mut descriptors = Vec::new();
     // RocksDB's own default family is unused but always present; compress it too
     // so every family in the OPTIONS file shows Snappy.
     descriptors.push(ColumnFamilyDescriptor::new(
         rocksdb::DEFAULT_COLUMN_FAMILY_NAME,
-        base_cf_options(&cache, false),
+        base_cf_options(cache, false),
     ));
     for family in &schema.families {
-        let mut opts = cf_options(&cache, &family.name);
+        let mut opts = cf_options(cache, &family.name);
         install_version_cap(&mut opts, family.max_versions);
         descriptors.push(ColumnFamilyDescriptor::new(&family.name, opts));
     }
     for space in Space::ALL {
-        let mut opts = cf_options(&cache, space.name());
+        let mut opts = cf_options(cache, space.name());
         match space {
             // The names are those of the stores written before the storage interface.
             Space::Capture => opts
@@ -287,7 +307,7 @@ fn cf_descriptors(
         if !descriptors.iter().any(|d| d.name() == name) {
             descriptors.push(ColumnFamilyDescriptor::new(
                 name,
-                base_cf_options(&cache, false),
+                base_cf_options(cache, false),
             ));
         }
     }
@@ -538,13 +558,9 @@ impl RocksBackend {
         false
     }
 
-    /// Opens the newest published version read-only, with a block cache of
-    /// `block_cache_bytes`; see [`super::Store::open_reader`].
-    pub fn open_reader(
-        path: &Path,
-        schema: &Schema,
-        block_cache_bytes: usize,
-    ) -> Result<RocksBackend> {
+    /// Opens the newest published version read-only, its blocks cached in `cache`; see
+    /// [`super::Store::open_reader`].
+    pub fn open_reader(path: &Path, schema: &Schema, cache: &BlockCache) -> Result<RocksBackend> {
         if !directory::is_store(path) {
             return Err(directory::no_store_error(path));
         }
@@ -554,7 +570,7 @@ impl RocksBackend {
         let db = DB::open_cf_descriptors_read_only(
             &db_options(),
             &lease.dir,
-            cf_descriptors(schema, &existing, block_cache_bytes),
+            cf_descriptors(schema, &existing, &cache.0),
             false,
         )
         .with_context(|| format!("cannot open {} for reading", lease.dir.display()))?;
@@ -803,7 +819,7 @@ fn open_live(path: &Path, schema: &Schema) -> Result<DB> {
     DB::open_cf_descriptors(
         &db_opts,
         path,
-        cf_descriptors(schema, &existing, WRITER_BLOCK_CACHE),
+        cf_descriptors(schema, &existing, &block_cache(WRITER_BLOCK_CACHE)),
     )
     .with_context(|| format!("cannot open the store at {}", path.display()))
 }
@@ -827,11 +843,16 @@ impl Backend for RocksBackend {
             .families
             .iter()
             .map(|(family, _)| {
+                let mut opts = Self::lookup_options();
+                // One row (`/sha1/KEY`, a stage's lookup): bounded at the row's end, so a
+                // row whose last cell ends a data block does not read the next block (from
+                // the disk, in a store larger than memory) only to find another row there:
+                // the prefix is checked on keys read, the bound on the index first.
+                if let [row] = rows {
+                    opts.set_iterate_upper_bound(row_upper_bound(row.as_bytes()));
+                }
                 let cf = self.family_cf(*family);
-                (
-                    *family,
-                    self.db.raw_iterator_cf_opt(cf, Self::lookup_options()),
-                )
+                (*family, self.db.raw_iterator_cf_opt(cf, opts))
             })
             .collect();
         for row in rows {
@@ -1220,5 +1241,97 @@ mod tests {
         );
         // a shorter qualifier that is a prefix of another still sorts before it
         assert!(cell_key(&row, b"c", 1) < cell_key(&row, b"cdx", 5));
+    }
+
+    /// Rows of one 20 KiB cell each, so every data block ends with a row's last cell:
+    /// reading one row reads its block and not the next one (the bound at the row's end),
+    /// through a reader that shares its block cache with another, which then finds the
+    /// row's block in that cache instead of reading it again.
+    #[test]
+    fn one_row_reads_its_block_only_and_readers_share_a_cache() {
+        use rocksdb::perf::{PerfContext, PerfMetric, PerfStatsLevel, set_perf_stats};
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s");
+        let schema = Schema::embedded().unwrap();
+        let mut seed = 36u64;
+        let mut noise = |n: usize| -> Vec<u8> {
+            (0..n)
+                .map(|_| {
+                    seed = seed
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (seed >> 56) as u8
+                })
+                .collect()
+        };
+        const CELL: usize = 20 << 10;
+        {
+            let rocks = RocksBackend::open_unmanaged(&path, &schema).unwrap();
+            let mut batch = Batch::default();
+            for i in 0u8..8 {
+                batch.push(Op::PutCell {
+                    row: Sha1Key([i * 16; 20]),
+                    family: 0,
+                    qualifier: b"c".to_vec(),
+                    ts: 1,
+                    value: noise(CELL),
+                });
+            }
+            rocks.write(&batch).unwrap();
+            rocks.flush().unwrap();
+        }
+        let open = |cache: &BlockCache| {
+            let db = DB::open_cf_descriptors_read_only(
+                &db_options(),
+                &path,
+                cf_descriptors(
+                    &schema,
+                    &DB::list_cf(&Options::default(), &path).unwrap(),
+                    &cache.0,
+                ),
+                false,
+            )
+            .unwrap();
+            RocksBackend::new(db, &path, &schema, Access::Unmanaged)
+        };
+        let filter = CellFilter {
+            families: vec![(0, None)],
+            versions: 1,
+        };
+        let read = |rocks: &RocksBackend, row: Sha1Key| {
+            set_perf_stats(PerfStatsLevel::EnableCount);
+            let mut perf = PerfContext::default();
+            perf.reset();
+            let mut cells = 0;
+            rocks
+                .read_rows(&[row], &filter, &mut |_, found| {
+                    cells += found.len();
+                    Ok(true)
+                })
+                .unwrap();
+            let read = perf.metric(PerfMetric::BlockReadByte);
+            set_perf_stats(PerfStatsLevel::Disable);
+            (cells, read)
+        };
+        let cache = BlockCache::new(8 << 20);
+        let first = open(&cache);
+        let (cells, bytes) = read(&first, Sha1Key([3 * 16; 20]));
+        assert_eq!(cells, 1);
+        // Its data block and at most a few 4 KiB index and filter partitions; without the
+        // bound, the next row's 20 KiB block too.
+        assert!(
+            (CELL as u64..CELL as u64 + (16 << 10)).contains(&bytes),
+            "{bytes} bytes read for one row of {CELL}"
+        );
+        let second = open(&cache);
+        let (cells, bytes) = read(&second, Sha1Key([3 * 16; 20]));
+        assert_eq!(cells, 1);
+        assert!(
+            bytes < CELL as u64,
+            "{bytes} bytes read again through a shared cache"
+        );
+        // A reader with a cache of its own reads the block from the file.
+        let (_, bytes) = read(&open(&BlockCache::new(8 << 20)), Sha1Key([3 * 16; 20]));
+        assert!(bytes >= CELL as u64);
     }
 }
