@@ -13,7 +13,8 @@ use crate::export::{ExportOptions, Selection, export_jsonl};
 use crate::key::Sha1Key;
 use crate::report::{Report, ReportArgs};
 use crate::schema::Schema;
-use crate::store::cells::{Projection, row_upper_bound};
+use crate::store::backend::row_upper_bound;
+use crate::store::cells::Projection;
 
 #[derive(clap::Args, Default)]
 #[command(after_help = "Examples:

@@ -127,7 +127,7 @@ pub fn run(store_path: &Path, args: Args) -> Result<ExitCode> {
         refresh_interval: Duration::from_secs(args.refresh.max(1)),
         access_log: AccessLog::open(&args.access_log)?,
         worker_threads: args.threads,
-        block_cache_bytes: args.block_cache_mb.max(1) << 20,
+        block_cache_bytes: args.block_cache_mb.saturating_mul(1 << 20),
         replay_url: args.replay_url,
     };
     serve::run(config)?;

@@ -3,7 +3,6 @@
 
 use anyhow::Result;
 
-pub use super::backend::row_upper_bound;
 use super::backend::{CellFilter, RawCell};
 use crate::key::Sha1Key;
 use crate::schema::{ColumnId, Schema};
