@@ -3,10 +3,14 @@
 # (KEEP=1) costs the next, ordinary loads.
 #  1. LINES (1,000,000) new generated CDX lines (examples/gen_scale_cdx.rs, another seed)
 #     through the normal path, `backfill-cdx -` (batched writes, commits every 10 s): goal
-#     >= 100 k lines/s.
+#     >= 100 k lines/s. The same lines into an empty store first, the same way: the
+#     reference that tells the store's size from the normal path's own cost. Then LINES
+#     other new lines (seed SEED+1) through `backfill-cdx --bulk`: SST files ingested over
+#     what the store holds, the rows of its new digests derived from the lines.
 #  2. `import-warc` of WARCS (default: the small-records crawl, ~107 MB; made by
 #     scripts/make-bench-warc-small-records.sh) into an empty store, then the same files into
-#     the big store: goal >= 0.8x the empty store's rate.
+#     the big store (both through SST files; IMPORT_ARGS=--no-bulk for the write path):
+#     goal >= 0.8x the empty store's rate.
 # Each step's report gives `slowest_write_ms` (the longest one write call waited) and
 # `write_stall_ms` (RocksDB's cumulative write stall): goal, no stall over a second.
 # The big store is changed (it gains these captures): run scripts/bench-serve-disk.sh first.
@@ -14,7 +18,7 @@
 # in scripts/bench-serve-disk.sh; root) after the page cache is dropped, so that a store
 # smaller than the machine's memory is read from disk as a big one would be.
 # Usage: scripts/bench-scale-incremental.sh STORE [WORKDIR]
-# Env: LINES, SEED (37), WARCS (a directory of .warc.gz files), MEMORY_MB, SEDIMENT_BIN and
+# Env: LINES, SEED (37), IMPORT_ARGS, WARCS (a directory of .warc.gz files), MEMORY_MB, SEDIMENT_BIN and
 # GEN_BIN.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -53,17 +57,31 @@ stalls() { # REPORT: the two stall counters of a JSON report
 
 echo "store $store ($(du -sb "$store" | cut -f1) bytes); memory cap ${MEMORY_MB:-none} MB; $(nproc) cores; $(date -u +%FT%TZ); load $(cut -d' ' -f1-3 /proc/loadavg)"
 "$GEN_BIN" "$lines" --seed "$seed" "${paths[@]}" > "$work/new.cdx"
+capped /usr/bin/time -v -o "$work/cdx-empty.time" "$SEDIMENT_BIN" --store "$work/empty-cdx" backfill-cdx \
+  --quiet --report "$work/cdx-empty.json" "$work/new.cdx" 2> "$work/cdx-empty.log"
+time_summary "backfill-cdx, $lines new lines into an empty store" "$work/cdx-empty.time"
+rm -rf "$work/empty-cdx"
 capped /usr/bin/time -v -o "$work/cdx.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx --quiet \
   --report "$work/cdx.json" "$work/new.cdx" 2> "$work/cdx.log"
-time_summary "backfill-cdx, $lines new lines" "$work/cdx.time"
-printf '  %.0f lines/s (goal >= 100000); %s\n' "$(echo "$lines / $(wall_of "$work/cdx.time")" | bc -l)" "$(stalls "$work/cdx.json")"
+time_summary "backfill-cdx, $lines new lines into the big store" "$work/cdx.time"
+empty_cdx_wall=$(wall_of "$work/cdx-empty.time")
+big_cdx_wall=$(wall_of "$work/cdx.time")
+printf '  %.0f lines/s into the big store (goal >= 100000), %.0f into the empty one: %.2fx; %s\n' \
+  "$(echo "$lines / $big_cdx_wall" | bc -l)" "$(echo "$lines / $empty_cdx_wall" | bc -l)" \
+  "$(echo "$empty_cdx_wall / $big_cdx_wall" | bc -l)" "$(stalls "$work/cdx.json")"
 rm -f "$work/new.cdx"
+"$GEN_BIN" "$lines" --seed "$((seed + 1))" "${paths[@]}" > "$work/new-bulk.cdx"
+capped /usr/bin/time -v -o "$work/cdx-bulk.time" "$SEDIMENT_BIN" --store "$store" backfill-cdx --bulk \
+  --quiet --report "$work/cdx-bulk.json" "$work/new-bulk.cdx" 2> "$work/cdx-bulk.log"
+time_summary "backfill-cdx --bulk, $lines other new lines into the big store" "$work/cdx-bulk.time"
+printf '  %.0f lines/s (goal >= 100000)\n' "$(echo "$lines / $(wall_of "$work/cdx-bulk.time")" | bc -l)"
+rm -f "$work/new-bulk.cdx"
 
 bytes=$(du -cb "${warc_files[@]}" | tail -1 | cut -f1)
-/usr/bin/time -v -o "$work/empty.time" "$SEDIMENT_BIN" --store "$work/empty" import-warc --quiet \
+/usr/bin/time -v -o "$work/empty.time" "$SEDIMENT_BIN" --store "$work/empty" import-warc --quiet ${IMPORT_ARGS:-} \
   --report "$work/empty.json" "${warc_files[@]}" 2> "$work/empty.log"
 time_summary "import-warc into an empty store" "$work/empty.time"
-capped /usr/bin/time -v -o "$work/big.time" "$SEDIMENT_BIN" --store "$store" import-warc --quiet \
+capped /usr/bin/time -v -o "$work/big.time" "$SEDIMENT_BIN" --store "$store" import-warc --quiet ${IMPORT_ARGS:-} \
   --report "$work/big.json" "${warc_files[@]}" 2> "$work/big.log"
 time_summary "import-warc into the big store" "$work/big.time"
 if grep -q '"inputs_skipped"' "$work/big.json"; then

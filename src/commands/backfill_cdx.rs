@@ -36,8 +36,8 @@ pub struct Args {
     /// Write every rejected line to this file (JSON lines: file, line, reason, raw).
     #[arg(long)]
     pub rejects: Option<PathBuf>,
-    /// Bulk load for large initial loads: sorted SST files ingested atomically instead of
-    /// batched writes (same resulting store).
+    /// Bulk load for large loads, initial or into a store that holds captures: sorted SST
+    /// files ingested atomically instead of batched writes (same resulting store).
     #[arg(long)]
     pub bulk: bool,
     /// Memory for a bulk load, in MB: its batches (a larger load is written in several),

@@ -381,15 +381,16 @@ pub(crate) struct RowsAtWrite {
 /// Tells whether the store's by-digest index holds a digest: a seek to the digest that
 /// skips every file whose prefix filter lacks it, so that a digest new to a big store
 /// costs no read. Made per batch, after the batches before it were written, so that it
-/// sees them (an iterator sees the store as it was when it was made).
-struct DigestProbe<'s> {
+/// sees them (an iterator sees the store as it was when it was made). The bulk loader
+/// asks it too, of a store that was not empty.
+pub(crate) struct DigestProbe<'s> {
     rocks: &'s RocksBackend,
     index: rocksdb::DBRawIterator<'s>,
 }
 
 impl<'s> DigestProbe<'s> {
     /// `None` on a backend other than RocksDB.
-    fn new(store: &'s Store) -> Option<DigestProbe<'s>> {
+    pub(crate) fn new(store: &'s Store) -> Option<DigestProbe<'s>> {
         let rocks = store.backend().as_rocks()?;
         Some(DigestProbe {
             rocks,
@@ -397,7 +398,7 @@ impl<'s> DigestProbe<'s> {
         })
     }
 
-    fn holds(&mut self, digest: &Sha1Key) -> Result<bool> {
+    pub(crate) fn holds(&mut self, digest: &Sha1Key) -> Result<bool> {
         self.index.seek(digest.as_bytes());
         let holds = (self.index.key()).is_some_and(|k| k.starts_with(digest.as_bytes()));
         self.index.status()?;
@@ -405,7 +406,7 @@ impl<'s> DigestProbe<'s> {
     }
 
     /// The stored capture of `key`, if the store has one.
-    fn stored_capture(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
+    pub(crate) fn stored_capture(&self, key: &[u8]) -> Result<Option<Vec<u8>>> {
         self.rocks.get_uncached(Space::Capture, key)
     }
 }
