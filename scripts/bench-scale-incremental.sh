@@ -9,8 +9,8 @@
 #     what the store holds, the rows of its new digests derived from the lines.
 #  2. `import-warc` of WARCS (default: the small-records crawl, ~107 MB; made by
 #     scripts/make-bench-warc-small-records.sh) into an empty store, then the same files into
-#     the big store (both through SST files; IMPORT_ARGS=--no-bulk for the write path):
-#     goal >= 0.8x the empty store's rate.
+#     the big store (the empty store's through SST files, the big one's through the write
+#     path; IMPORT_ARGS are given to both): goal >= 0.8x the empty store's rate.
 # Each step's report gives `slowest_write_ms` (the longest one write call waited) and
 # `write_stall_ms` (RocksDB's cumulative write stall): goal, no stall over a second.
 # The big store is changed (it gains these captures): run scripts/bench-serve-disk.sh first.

@@ -637,7 +637,7 @@ impl Store {
             force: options.force,
             commit_every: COMMIT_EVERY,
             stdin_name: None,
-            bulk_waves: true,
+            bulk_into_empty: true,
         };
         let bytes = import_warcs(&self.inner, inputs, &import, &report).map_err(Error::internal)?;
         report.count("bytes", bytes);

@@ -44,9 +44,10 @@ pub struct Args {
     /// Apply inputs the store has already ingested.
     #[arg(long)]
     pub force: bool,
-    /// Write every capture through RocksDB's memtables. Without it, each wave of inputs
-    /// is collected in memory (up to a quarter of the memory available per batch) and
-    /// loaded as sorted SST files, which is faster and gives the same store.
+    /// Write every capture through RocksDB's memtables, even into an empty store. Without
+    /// it, a wave of inputs that starts on an empty store is collected in memory (up to a
+    /// quarter of the memory available per batch) and loaded as sorted SST files, which
+    /// is faster and gives the same store.
     #[arg(long)]
     pub no_bulk: bool,
     /// Commit (derive rows, record inputs, publish a version readers see) after inputs
@@ -106,7 +107,7 @@ fn import_options(args: &Args) -> Result<WarcImport> {
         force: args.force,
         commit_every: super::commit_interval(args.commit_every),
         stdin_name: stdin_name(args)?,
-        bulk_waves: !args.no_bulk,
+        bulk_into_empty: !args.no_bulk,
     })
 }
 

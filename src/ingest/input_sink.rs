@@ -1,14 +1,13 @@
 //! Where the captures of one input go: the store's write path, or the memory of a bulk
-//! load of the wave of WARC files it is part of (RocksDB stores).
+//! load when a wave of WARC files starts on an empty RocksDB store.
 //!
-//! The wave's captures are collected, sorted and written as SST files ([`BulkLoader`]), as
+//! An empty store has no captures to merge with and no rows to read back, so the wave's
+//! captures are collected, sorted and written as SST files ([`BulkLoader`]), as
 //! `backfill-cdx --bulk` does: no memtable inserts, no flush, no digest marks, and the rows
-//! of the digests new to the store derived from memory (the store is asked which are, and
-//! the others' rows are read from it once the wave is in). On a small-records crawl those
-//! were a fifth of a one-thread import's CPU into an empty store (issue 39), and most of
-//! what a 100 M-capture store added to an import (issue 36). Readers see the wave when it
-//! is committed, as with the write path; everything else an input writes (warcinfo
-//! records, failed fetches, WACZ pages) goes through the write path either way.
+//! derived from memory. On a small-records crawl those were a fifth of a one-thread
+//! import's CPU (issue 39). Readers see the wave when it is committed, as with the write
+//! path; everything else an input writes (warcinfo records, failed fetches, WACZ pages)
+//! goes through the write path either way.
 
 use anyhow::Result;
 

@@ -1,8 +1,8 @@
 //! The ingest pipeline shared by `backfill-cdx` and `import-warc`:
 //! plan inputs → apply each (in parallel) through the write path → derive file rows for
 //! the touched digests → make it durable → record the inputs as complete. A WARC import's
-//! waves load their captures through SST files instead, rows derived as they are written
-//! ([`input_sink`]).
+//! wave that starts on an empty store loads its captures through SST files instead, rows
+//! derived as they are written ([`input_sink`]).
 //!
 //! A long run commits in waves: inputs are started until the commit interval has passed,
 //! the ones started are finished, their rows derived, the inputs recorded and a version
@@ -54,9 +54,9 @@ pub struct IngestRun<'s> {
     pub ts: u64,
     /// How long a wave of inputs may start new inputs before it is committed.
     pub commit_interval: Duration,
-    /// Whether each wave loads its captures through SST files into a RocksDB store (see
-    /// [`input_sink`]).
-    pub bulk_waves: bool,
+    /// Whether a wave that starts on an empty RocksDB store loads its captures through
+    /// SST files (see [`input_sink`]).
+    pub bulk_into_empty: bool,
     completed_sizes: OnceLock<HashSet<u64>>,
 }
 
@@ -74,7 +74,7 @@ impl<'s> IngestRun<'s> {
             options,
             ts: now_millis(),
             commit_interval: DEFAULT_COMMIT_INTERVAL,
-            bulk_waves: false,
+            bulk_into_empty: false,
             completed_sizes: OnceLock::new(),
         }
     }
@@ -142,7 +142,7 @@ impl<'s> IngestRun<'s> {
         let mut total = MaterializeStats::default();
         loop {
             let wave = Wave::new(self.commit_interval);
-            let bulk = match self.bulk_waves && self.store.backend().as_rocks().is_some() {
+            let bulk = match self.bulk_into_empty && self.store.holds_no_captures() {
                 true => Some(BulkLoader::new(
                     self.store,
                     self.ts,

@@ -31,9 +31,9 @@ pub struct WarcImport {
     pub commit_every: Duration,
     /// The name a WARC read from standard input (`-`) is kept under.
     pub stdin_name: Option<String>,
-    /// Load each wave through SST files (see [`crate::ingest::input_sink`]); the store
-    /// ends up the same either way.
-    pub bulk_waves: bool,
+    /// Load a wave that starts on an empty store through SST files (see
+    /// [`crate::ingest::input_sink`]); the store ends up the same either way.
+    pub bulk_into_empty: bool,
 }
 
 /// Names that directory expansion treats as WARC files.
@@ -70,7 +70,7 @@ pub fn import_warcs(
     let filter = &options.filter;
     let mut run = IngestRun::new(store, report, COMMAND, filter.describe());
     run.commit_interval = options.commit_every;
-    run.bulk_waves = options.bulk_waves;
+    run.bulk_into_empty = options.bulk_into_empty;
     let file_bytes: u64 = inputs.iter().filter_map(|i| i.size).sum();
     let stdin_bytes = AtomicU64::new(0);
     report.start_progress(Some(file_bytes), "bytes");

@@ -284,6 +284,17 @@ impl Store {
         }
     }
 
+    /// Whether this is an embedded RocksDB store without captures or file rows: what a
+    /// bulk load may write into without reading anything back (see
+    /// [`crate::ingest::input_sink`]).
+    pub fn holds_no_captures(&self) -> bool {
+        self.backend.as_rocks().is_some_and(|rocks| {
+            bulk::BULK_FAMILIES
+                .iter()
+                .all(|cf| rocks.space_is_empty(cf))
+        })
+    }
+
     pub fn schema(&self) -> &Schema {
         &self.schema
     }
