@@ -661,8 +661,8 @@ impl<'s> BulkLoader<'s> {
         // One batch into a store that was not empty (an increment) left a set of files
         // that do not overlap each other over what the store held: RocksDB's own
         // compactions take them from there, as they take a writer's flushes. Compacting
-        // them in rewrote the whole of every family of random keys (a 10 M store for 1 M
-        // new lines: 77 s against 17 s through the write path, issue 36).
+        // them in rewrote the whole of every family of random keys (1 M new lines into a
+        // 10 M store: 47-51 s against 16 s through the write path, issue 36).
         let compact = self.store_was_empty || stats.batches > 1;
         // The capture spaces first: the rows deferred to the end are read from them.
         stats.compacted = compact_overlapping(self.store, &[CF_CAPTURE, CF_BY_DIGEST], compact)?;
@@ -738,7 +738,7 @@ impl<'s> BulkLoader<'s> {
         // this one are in it): a digest new to it, none of whose capture keys it holds,
         // has its row derived from the batch like any other, and the filters answer most
         // of those questions without a read (issue 36: deriving every row of an increment
-        // from the store read it all back, 4.5x the write path's time for 1 M lines).
+        // from the store read it all back).
         let mut earlier = self.earlier.lock().unwrap_or_else(|e| e.into_inner());
         let earlier_filters: &[BatchFilters] = &earlier;
         let in_batch =
