@@ -729,16 +729,14 @@ impl<'s> BulkLoader<'s> {
         let by_digest: Vec<Ref> = by_digest.into_iter().map(|(_, r)| r).collect();
         let descriptions = Descriptions::of(batch, &by_capture);
 
-        // Digests of earlier batches (or what a Bloom filter mistakes for them) have
-        // captures in the store, and so do capture keys of earlier batches met again here
-        // with another digest: the rows of such digests are derived from the store once
-        // this batch is in. With no earlier batch, every digest's captures are all in
-        // this batch.
-        // Into a store that was not empty, the store itself is asked (the batches before
-        // this one are in it): a digest new to it, none of whose capture keys it holds,
-        // has its row derived from the batch like any other, and the filters answer most
-        // of those questions without a read (issue 36: deriving every row of an increment
-        // from the store read it all back).
+        // A digest whose captures are not all in this batch has its row derived from the
+        // store once the batch is in; the others, from the batch. Into an empty store,
+        // those are the digests of earlier batches (or what a Bloom filter mistakes for
+        // them) and those with a capture key an earlier batch met under another digest;
+        // with no earlier batch, none. Into a store that was not empty, the store itself
+        // is asked, through a probe made before the batch goes in (the batches before
+        // this one are in it), and its filters answer most questions without a read
+        // (issue 36: deriving every row of an increment from the store read it all back).
         let mut earlier = self.earlier.lock().unwrap_or_else(|e| e.into_inner());
         let earlier_filters: &[BatchFilters] = &earlier;
         let in_batch =
